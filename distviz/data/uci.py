@@ -1,0 +1,78 @@
+"""Loader of the UCI regression benchmarks in the Hernandez-Lobato & Adams split layout."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from distviz.data.paths import shared_data_dir
+from distviz.errors import DataError
+
+UCI_DATASETS = ("bostonHousing", "concrete", "energy", "kin8nm", "naval-propulsion-plant",
+                "power-plant", "protein-tertiary-structure", "wine-quality-red", "yacht")
+ALIASES = {"boston": "bostonHousing", "wine": "wine-quality-red", "naval": "naval-propulsion-plant",
+           "power": "power-plant", "protein": "protein-tertiary-structure"}
+
+
+@dataclass
+class UCISplit:
+    """One train/test split of a UCI dataset: arrays and the split index."""
+
+    name: str
+    split: int
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+
+
+def uci_dir(name: str, root: str | Path | None = None) -> Path:
+    """The `data/` folder of UCI dataset `name` under `root` (default: shared data's `uci/`)."""
+    name = ALIASES.get(name, name)
+    base = Path(root) if root is not None else shared_data_dir() / "uci"
+    d = base / name / "data"
+    if not (d / "data.txt").exists():
+        raise DataError(f"UCI dataset '{name}' was not found at {d}; pass --root pointing to a folder "
+                        f"that holds <name>/data/data.txt in the Hernandez-Lobato & Adams layout.")
+    return d
+
+
+def n_splits(name: str, root: str | Path | None = None) -> int:
+    """Number of train/test splits shipped with dataset `name`."""
+    d = uci_dir(name, root)
+    f = d / "n_splits.txt"
+    return int(np.loadtxt(f)) if f.exists() else 20
+
+
+def load_uci(name: str, split: int = 0, root: str | Path | None = None) -> UCISplit:
+    """Load split `split` of UCI dataset `name` (features and target as the layout's index files say)."""
+    d = uci_dir(name, root)
+    data = np.loadtxt(d / "data.txt")
+    if not np.all(np.isfinite(data)):
+        raise DataError(f"UCI dataset '{name}' has non-finite values in data.txt; the file is corrupt.")
+    feat = np.loadtxt(d / "index_features.txt", dtype=int).ravel()
+    targ = int(np.loadtxt(d / "index_target.txt", dtype=int))
+    tr_f, te_f = d / f"index_train_{split}.txt", d / f"index_test_{split}.txt"
+    if not tr_f.exists() or not te_f.exists():
+        raise DataError(f"UCI dataset '{name}' has no split {split}; use 0..{n_splits(name, root) - 1}.")
+    tr = np.loadtxt(tr_f, dtype=int).ravel()
+    te = np.loadtxt(te_f, dtype=int).ravel()
+    X, y = data[:, feat], data[:, targ]
+    return UCISplit(ALIASES.get(name, name), split, X[tr], y[tr], X[te], y[te])
+
+
+def parse_splits(spec: str) -> list[int]:
+    """Parse a split list such as '0-19', '0,3,5' or '2' into integers."""
+    out: list[int] = []
+    try:
+        for part in str(spec).split(","):
+            if "-" in part:
+                a, b = part.split("-")
+                out.extend(range(int(a), int(b) + 1))
+            elif part.strip():
+                out.append(int(part))
+    except ValueError:
+        raise DataError(f"Could not read the split list '{spec}'; write it like 0-19 or 0,3,5.") from None
+    return out
