@@ -1,0 +1,340 @@
+"""One boosting loop for every law and chart: MGD, NGD, GD, the crossed laws, and NGBoost.
+
+The loop keeps the CURRENT additive iterate ``F`` of the training rows (and of the validation
+rows) and never re-predicts old trees: after each round ``F <- law.update(F, s * lr * f(x))``
+with ``f(x_i)`` read from the fitted tree's leaf of row i (``tree.train_leaf_``).  What is
+boosted, in which coordinate, and with which pseudo-responses is supplied by a small *law*
+object; the engine only fits trees, takes steps, monitors the loss and stops early.
+
+Law protocol (duck-typed; see ``distviz.boosting.laws`` for the exponential-family laws and
+``distviz.boosting.ngboost`` for the NGBoost charts)::
+
+    class Law:
+        name: str                   # e.g. "mgd"
+        dim: int                    # K, number of additive output coordinates
+        gain_name: str              # which split gain the trees maximise, e.g. "Gain^reg"
+        def prepare(self, y, w) -> data              # per-fit cache of y-only quantities
+                                                     # (T(y), log h(y), ...); y already validated
+        def init(self, data, w) -> (K,)              # constant start F_0 (weighted)
+        def loss(self, F, data) -> (n,)              # per-row NLL at iterate F (n, K)
+        def targets(self, F, data, learning_rate) -> (n, K)   # pseudo-responses for the tree
+        def update(self, F, step) -> (F_new, projected)       # F + step, projected into the
+                                                     # domain; projected: bool (n,) rows moved
+        # optional:
+        def tree_kwargs(self, data) -> dict          # extra kwargs for HistTree.fit
+                                                     # (family=..., T=... for Gain^ent)
+        def entropy(self, leaf, w, data) -> float    # generalised entropy of a partition
+                                                     # H = -sum_J W_J/W A*(eta*_J) (note, eq. H)
+
+Engine::
+
+    eng = BoostingEngine(law, n_rounds=500, learning_rate=0.1,
+                         tree_params=dict(max_depth=3, min_weight_leaf=1.0, l2=0.0),
+                         tree_mode="shared",        # one vector-leaf tree per round, or
+                                                    # "separate": one tree per coordinate
+                         line_search=False,         # NGBoost Algorithm 1 step-size search
+                         early_stopping_rounds=None, tol=0.0)
+    res = eng.fit(Xb, y, sample_weight=None, valid=(Xb_valid, y_valid, w_valid),
+                  callbacks=[cb, ...], progress=lambda r, n: ...)
+
+``Xb`` is a ``distviz.trees.BinnedX`` (or raw X; the tree bins it); ``valid`` rows must be
+binned with the same ``Binner``.  Each ``callback(info: RoundInfo)`` is called after every
+round (``info.round`` = number of rounds done, 1-based) and may
+
+- return True to stop boosting, or
+- set ``info.active[k] = False`` to freeze output coordinate k (per-parameter early stopping:
+  frozen coordinates get no more tree output; with ``tree_mode="separate"`` their trees are no
+  longer fitted).  Boosting stops when no coordinate is active.
+
+``res`` is a :class:`BoostingResult`: ``init`` (K,), ``rounds`` (list of :class:`Round`:
+``trees``, ``groups`` = output columns each tree feeds, ``multiplier`` = lr * line-search
+scale), ``train_loss`` / ``valid_loss`` (weighted mean NLL, index 0 = the start),
+``n_projected``, ``entropy``, ``scales``, ``best_iteration`` (the round with the least
+validation loss, or the last round without validation data), ``F_train`` / ``F_valid``.
+``predict_raw(res, law, X, n_rounds)`` and ``staged_predict_raw`` replay the additive model
+on new rows, applying ``law.update`` (with its projection) after every round exactly as in
+training, so training rows get bit-identical iterates.
+
+Monitoring is cheap: ``law.prepare`` computes log h(y) once per fit, and the loss per round
+is A(eta) - <eta, T(y)> - log h(y) on the cached iterate (note, "Monitoring during training").
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from distviz.errors import ConfigError
+
+__all__ = ["BoostingEngine", "BoostingResult", "Round", "RoundInfo", "fit_boosting",
+           "predict_raw", "staged_predict_raw", "weighted_mean"]
+
+
+def weighted_mean(v: np.ndarray, w: np.ndarray | None) -> float:
+    """Weighted mean of a per-row vector (plain mean when w is None)."""
+    if w is None:
+        return float(np.mean(v))
+    return float(np.dot(w, v) / w.sum())
+
+
+@dataclass
+class Round:
+    """The fitted trees of one boosting round and how their output enters the iterate."""
+
+    trees: list
+    groups: list          # list of int arrays: output columns fed by each tree
+    multiplier: float     # learning_rate * line-search scale
+
+
+@dataclass
+class RoundInfo:
+    """What callbacks see after each round (they may edit ``active``)."""
+
+    round: int
+    trees: list
+    groups: list
+    targets: np.ndarray
+    step: np.ndarray
+    F_train: np.ndarray
+    F_valid: np.ndarray | None
+    train_loss: float
+    valid_loss: float
+    n_projected: int
+    entropy: float
+    scale: float
+    active: np.ndarray
+    seconds: float
+
+
+@dataclass
+class BoostingResult:
+    """Everything a fit produced: start, rounds, monitoring curves and the final iterates."""
+
+    init: np.ndarray
+    rounds: list = field(default_factory=list)
+    train_loss: list = field(default_factory=list)
+    valid_loss: list = field(default_factory=list)
+    n_projected: list = field(default_factory=list)
+    entropy: list = field(default_factory=list)
+    scales: list = field(default_factory=list)
+    seconds: list = field(default_factory=list)
+    best_iteration: int = 0
+    F_train: np.ndarray | None = None
+    F_valid: np.ndarray | None = None
+    active: np.ndarray | None = None
+    n_trees: np.ndarray | None = None   # per output coordinate
+
+    @property
+    def n_rounds(self) -> int:
+        """Number of rounds fitted."""
+        return len(self.rounds)
+
+
+def _tree_class():
+    """The histogram tree class (imported lazily)."""
+    from distviz.trees import HistTree
+    return HistTree
+
+
+def _leaf_output(tree, n_out: int) -> np.ndarray:
+    """Per-training-row output of a fitted tree, read from its leaf of each row, shape (n, n_out)."""
+    leaf = tree.train_leaf_
+    vals = np.asarray(tree.nodes_["value"] if isinstance(tree.nodes_, dict) else tree.value_)
+    out = vals[leaf]
+    return out.reshape(out.shape[0], n_out)
+
+
+def _tree_predict(tree, X, n_out: int) -> np.ndarray:
+    """Tree output on new rows, shape (n, n_out)."""
+    out = np.asarray(tree.predict(X), dtype=float)
+    return out.reshape(out.shape[0], n_out)
+
+
+class BoostingEngine:
+    """Stagewise additive boosting of a law's iterate with histogram trees (see module docstring)."""
+
+    def __init__(self, law, n_rounds: int = 100, learning_rate: float = 0.1, tree_params: dict | None = None,
+                 tree_mode: str = "shared", line_search: bool = False,
+                 early_stopping_rounds: int | None = None, tol: float = 0.0):
+        """Configure the loop; nothing is fitted until :meth:`fit`."""
+        if int(n_rounds) < 0:
+            raise ConfigError(f"n_rounds must be >= 0, got {n_rounds}; pass e.g. n_rounds=100.")
+        if not (np.isfinite(learning_rate) and learning_rate > 0):
+            raise ConfigError(f"learning_rate must be a positive number, got {learning_rate}; pass e.g. 0.1.")
+        if tree_mode not in ("shared", "separate"):
+            raise ConfigError(f"tree_mode must be 'shared' or 'separate', got {tree_mode!r}.")
+        if early_stopping_rounds is not None and int(early_stopping_rounds) < 1:
+            raise ConfigError(f"early_stopping_rounds must be a positive integer or None, got {early_stopping_rounds}.")
+        self.law = law
+        self.n_rounds = int(n_rounds)
+        self.learning_rate = float(learning_rate)
+        self.tree_params = dict(tree_params or {})
+        self.tree_mode = tree_mode
+        self.line_search = bool(line_search)
+        self.early_stopping_rounds = None if early_stopping_rounds is None else int(early_stopping_rounds)
+        self.tol = float(tol)
+
+    # ------------------------------------------------------------------ pieces
+    def _fit_trees(self, Xb, R, w, cols, tree_kwargs):
+        """Fit the round's tree(s) on targets R[:, cols]; return trees, groups and the (n, K) output."""
+        n, K = R.shape
+        Tree = _tree_class()
+        out = np.zeros((n, K))
+        trees, groups = [], []
+        if self.tree_mode == "shared":
+            t = Tree(**self.tree_params)
+            t.fit(Xb, R[:, cols], sample_weight=w, **tree_kwargs)
+            out[:, cols] = _leaf_output(t, len(cols))
+            trees.append(t)
+            groups.append(np.asarray(cols))
+        else:
+            for k in cols:
+                t = Tree(**self.tree_params)
+                t.fit(Xb, R[:, [k]], sample_weight=w, **tree_kwargs)
+                out[:, k] = _leaf_output(t, 1)[:, 0]
+                trees.append(t)
+                groups.append(np.asarray([k]))
+        return trees, groups, out
+
+    def _line_search(self, F, f, data, w, loss0):
+        """NGBoost's step-size search (Duan et al. 2020, Alg. 1): grow while the loss falls, then halve."""
+        law, lr = self.law, self.learning_rate
+
+        def loss_at(s):
+            Fn, _ = law.update(F, s * lr * f)
+            v = weighted_mean(law.loss(Fn, data), w)
+            return v if np.isfinite(v) else np.inf
+
+        s = 1.0
+        best = loss_at(s)
+        if best <= loss0:
+            while s < 256:
+                v = loss_at(2 * s)
+                if not v < best:
+                    break
+                s, best = 2 * s, v
+            return s
+        for _ in range(30):
+            s *= 0.5
+            if loss_at(s) <= loss0:
+                return s
+        return 0.0
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, Xb, y, sample_weight=None, valid=None, callbacks: Sequence[Callable] = (),
+            progress: Callable[[int, int], Any] | None = None) -> BoostingResult:
+        """Run the boosting loop; `valid` is (Xb_valid, y_valid[, w_valid]) or None."""
+        law = self.law
+        w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+        data = law.prepare(y, w)
+        tree_kwargs = law.tree_kwargs(data) if hasattr(law, "tree_kwargs") else {}
+        init = np.asarray(law.init(data, w), dtype=float).reshape(law.dim)
+        n_train = _n_rows(Xb)
+        F, proj = law.update(np.tile(init, (n_train, 1)), np.zeros((n_train, law.dim)))
+        res = BoostingResult(init=init)
+        res.train_loss.append(weighted_mean(law.loss(F, data), w))
+        res.n_projected.append(int(np.count_nonzero(proj)))
+        res.entropy.append(np.nan)
+        res.scales.append(np.nan)
+        res.seconds.append(0.0)
+
+        Fv = vdata = wv = Xv = None
+        if valid is not None:
+            Xv, yv = valid[0], valid[1]
+            wv = None if len(valid) < 3 or valid[2] is None else np.asarray(valid[2], dtype=float)
+            vdata = law.prepare(yv, wv)
+            Fv, _ = law.update(np.tile(init, (_n_rows(Xv), 1)), np.zeros((_n_rows(Xv), law.dim)))
+            res.valid_loss.append(weighted_mean(law.loss(Fv, vdata), wv))
+        else:
+            res.valid_loss.append(np.nan)
+
+        active = np.ones(law.dim, dtype=bool)
+        n_trees = np.zeros(law.dim, dtype=int)
+        best_round, best_val = 0, res.valid_loss[0]
+        for r in range(1, self.n_rounds + 1):
+            t0 = time.perf_counter()
+            cols = np.flatnonzero(active)
+            R = law.targets(F, data, self.learning_rate)
+            trees, groups, f = self._fit_trees(Xb, R, w, cols, tree_kwargs)
+            scale = self._line_search(F, f, data, w, res.train_loss[-1]) if self.line_search else 1.0
+            mult = self.learning_rate * scale
+            step = mult * f
+            F, proj = law.update(F, step)
+            res.rounds.append(Round(trees, groups, mult))
+            n_trees[cols] += 1
+            res.train_loss.append(weighted_mean(law.loss(F, data), w))
+            res.n_projected.append(int(np.count_nonzero(proj)))
+            ent = np.nan
+            if hasattr(law, "entropy") and self.tree_mode == "shared":
+                ent = float(law.entropy(trees[0].train_leaf_, w, data))
+            res.entropy.append(ent)
+            res.scales.append(scale)
+            vl = np.nan
+            if Fv is not None:
+                fv = np.zeros_like(Fv)
+                for t, g in zip(trees, groups):
+                    fv[:, g] = _tree_predict(t, Xv, len(g))
+                Fv, _ = law.update(Fv, mult * fv)
+                vl = weighted_mean(law.loss(Fv, vdata), wv)
+            res.valid_loss.append(vl)
+            res.seconds.append(time.perf_counter() - t0)
+            info = RoundInfo(r, trees, groups, R, step, F, Fv, res.train_loss[-1], vl,
+                             res.n_projected[-1], ent, scale, active, res.seconds[-1])
+            stop = False
+            for cb in callbacks:
+                stop = bool(cb(info)) or stop
+            if progress is not None:
+                progress(r, self.n_rounds)
+            if Fv is not None:
+                if vl < best_val - self.tol or not np.isfinite(best_val):
+                    best_round, best_val = r, vl
+                elif self.early_stopping_rounds is not None and r - best_round >= self.early_stopping_rounds:
+                    stop = True
+            if stop or not active.any():
+                break
+        res.best_iteration = best_round if Fv is not None else len(res.rounds)
+        res.F_train, res.F_valid, res.active, res.n_trees = F, Fv, active, n_trees
+        return res
+
+
+def _n_rows(X) -> int:
+    """Number of rows of a raw or binned design."""
+    if hasattr(X, "n_rows"):
+        return int(X.n_rows)
+    if hasattr(X, "codes"):
+        return int(np.asarray(X.codes).shape[0])
+    if hasattr(X, "shape"):
+        return int(X.shape[0])
+    return len(X)
+
+
+def fit_boosting(law, Xb, y, **kw) -> BoostingResult:
+    """Functional form: ``BoostingEngine(law, **engine_kw).fit(Xb, y, **fit_kw)``."""
+    fit_keys = {"sample_weight", "valid", "callbacks", "progress"}
+    fit_kw = {k: kw.pop(k) for k in list(kw) if k in fit_keys}
+    return BoostingEngine(law, **kw).fit(Xb, y, **fit_kw)
+
+
+def staged_predict_raw(res: BoostingResult, law, X, n_rounds: int | None = None):
+    """Yield the additive iterate F (n, K) on rows X after 0, 1, ..., n_rounds rounds."""
+    m = _n_rows(X)
+    F, _ = law.update(np.tile(res.init, (m, 1)), np.zeros((m, law.dim)))
+    yield F
+    stop = len(res.rounds) if n_rounds is None else min(int(n_rounds), len(res.rounds))
+    for rnd in res.rounds[:stop]:
+        f = np.zeros_like(F)
+        for t, g in zip(rnd.trees, rnd.groups):
+            f[:, g] = _tree_predict(t, X, len(g))
+        F, _ = law.update(F, rnd.multiplier * f)
+        yield F
+
+
+def predict_raw(res: BoostingResult, law, X, n_rounds: int | None = None) -> np.ndarray:
+    """The additive iterate F (n, K) on rows X after n_rounds rounds (all when None)."""
+    F = None
+    for F in staged_predict_raw(res, law, X, n_rounds):
+        pass
+    return F
