@@ -1,0 +1,251 @@
+"""Base class of the exponential families: the dually flat geometry of the mirror-vs-natural note.
+
+Every family is written as (mirror_vs_natural_boosting.tex, Sec. 1)
+
+    p(y | eta) = h(y) exp(<eta, T(y)> - A(eta)),    eta* = grad A(eta),    eta = grad A*(eta*),
+
+with the Fisher metric g(eta) = hess A(eta) = Cov[T(y)] and the Legendre conjugate
+A*(eta*) = <eta, eta*> - A(eta).  All maps are batched over rows: parameters have shape
+(n, dim) (a 1-D array is read as n rows when dim == 1 and as one row otherwise), metrics have
+shape (n, dim, dim) and y has shape (n,) (or (n, P) for the multivariate Normal).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from distviz.errors import ConfigError, DataError
+
+__all__ = ["ExponentialFamily", "as_rng"]
+
+
+def as_rng(rng=None) -> np.random.Generator:
+    """Return a numpy Generator from a Generator, a seed or None."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    return np.random.default_rng(rng)
+
+
+class ExponentialFamily:
+    """A regular exponential family in natural coordinates eta and mean coordinates eta*."""
+
+    #: registry name, e.g. "poisson"
+    name: str = ""
+    #: length of T(y) == length of eta == length of eta*
+    dim: int = 1
+    #: dimension of one observation y (1, or P for the multivariate Normal)
+    y_dim: int = 1
+    #: human-readable support of y
+    support: str = ""
+    #: default margin used by project_mean / project_natural
+    default_margin: float = 1e-6
+
+    def __init__(self, margin: float | None = None):
+        """Create the family; `margin` is the distance project_* keeps from the domain boundary."""
+        m = self.default_margin if margin is None else float(margin)
+        if not np.isfinite(m) or m <= 0:
+            raise ConfigError(f"margin must be a positive finite number, got {margin!r}; pass e.g. margin=1e-6.")
+        self.margin = m
+
+    # ------------------------------------------------------------------ labels
+    @property
+    def param_names(self) -> list[str]:
+        """Labels of the components of T(y); they index both eta and eta* (eta*_j = E[T_j(y)])."""
+        return list(self.stat_names)
+
+    stat_names: tuple = ("y",)
+
+    @property
+    def natural_names(self) -> list[str]:
+        """Labels of the natural coordinates eta (for plots)."""
+        return [f"eta[{s}]" for s in self.param_names]
+
+    @property
+    def mean_names(self) -> list[str]:
+        """Labels of the mean coordinates eta* = E[T(y)] (for plots)."""
+        return [f"E[{s}]" for s in self.param_names]
+
+    def describe(self) -> str:
+        """One sentence describing the family, its sufficient statistic and support."""
+        return (f"{self.name} family: T(y) = ({', '.join(self.param_names)}), "
+                f"{self.dim} natural parameters, support {self.support}.")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+    # ------------------------------------------------------------------ coercion
+    def _params(self, a) -> np.ndarray:
+        """Coerce a parameter array (eta or eta*) to float with last axis dim."""
+        a = np.asarray(a, dtype=float)
+        if a.ndim == 0:
+            a = a.reshape(1, 1)
+        elif a.ndim == 1:
+            a = a[:, None] if self.dim == 1 else a[None, :]
+        if a.shape[-1] != self.dim:
+            raise ConfigError(
+                f"{self.name} family: parameters need {self.dim} columns (one per component of T(y)), "
+                f"got shape {a.shape}; pass an array of shape (n, {self.dim}).")
+        return a
+
+    def _y(self, y) -> np.ndarray:
+        """Coerce y to float of shape (n,) or (n, P) without validation (hot path)."""
+        y = np.asarray(y, dtype=float)
+        if self.y_dim == 1:
+            if y.ndim == 2 and y.shape[1] == 1:
+                y = y[:, 0]
+            elif y.ndim == 0:
+                y = y.reshape(1)
+        else:
+            if y.ndim == 1 and y.shape[0] == self.y_dim:
+                y = y[None, :]
+        return y
+
+    # ------------------------------------------------------------------ validation
+    def check_y(self, y) -> np.ndarray:
+        """Validate targets and return them as a float array; raise DataError naming the first bad value."""
+        try:
+            a = np.asarray(y, dtype=float)
+        except (TypeError, ValueError):
+            raise DataError(
+                f"{self.name} family: y must be numeric, got values of type {np.asarray(y).dtype}; "
+                f"convert the target column to numbers.") from None
+        if self.y_dim == 1:
+            if a.ndim == 2 and a.shape[1] == 1:
+                a = a[:, 0]
+            if a.ndim != 1:
+                raise DataError(
+                    f"{self.name} family: y must be one-dimensional of shape (n,), got shape {a.shape}; "
+                    f"pass a single target column.")
+        else:
+            if a.ndim != 2 or a.shape[1] != self.y_dim:
+                raise DataError(
+                    f"{self.name} family: y must have shape (n, {self.y_dim}) (one column per output), "
+                    f"got shape {a.shape}; pass a 2-D array with {self.y_dim} columns or choose P={a.shape[-1] if a.ndim else 1}.")
+        if a.shape[0] == 0:
+            raise DataError(f"{self.name} family: y is empty; pass at least one observation.")
+        finite = np.isfinite(a) if a.ndim == 1 else np.isfinite(a).all(axis=1)
+        if not finite.all():
+            i = int(np.argmin(finite))
+            raise DataError(
+                f"{self.name} family: y[{i}] = {_fmt(a[i])} is not a finite number; "
+                f"drop or impute missing and infinite targets before fitting.")
+        self._check_support(a)
+        return a
+
+    def _check_support(self, y: np.ndarray) -> None:
+        """Raise DataError when a finite y lies outside the support (family-specific)."""
+
+    def _support_error(self, y: np.ndarray, bad: np.ndarray, why: str, fix: str) -> None:
+        """Raise the DataError for the first True entry of `bad`."""
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise DataError(f"{self.name} family: y[{i}] = {_fmt(y[i])} {why}; {fix}.")
+
+    # ------------------------------------------------------------------ geometry (override)
+    def sufficient_stats(self, y) -> np.ndarray:
+        """T(y), shape (n, dim)."""
+        raise NotImplementedError
+
+    def log_partition(self, eta) -> np.ndarray:
+        """A(eta), shape (n,)."""
+        raise NotImplementedError
+
+    def to_mean(self, eta) -> np.ndarray:
+        """eta* = grad A(eta), shape (n, dim)."""
+        raise NotImplementedError
+
+    def to_natural(self, mean) -> np.ndarray:
+        """eta = grad A*(eta*), shape (n, dim)."""
+        raise NotImplementedError
+
+    def fisher(self, eta) -> np.ndarray:
+        """g(eta) = hess A(eta) = Cov[T(y)], shape (n, dim, dim)."""
+        raise NotImplementedError
+
+    def log_base_measure(self, y) -> np.ndarray:
+        """log h(y), shape (n,)."""
+        return np.zeros(self._y(y).shape[0])
+
+    def sample(self, eta, rng=None) -> np.ndarray:
+        """One draw of y per row of eta."""
+        raise NotImplementedError
+
+    def in_natural_domain(self, eta) -> np.ndarray:
+        """Boolean per row: eta lies in the open natural domain N."""
+        eta = self._params(eta)
+        return np.isfinite(eta).all(axis=-1)
+
+    def in_mean_domain(self, mean) -> np.ndarray:
+        """Boolean per row: eta* lies in the open mean domain N* (interior of the convex hull of T)."""
+        raise NotImplementedError
+
+    def project_natural(self, eta) -> np.ndarray:
+        """A nearby natural parameter at least `margin` inside the natural domain."""
+        return self._params(eta).copy()
+
+    def project_mean(self, mean) -> np.ndarray:
+        """A nearby mean parameter at least `margin` inside the mean domain."""
+        raise NotImplementedError
+
+    def mean_and_variance(self, eta):
+        """(E[y], Var[y]) in the scale of y, each of shape (n,)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ generic derived maps
+    def conjugate(self, mean) -> np.ndarray:
+        """A*(eta*) = <eta, eta*> - A(eta) with eta = grad A*(eta*) (generalised negative entropy)."""
+        mean = self._params(mean)
+        eta = self.to_natural(mean)
+        return np.einsum("...i,...i->...", eta, mean) - self.log_partition(eta)
+
+    def inverse_fisher(self, eta) -> np.ndarray:
+        """g(eta)^-1 = hess A*(eta*), shape (n, dim, dim)."""
+        return np.linalg.inv(self.fisher(eta))
+
+    def solve_fisher(self, eta, v) -> np.ndarray:
+        """g(eta)^-1 v per row without forming the inverse, shape (n, dim)."""
+        v = self._params(v)
+        return np.linalg.solve(self.fisher(eta), v[..., None])[..., 0]
+
+    def logpdf(self, y, eta) -> np.ndarray:
+        """log p(y | eta) = log h(y) + <eta, T(y)> - A(eta), shape (n,)."""
+        eta = self._params(eta)
+        t = self.sufficient_stats(y)
+        return self.log_base_measure(y) + np.einsum("...i,...i->...", eta, t) - self.log_partition(eta)
+
+    def nll(self, y, eta, log_h=None) -> np.ndarray:
+        """Per-row negative log-likelihood A(eta) - <eta, T(y)> - log h(y) (note, 'Monitoring')."""
+        eta = self._params(eta)
+        t = self.sufficient_stats(y)
+        lh = self.log_base_measure(y) if log_h is None else np.asarray(log_h, dtype=float)
+        return self.log_partition(eta) - np.einsum("...i,...i->...", eta, t) - lh
+
+    def nll_grad(self, y, eta) -> np.ndarray:
+        """Gradient of the per-row NLL in eta: eta* - T(y) (note, Sec. 1)."""
+        return self.to_mean(eta) - self.sufficient_stats(y)
+
+    def natural_gradient(self, y, eta) -> np.ndarray:
+        """Natural gradient of the per-row NLL in eta: g(eta)^-1 (eta* - T(y))."""
+        return self.solve_fisher(eta, self.nll_grad(y, eta))
+
+    def kl(self, eta_p, eta_q) -> np.ndarray:
+        """KL(p || q) = A(eta_q) - A(eta_p) - <eta_q - eta_p, eta*_p> (Bregman divergence of A)."""
+        eta_p, eta_q = self._params(eta_p), self._params(eta_q)
+        return (self.log_partition(eta_q) - self.log_partition(eta_p)
+                - np.einsum("...i,...i->...", eta_q - eta_p, self.to_mean(eta_p)))
+
+    def default_natural(self, n: int = 1) -> np.ndarray:
+        """A typical natural parameter (for UIs and smoke tests), shape (n, dim)."""
+        return np.repeat(self.to_natural(self.project_mean(self._default_mean()[None, :])), n, axis=0)
+
+    def _default_mean(self) -> np.ndarray:
+        raise NotImplementedError
+
+
+def _fmt(v) -> str:
+    """Format a value (scalar or row) for an error message."""
+    v = np.asarray(v)
+    if v.ndim == 0:
+        f = float(v)
+        return str(int(f)) if np.isfinite(f) and f == int(f) and abs(f) < 1e15 else repr(f)
+    return "[" + ", ".join(_fmt(x) for x in v) + "]"

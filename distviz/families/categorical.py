@@ -1,0 +1,151 @@
+"""Categorical(K) as an exponential family with T(y) = one-hot of the first K-1 classes.
+
+eta_k = log(p_k / p_K) for k < K (class K-1 in 0-based labels is the reference class),
+A(eta) = log(1 + sum_k e^{eta_k}), eta* = (p_0, ..., p_{K-2}), A*(p) = sum_{k<K} p_k log p_k
+(mirror_vs_natural_boosting.tex, Sec. 1 geometry).  The Fisher metric diag(p) - p p^T has the
+closed-form inverse diag(1/p) + 1 1^T / p_K (Sherman-Morrison).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import logsumexp, xlogy
+
+from distviz.errors import ConfigError
+
+from .base import ExponentialFamily, as_rng
+
+__all__ = ["Categorical"]
+
+
+class Categorical(ExponentialFamily):
+    """Categorical distribution over labels 0..K-1 in the reference-class (last class) logit chart."""
+
+    name = "categorical"
+    y_dim = 1
+
+    def __init__(self, K: int = 3, margin: float | None = None):
+        """K >= 2 classes labelled 0..K-1."""
+        try:
+            k = int(K)
+        except (TypeError, ValueError):
+            k = -1
+        if k != K or k < 2:
+            raise ConfigError(f"categorical family needs an integer number of classes K >= 2, got K={K!r}; pass e.g. K=3.")
+        self.K = k
+        self.dim = k - 1
+        super().__init__(margin)
+
+    def __repr__(self):
+        return f"Categorical(K={self.K})"
+
+    @property
+    def support(self):
+        return f"y in {{0, ..., {self.K - 1}}}"
+
+    @property
+    def stat_names(self):
+        return tuple(f"[y={k}]" for k in range(self.K - 1))
+
+    @property
+    def natural_names(self):
+        return [f"log(p{k}/p{self.K - 1})" for k in range(self.K - 1)]
+
+    @property
+    def mean_names(self):
+        return [f"p{k}" for k in range(self.K - 1)]
+
+    def _check_support(self, y):
+        self._support_error(y, (y < 0) | (y > self.K - 1) | (y != np.floor(y)), f"is not a class label in 0..{self.K - 1}",
+                            f"encode the classes as integers 0..K-1 or pass the right K (now K={self.K})")
+
+    def sufficient_stats(self, y):
+        y = self._y(y).astype(np.int64)
+        return (y[:, None] == np.arange(self.K - 1)[None, :]).astype(float)
+
+    def _full_logits(self, eta):
+        eta = self._params(eta)
+        return np.concatenate([eta, np.zeros(eta.shape[:-1] + (1,))], axis=-1)
+
+    def probabilities(self, eta) -> np.ndarray:
+        """All K class probabilities, shape (n, K)."""
+        z = self._full_logits(eta)
+        z = z - z.max(axis=-1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=-1, keepdims=True)
+
+    def log_partition(self, eta):
+        return logsumexp(self._full_logits(eta), axis=-1)
+
+    def to_mean(self, eta):
+        return self.probabilities(eta)[..., :-1]
+
+    def to_natural(self, mean):
+        m = self._params(mean)
+        pk = 1.0 - m.sum(axis=-1, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(m) - np.log(pk)
+
+    def conjugate(self, mean):
+        """A*(p) = sum over all K classes of p_k log p_k (negative Shannon entropy)."""
+        m = self._params(mean)
+        pk = 1.0 - m.sum(axis=-1)
+        return xlogy(m, m).sum(axis=-1) + xlogy(pk, pk)
+
+    def fisher(self, eta):
+        p = self.to_mean(eta)
+        out = -p[..., :, None] * p[..., None, :]
+        idx = np.arange(self.dim)
+        out[..., idx, idx] += p
+        return out
+
+    def inverse_fisher(self, eta):
+        """diag(1/p) + 1 1^T / p_K."""
+        P = self.probabilities(eta)
+        p, pk = P[..., :-1], P[..., -1]
+        out = np.broadcast_to((1.0 / pk)[..., None, None], p.shape + (self.dim,)).copy()
+        idx = np.arange(self.dim)
+        out[..., idx, idx] += 1.0 / p
+        return out
+
+    def solve_fisher(self, eta, v):
+        P = self.probabilities(eta)
+        v = self._params(v)
+        return v / P[..., :-1] + (v.sum(axis=-1) / P[..., -1])[..., None]
+
+    def logpdf(self, y, eta):
+        z = self._full_logits(eta)
+        yi = self._y(y).astype(np.int64)
+        return np.take_along_axis(z, yi[:, None], axis=-1)[:, 0] - logsumexp(z, axis=-1)
+
+    def sample(self, eta, rng=None):
+        P = self.probabilities(eta)
+        u = as_rng(rng).random(P.shape[:-1])
+        c = np.cumsum(P, axis=-1)
+        return np.minimum((u[..., None] > c).sum(axis=-1), self.K - 1).astype(float)
+
+    def in_mean_domain(self, mean):
+        m = self._params(mean)
+        return np.isfinite(m).all(axis=-1) & (m > 0).all(axis=-1) & (m.sum(axis=-1) < 1)
+
+    def project_mean(self, mean):
+        """Clip all K probabilities (including the reference class) to >= margin and renormalise."""
+        m = np.nan_to_num(self._params(mean), nan=1.0 / self.K)
+        P = np.concatenate([m, 1.0 - m.sum(axis=-1, keepdims=True)], axis=-1)
+        P = np.maximum(P, 0.0)
+        s = P.sum(axis=-1, keepdims=True)
+        P = np.where(s > 0, P / np.where(s > 0, s, 1.0), 1.0 / self.K)
+        eps = self.margin
+        P = eps + (1.0 - self.K * eps) * P
+        return P[..., :-1]
+
+    def mean_and_variance(self, eta):
+        """(class probabilities (n, K), covariance of the one-hot vector (n, K, K))."""
+        P = self.probabilities(eta)
+        cov = -P[..., :, None] * P[..., None, :]
+        idx = np.arange(self.K)
+        cov[..., idx, idx] += P
+        return P, cov
+
+    def _default_mean(self):
+        return np.full(self.K - 1, 1.0 / self.K)

@@ -1,0 +1,354 @@
+"""Charts: unconstrained coordinates theta of an output distribution, for NGBoost-style fitting.
+
+A chart provides the per-row negative log-likelihood, its gradient and the Fisher information in
+theta, so that a boosting law can step along fisher(theta)^-1 grad (the natural gradient,
+Duan et al.'s NGBoost; multivariate_ngboost_drifters.txt Sec. 2).  NGD boosting in eta
+(mirror_vs_natural_boosting.tex, 'Boosting of NGD') is NGBoost in the chart theta = eta, which is
+``ExponentialFamilyChart``; ngboost's own Normal is ``NormalMeanLogScale``.  Different charts of the
+same family give different boosting paths: that is what the app shows side by side.
+
+Protocol (every chart, including ``distviz.families.mvn_cholesky``):
+``dim, param_names, family, y_dim, name``; ``init_theta(y, sample_weight) -> (dim,)``;
+``nll(y, theta) -> (n,)``; ``nll_grad(y, theta) -> (n, dim)``; ``fisher(theta) -> (n, dim, dim)``;
+``natural_gradient(y, theta) -> (n, dim)``; ``to_natural(theta)``, ``from_natural(eta)``;
+``mean(theta)``, ``sample(theta, rng)``; ``check_y(y)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+
+import numpy as np
+
+from distviz.errors import ConfigError
+
+from .base import ExponentialFamily, as_rng
+
+__all__ = ["Chart", "ExponentialFamilyChart", "NormalMeanLogScale", "PoissonLogRate", "GammaLogShapeLogRate",
+           "get", "available"]
+
+_LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+class Chart:
+    """Base class of charts: unconstrained parameters theta, NLL, gradient and Fisher information."""
+
+    name: str = ""
+    dim: int = 1
+    y_dim: int = 1
+    param_names: list = []
+    family: ExponentialFamily | None = None
+
+    def _theta(self, theta) -> np.ndarray:
+        """Coerce theta to float (n, dim) (a 1-D array is n rows when dim == 1, else one row)."""
+        t = np.asarray(theta, dtype=float)
+        if t.ndim == 0:
+            t = t.reshape(1, 1)
+        elif t.ndim == 1:
+            t = t[:, None] if self.dim == 1 else t[None, :]
+        if t.shape[-1] != self.dim:
+            raise ConfigError(f"{self.name} chart: theta needs {self.dim} columns, got shape {t.shape}; "
+                              f"pass an array of shape (n, {self.dim}).")
+        return t
+
+    def check_y(self, y) -> np.ndarray:
+        """Validate y (through the family when there is one)."""
+        if self.family is not None:
+            return self.family.check_y(y)
+        raise NotImplementedError
+
+    def init_theta(self, y, sample_weight=None) -> np.ndarray:
+        """Marginal maximum-likelihood theta, shape (dim,)."""
+        raise NotImplementedError
+
+    def nll(self, y, theta) -> np.ndarray:
+        """-log p(y | theta), shape (n,)."""
+        raise NotImplementedError
+
+    def nll_grad(self, y, theta) -> np.ndarray:
+        """d(-log p(y | theta)) / d theta, shape (n, dim)."""
+        raise NotImplementedError
+
+    def fisher(self, theta) -> np.ndarray:
+        """Fisher information E[grad grad^T] in theta, shape (n, dim, dim)."""
+        raise NotImplementedError
+
+    def natural_gradient(self, y, theta) -> np.ndarray:
+        """fisher(theta)^-1 nll_grad(y, theta), shape (n, dim) (batched solve)."""
+        g = self.nll_grad(y, theta)
+        return np.linalg.solve(self.fisher(theta), g[..., None])[..., 0]
+
+    def to_natural(self, theta) -> np.ndarray:
+        """The family's natural parameter eta for theta."""
+        raise NotImplementedError
+
+    def from_natural(self, eta) -> np.ndarray:
+        """theta for the family's natural parameter eta."""
+        raise NotImplementedError
+
+    def mean(self, theta) -> np.ndarray:
+        """E[y] per row."""
+        raise NotImplementedError
+
+    def sample(self, theta, rng=None) -> np.ndarray:
+        """One draw of y per row."""
+        raise NotImplementedError
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+def _weights(n, sample_weight):
+    if sample_weight is None:
+        return np.full(n, 1.0 / n)
+    w = np.asarray(sample_weight, dtype=float)
+    if w.shape != (n,) or not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+        raise ConfigError(f"sample_weight must be {n} finite non-negative numbers with a positive sum; "
+                          f"got shape {w.shape}.")
+    return w / w.sum()
+
+
+class ExponentialFamilyChart(Chart):
+    """The natural chart theta = eta of an exponential family (NGBoost here is NGD boosting in eta)."""
+
+    def __init__(self, family: ExponentialFamily):
+        """Wrap an ExponentialFamily instance."""
+        if not isinstance(family, ExponentialFamily):
+            raise ConfigError(f"ExponentialFamilyChart needs an ExponentialFamily, got {family!r}.")
+        self.family = family
+        self.dim = family.dim
+        self.y_dim = family.y_dim
+        self.name = f"eta:{family.name}"
+
+    @property
+    def param_names(self):
+        return self.family.natural_names
+
+    def __repr__(self):
+        return f"ExponentialFamilyChart({self.family!r})"
+
+    def init_theta(self, y, sample_weight=None):
+        """eta = grad A*(weighted mean of T(y)), projected into the domain (moment matching)."""
+        t = self.family.sufficient_stats(y)
+        w = _weights(t.shape[0], sample_weight)
+        m = self.family.project_mean((w @ t)[None, :])
+        return self.family.to_natural(m)[0]
+
+    def nll(self, y, theta):
+        return self.family.nll(y, self._theta(theta))
+
+    def nll_grad(self, y, theta):
+        return self.family.nll_grad(y, self._theta(theta))
+
+    def fisher(self, theta):
+        return self.family.fisher(self._theta(theta))
+
+    def natural_gradient(self, y, theta):
+        return self.family.natural_gradient(y, self._theta(theta))
+
+    def to_natural(self, theta):
+        return self._theta(theta)
+
+    def from_natural(self, eta):
+        return self.family._params(eta)
+
+    def mean(self, theta):
+        return self.family.mean_and_variance(self._theta(theta))[0]
+
+    def sample(self, theta, rng=None):
+        return self.family.sample(self._theta(theta), rng)
+
+
+class PoissonLogRate(ExponentialFamilyChart):
+    """Poisson in theta = log rate (ngboost's Poisson), which is also its natural chart."""
+
+    def __init__(self):
+        from .univariate import Poisson
+        super().__init__(Poisson())
+        self.name = "poisson"
+
+    @property
+    def param_names(self):
+        return ["log rate"]
+
+    def __repr__(self):
+        return "PoissonLogRate()"
+
+
+class NormalMeanLogScale(Chart):
+    """Normal in theta = (mu, log sigma), as ngboost's Normal; Fisher = diag(1/sigma^2, 2)."""
+
+    name = "normal"
+    dim = 2
+    y_dim = 1
+    param_names = ["mu", "log sigma"]
+
+    def __init__(self):
+        from .univariate import Normal
+        self.family = Normal()
+
+    def init_theta(self, y, sample_weight=None):
+        """Weighted marginal MLE (mean, log of the weighted standard deviation)."""
+        y = self.family._y(y)
+        w = _weights(y.shape[0], sample_weight)
+        mu = w @ y
+        var = max(float(w @ (y - mu) ** 2), 1e-12)
+        return np.array([mu, 0.5 * np.log(var)])
+
+    def nll(self, y, theta):
+        t = self._theta(theta)
+        z = (self.family._y(y) - t[..., 0]) * np.exp(-t[..., 1])
+        return 0.5 * _LOG_2PI + t[..., 1] + 0.5 * z * z
+
+    def nll_grad(self, y, theta):
+        """(-(y - mu)/sigma^2, 1 - (y - mu)^2/sigma^2)."""
+        t = self._theta(theta)
+        r = self.family._y(y) - t[..., 0]
+        iv = np.exp(-2.0 * t[..., 1])
+        return np.stack([-r * iv, 1.0 - r * r * iv], axis=-1)
+
+    def fisher(self, theta):
+        t = self._theta(theta)
+        out = np.zeros(t.shape[:-1] + (2, 2))
+        out[..., 0, 0] = np.exp(-2.0 * t[..., 1])
+        out[..., 1, 1] = 2.0
+        return out
+
+    def natural_gradient(self, y, theta):
+        """Closed form (-(y - mu), (1 - (y - mu)^2/sigma^2) / 2)."""
+        t = self._theta(theta)
+        r = self.family._y(y) - t[..., 0]
+        return np.stack([-r, 0.5 * (1.0 - r * r * np.exp(-2.0 * t[..., 1]))], axis=-1)
+
+    def to_natural(self, theta):
+        t = self._theta(theta)
+        iv = np.exp(-2.0 * t[..., 1])
+        return np.stack([t[..., 0] * iv, -0.5 * iv], axis=-1)
+
+    def from_natural(self, eta):
+        mu, var = self.family.mean_and_variance(eta)
+        return np.stack([mu, 0.5 * np.log(var)], axis=-1)
+
+    def mean(self, theta):
+        return self._theta(theta)[..., 0].copy()
+
+    def sample(self, theta, rng=None):
+        t = self._theta(theta)
+        return t[..., 0] + np.exp(t[..., 1]) * as_rng(rng).standard_normal(t.shape[:-1])
+
+
+class GammaLogShapeLogRate(Chart):
+    """Gamma in theta = (log alpha, log beta), as ngboost's Gamma."""
+
+    name = "gamma"
+    dim = 2
+    y_dim = 1
+    param_names = ["log alpha", "log beta"]
+
+    def __init__(self):
+        from .univariate import Gamma
+        self.family = Gamma()
+
+    def init_theta(self, y, sample_weight=None):
+        """Weighted marginal MLE via moment matching in the Gamma's mean coordinates."""
+        eta = ExponentialFamilyChart(self.family).init_theta(y, sample_weight)
+        return self.from_natural(eta[None, :])[0]
+
+    def nll(self, y, theta):
+        return self.family.nll(y, self.to_natural(theta))
+
+    def nll_grad(self, y, theta):
+        """Chain rule: d eta / d theta = diag(alpha, -beta) applied to (eta* - T(y))."""
+        t = self._theta(theta)
+        g = self.family.nll_grad(y, self.to_natural(t))
+        return g * np.stack([np.exp(t[..., 0]), -np.exp(t[..., 1])], axis=-1)
+
+    def fisher(self, theta):
+        """J^T g(eta) J with J = diag(alpha, -beta)."""
+        t = self._theta(theta)
+        J = np.stack([np.exp(t[..., 0]), -np.exp(t[..., 1])], axis=-1)
+        return self.family.fisher(self.to_natural(t)) * J[..., :, None] * J[..., None, :]
+
+    def natural_gradient(self, y, theta):
+        """J^-1 g(eta)^-1 (eta* - T(y)) with the Gamma's closed-form inverse Fisher."""
+        t = self._theta(theta)
+        J = np.stack([np.exp(t[..., 0]), -np.exp(t[..., 1])], axis=-1)
+        eta = self.to_natural(t)
+        return self.family.solve_fisher(eta, self.family.nll_grad(y, eta)) / J
+
+    def to_natural(self, theta):
+        t = self._theta(theta)
+        return np.stack([np.exp(t[..., 0]) - 1.0, -np.exp(t[..., 1])], axis=-1)
+
+    def from_natural(self, eta):
+        e = self.family._params(eta)
+        return np.stack([np.log(e[..., 0] + 1.0), np.log(-e[..., 1])], axis=-1)
+
+    def mean(self, theta):
+        t = self._theta(theta)
+        return np.exp(t[..., 0] - t[..., 1])
+
+    def sample(self, theta, rng=None):
+        return self.family.sample(self.to_natural(theta), rng)
+
+
+_MVN_CHOLESKY_MODULE = "distviz.families.mvn_cholesky"
+
+
+def _mvn_cholesky(**kwargs):
+    """Import the multivariate-Normal Cholesky chart lazily (module written separately)."""
+    if importlib.util.find_spec(_MVN_CHOLESKY_MODULE) is None:
+        raise ConfigError("the mvn_cholesky chart is not available in this installation; use 'eta:mvn' instead.")
+    mod = importlib.import_module(_MVN_CHOLESKY_MODULE)
+    for attr in ("get_chart", "make_chart"):
+        if hasattr(mod, attr):
+            return getattr(mod, attr)(**kwargs)
+    for attr in ("MVNCholesky", "MultivariateNormalCholesky", "MVNCholeskyChart", "CholeskyMVN", "MVNPrecisionCholesky"):
+        if hasattr(mod, attr):
+            return getattr(mod, attr)(**kwargs)
+    raise ConfigError("distviz.families.mvn_cholesky defines no chart class this registry knows; "
+                      "expected get_chart(P=...) or MVNCholesky(P=...).")
+
+
+_CHARTS = {
+    "normal": lambda **kw: NormalMeanLogScale(**kw),
+    "poisson": lambda **kw: PoissonLogRate(**kw),
+    "gamma": lambda **kw: GammaLogShapeLogRate(**kw),
+    "mvn_cholesky": _mvn_cholesky,
+}
+_CHART_ALIASES = {
+    "gaussian": "normal", "normal_mean_log_scale": "normal", "mu_log_sigma": "normal",
+    "poisson_log_rate": "poisson", "log_rate": "poisson",
+    "gamma_log_shape_log_rate": "gamma",
+    "mvn": "mvn_cholesky", "cholesky": "mvn_cholesky", "multivariate_normal": "mvn_cholesky",
+    "mvn_chol": "mvn_cholesky",
+}
+
+
+def available() -> list[str]:
+    """Names accepted by get(): the named charts plus 'eta:<family>' for every family."""
+    from . import available as fam_available
+    return list(_CHARTS) + [f"eta:{f}" for f in fam_available()]
+
+
+def get(name, **kwargs) -> Chart:
+    """A chart by name: 'normal' (mu, log sigma), 'poisson' (log rate), 'gamma' (log alpha, log beta),
+    'mvn_cholesky' (P=...), or 'eta:<family>' (natural chart, family kwargs such as K= or P=)."""
+    if isinstance(name, Chart):
+        return name
+    if isinstance(name, ExponentialFamily):
+        return ExponentialFamilyChart(name)
+    if not isinstance(name, str):
+        raise ConfigError(f"chart name must be a string, got {name!r}; choose one of {', '.join(available())}.")
+    key = name.strip().lower().replace("-", "_").replace(" ", "_")
+    for prefix in ("eta:", "natural:", "eta_", "natural_"):
+        if key.startswith(prefix):
+            from . import get as fam_get
+            return ExponentialFamilyChart(fam_get(key[len(prefix):], **kwargs))
+    key = _CHART_ALIASES.get(key, key)
+    if key not in _CHARTS:
+        raise ConfigError(f"unknown chart {name!r}; choose one of {', '.join(available())}.")
+    if key != "mvn_cholesky" and kwargs:
+        raise ConfigError(f"chart {name!r} takes no options, got {sorted(kwargs)}; remove them.")
+    return _CHARTS[key](**kwargs)

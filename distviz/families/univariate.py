@@ -1,0 +1,483 @@
+"""Scalar-output exponential families: Poisson, Bernoulli, Normal, Gamma, Exponential.
+
+Each family is p(y|eta) = h(y) exp(<eta, T(y)> - A(eta)) (mirror_vs_natural_boosting.tex, Sec. 1);
+eta* = grad A(eta), eta = grad A*(eta*), g(eta) = hess A(eta).  The Poisson example of the note
+(Sec. "Poisson example") is the first family: T(y) = y, A(eta) = e^eta, A*(m) = m log m - m.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import digamma, expit, gammaln, polygamma, xlogy
+
+from .base import ExponentialFamily, as_rng
+
+__all__ = ["Poisson", "Bernoulli", "Normal", "Gamma", "Exponential"]
+
+_LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+class Poisson(ExponentialFamily):
+    """Poisson(lambda): T(y) = y, eta = log lambda, A = e^eta, h(y) = 1/y! (note, 'Poisson example')."""
+
+    name = "poisson"
+    dim = 1
+    stat_names = ("y",)
+    support = "y in {0, 1, 2, ...}"
+
+    @property
+    def natural_names(self):
+        return ["log rate"]
+
+    @property
+    def mean_names(self):
+        return ["rate"]
+
+    def _check_support(self, y):
+        self._support_error(y, y < 0, "is negative", "Poisson targets are counts 0, 1, 2, ...; remove negative values or choose another family")
+        self._support_error(y, y != np.floor(y), "is not an integer",
+                            "Poisson targets must be whole counts; round them or choose the Gamma or Normal family")
+
+    def sufficient_stats(self, y):
+        return self._y(y)[:, None]
+
+    def log_partition(self, eta):
+        return np.exp(self._params(eta)[..., 0])
+
+    def to_mean(self, eta):
+        return np.exp(self._params(eta))
+
+    def to_natural(self, mean):
+        with np.errstate(divide="ignore"):
+            return np.log(self._params(mean))
+
+    def conjugate(self, mean):
+        """A*(m) = m log m - m (0 at m = 0, the boundary value used by Gain^ent)."""
+        m = self._params(mean)[..., 0]
+        return xlogy(m, m) - m
+
+    def fisher(self, eta):
+        return np.exp(self._params(eta))[..., None]
+
+    def inverse_fisher(self, eta):
+        return np.exp(-self._params(eta))[..., None]
+
+    def solve_fisher(self, eta, v):
+        return self._params(v) * np.exp(-self._params(eta))
+
+    def log_base_measure(self, y):
+        return -gammaln(self._y(y) + 1.0)
+
+    def sample(self, eta, rng=None):
+        return as_rng(rng).poisson(np.exp(self._params(eta)[..., 0])).astype(float)
+
+    def in_mean_domain(self, mean):
+        m = self._params(mean)[..., 0]
+        return np.isfinite(m) & (m > 0)
+
+    def project_mean(self, mean):
+        return np.clip(np.nan_to_num(self._params(mean), nan=self.margin), self.margin, None)
+
+    def mean_and_variance(self, eta):
+        lam = np.exp(self._params(eta)[..., 0])
+        return lam, lam.copy()
+
+    def _default_mean(self):
+        return np.array([3.0])
+
+
+class Bernoulli(ExponentialFamily):
+    """Bernoulli(p): T(y) = y, eta = logit p, A = log(1 + e^eta), h = 1."""
+
+    name = "bernoulli"
+    dim = 1
+    stat_names = ("y",)
+    support = "y in {0, 1}"
+
+    @property
+    def natural_names(self):
+        return ["logit p"]
+
+    @property
+    def mean_names(self):
+        return ["p"]
+
+    def _check_support(self, y):
+        self._support_error(y, (y != 0) & (y != 1), "is not 0 or 1",
+                            "Bernoulli targets are binary; encode the classes as 0 and 1 or choose the categorical family")
+
+    def sufficient_stats(self, y):
+        return self._y(y)[:, None]
+
+    def log_partition(self, eta):
+        return np.logaddexp(0.0, self._params(eta)[..., 0])
+
+    def to_mean(self, eta):
+        return expit(self._params(eta))
+
+    def to_natural(self, mean):
+        m = self._params(mean)
+        with np.errstate(divide="ignore"):
+            return np.log(m) - np.log1p(-m)
+
+    def conjugate(self, mean):
+        """A*(p) = p log p + (1-p) log(1-p) (negative Shannon entropy)."""
+        m = self._params(mean)[..., 0]
+        return xlogy(m, m) + xlogy(1.0 - m, 1.0 - m)
+
+    def fisher(self, eta):
+        p = expit(self._params(eta))
+        return (p * (1.0 - p))[..., None]
+
+    def inverse_fisher(self, eta):
+        return 1.0 / self.fisher(eta)
+
+    def solve_fisher(self, eta, v):
+        p = expit(self._params(eta))
+        return self._params(v) / (p * (1.0 - p))
+
+    def sample(self, eta, rng=None):
+        p = expit(self._params(eta)[..., 0])
+        return (as_rng(rng).random(p.shape) < p).astype(float)
+
+    def in_mean_domain(self, mean):
+        m = self._params(mean)[..., 0]
+        return (m > 0) & (m < 1)
+
+    def project_mean(self, mean):
+        m = np.nan_to_num(self._params(mean), nan=0.5)
+        return np.clip(m, self.margin, 1.0 - self.margin)
+
+    def mean_and_variance(self, eta):
+        p = expit(self._params(eta)[..., 0])
+        return p, p * (1.0 - p)
+
+    def _default_mean(self):
+        return np.array([0.3])
+
+
+class Normal(ExponentialFamily):
+    """Normal(mu, sigma^2): T(y) = (y, y^2), eta = (mu/sigma^2, -1/(2 sigma^2)), h = (2 pi)^-1/2."""
+
+    name = "normal"
+    dim = 2
+    stat_names = ("y", "y^2")
+    support = "y in R"
+
+    @property
+    def natural_names(self):
+        return ["mu/sigma^2", "-1/(2 sigma^2)"]
+
+    @property
+    def mean_names(self):
+        return ["E[y]", "E[y^2]"]
+
+    def sufficient_stats(self, y):
+        y = self._y(y)
+        return np.stack([y, y * y], axis=-1)
+
+    def log_partition(self, eta):
+        """A(eta) = -eta1^2 / (4 eta2) - log(-2 eta2) / 2."""
+        eta = self._params(eta)
+        e1, e2 = eta[..., 0], eta[..., 1]
+        return -e1 * e1 / (4.0 * e2) - 0.5 * np.log(-2.0 * e2)
+
+    def _mu_var(self, eta):
+        eta = self._params(eta)
+        var = -0.5 / eta[..., 1]
+        return eta[..., 0] * var, var
+
+    def to_mean(self, eta):
+        mu, var = self._mu_var(eta)
+        return np.stack([mu, mu * mu + var], axis=-1)
+
+    def to_natural(self, mean):
+        m = self._params(mean)
+        var = m[..., 1] - m[..., 0] ** 2
+        return np.stack([m[..., 0] / var, -0.5 / var], axis=-1)
+
+    def conjugate(self, mean):
+        """A*(eta*) = -1/2 - log(sigma^2)/2 with sigma^2 = eta*_2 - eta*_1^2."""
+        m = self._params(mean)
+        return -0.5 - 0.5 * np.log(m[..., 1] - m[..., 0] ** 2)
+
+    def fisher(self, eta):
+        """Cov[(y, y^2)] = [[s, 2 mu s], [2 mu s, 4 mu^2 s + 2 s^2]], s = sigma^2."""
+        mu, s = self._mu_var(eta)
+        c = 2.0 * mu * s
+        out = np.empty(mu.shape + (2, 2))
+        out[..., 0, 0] = s
+        out[..., 0, 1] = c
+        out[..., 1, 0] = c
+        out[..., 1, 1] = 4.0 * mu * mu * s + 2.0 * s * s
+        return out
+
+    def inverse_fisher(self, eta):
+        """Closed form: [[2 mu^2 + s, -mu], [-mu, 1/2]] / s^2."""
+        mu, s = self._mu_var(eta)
+        s2 = s * s
+        out = np.empty(mu.shape + (2, 2))
+        out[..., 0, 0] = (2.0 * mu * mu + s) / s2
+        out[..., 0, 1] = -mu / s2
+        out[..., 1, 0] = -mu / s2
+        out[..., 1, 1] = 0.5 / s2
+        return out
+
+    def solve_fisher(self, eta, v):
+        mu, s = self._mu_var(eta)
+        v = self._params(v)
+        v1, v2 = v[..., 0], v[..., 1]
+        s2 = s * s
+        return np.stack([((2.0 * mu * mu + s) * v1 - mu * v2) / s2, (-mu * v1 + 0.5 * v2) / s2], axis=-1)
+
+    def log_base_measure(self, y):
+        return np.full(self._y(y).shape[0], -0.5 * _LOG_2PI)
+
+    def sample(self, eta, rng=None):
+        mu, s = self._mu_var(eta)
+        return mu + np.sqrt(s) * as_rng(rng).standard_normal(mu.shape)
+
+    def in_natural_domain(self, eta):
+        eta = self._params(eta)
+        return np.isfinite(eta).all(axis=-1) & (eta[..., 1] < 0)
+
+    def in_mean_domain(self, mean):
+        m = self._params(mean)
+        return np.isfinite(m).all(axis=-1) & (m[..., 1] - m[..., 0] ** 2 > 0)
+
+    def project_natural(self, eta):
+        eta = self._params(eta).copy()
+        eta[..., 1] = np.minimum(eta[..., 1], -self.margin)
+        return eta
+
+    def project_mean(self, mean):
+        """Keep E[y] and raise E[y^2] so that the variance is at least `margin`."""
+        m = self._params(mean).copy()
+        m[..., 1] = np.maximum(m[..., 1], m[..., 0] ** 2 + self.margin)
+        return m
+
+    def mean_and_variance(self, eta):
+        return self._mu_var(eta)
+
+    @staticmethod
+    def from_mu_sigma(mu, sigma):
+        """eta for given mean and standard deviation, shape (n, 2)."""
+        mu, sigma = np.broadcast_arrays(np.asarray(mu, float), np.asarray(sigma, float))
+        var = sigma * sigma
+        return np.stack([mu / var, -0.5 / var], axis=-1)
+
+    def _default_mean(self):
+        return np.array([0.0, 1.0])
+
+
+def _gamma_shape_from_s(s: np.ndarray) -> np.ndarray:
+    """Solve log(a) - digamma(a) = s > 0 for the Gamma shape a (Minka's generalised Newton, vectorised)."""
+    s = np.asarray(s, dtype=float)
+    a = (3.0 - s + np.sqrt((s - 3.0) ** 2 + 24.0 * s)) / (12.0 * s)
+    for _ in range(30):
+        f = np.log(a) - digamma(a) - s
+        fp = 1.0 / a - polygamma(1, a)
+        inv = 1.0 / a + f / (a * a * fp)
+        a_new = np.where(inv > 0, 1.0 / np.where(inv > 0, inv, 1.0), a * 0.5)
+        done = np.all(np.abs(a_new - a) <= 1e-15 * a_new) if a.size else True
+        a = a_new
+        if done:
+            break
+    return a
+
+
+class Gamma(ExponentialFamily):
+    """Gamma(alpha, rate beta): T(y) = (log y, y), eta = (alpha - 1, -beta), h = 1."""
+
+    name = "gamma"
+    dim = 2
+    stat_names = ("log y", "y")
+    support = "y > 0"
+
+    @property
+    def natural_names(self):
+        return ["alpha - 1", "-beta"]
+
+    @property
+    def mean_names(self):
+        return ["E[log y]", "E[y]"]
+
+    def _check_support(self, y):
+        self._support_error(y, y <= 0, "is not positive",
+                            "Gamma targets must be > 0; shift or drop zeros and negatives or choose the Normal family")
+
+    def sufficient_stats(self, y):
+        y = self._y(y)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.stack([np.log(y), y], axis=-1)
+
+    @staticmethod
+    def _ab(eta):
+        return eta[..., 0] + 1.0, -eta[..., 1]
+
+    def log_partition(self, eta):
+        """A(eta) = lgamma(alpha) - alpha log beta."""
+        a, b = self._ab(self._params(eta))
+        return gammaln(a) - a * np.log(b)
+
+    def to_mean(self, eta):
+        """eta* = (digamma(alpha) - log beta, alpha / beta)."""
+        a, b = self._ab(self._params(eta))
+        return np.stack([digamma(a) - np.log(b), a / b], axis=-1)
+
+    def to_natural(self, mean):
+        """Invert eta* by solving log(alpha) - digamma(alpha) = log E[y] - E[log y], beta = alpha / E[y]."""
+        m = self._params(mean)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s = np.log(m[..., 1]) - m[..., 0]
+        ok = np.isfinite(s) & (s > 0)
+        a = np.full(s.shape, np.nan)
+        if ok.any():
+            a[ok] = _gamma_shape_from_s(s[ok])
+        return np.stack([a - 1.0, -a / m[..., 1]], axis=-1)
+
+    def conjugate(self, mean):
+        m = self._params(mean)
+        eta = self.to_natural(m)
+        a, b = self._ab(eta)
+        return (a - 1.0) * m[..., 0] - a - gammaln(a) + a * np.log(b)
+
+    def fisher(self, eta):
+        """[[trigamma(alpha), 1/beta], [1/beta, alpha/beta^2]]."""
+        a, b = self._ab(self._params(eta))
+        out = np.empty(a.shape + (2, 2))
+        out[..., 0, 0] = polygamma(1, a)
+        out[..., 0, 1] = out[..., 1, 0] = 1.0 / b
+        out[..., 1, 1] = a / (b * b)
+        return out
+
+    def inverse_fisher(self, eta):
+        """Closed form: beta^2 / (alpha trigamma(alpha) - 1) [[alpha/beta^2, -1/beta], [-1/beta, trigamma]]."""
+        a, b = self._ab(self._params(eta))
+        t = polygamma(1, a)
+        c = b * b / (a * t - 1.0)
+        out = np.empty(a.shape + (2, 2))
+        out[..., 0, 0] = c * a / (b * b)
+        out[..., 0, 1] = out[..., 1, 0] = -c / b
+        out[..., 1, 1] = c * t
+        return out
+
+    def solve_fisher(self, eta, v):
+        a, b = self._ab(self._params(eta))
+        v = self._params(v)
+        t = polygamma(1, a)
+        c = 1.0 / (a * t - 1.0)
+        v1, v2 = v[..., 0], v[..., 1]
+        return np.stack([c * (a * v1 - b * v2), c * (-b * v1 + b * b * t * v2)], axis=-1)
+
+    def sample(self, eta, rng=None):
+        a, b = self._ab(self._params(eta))
+        return as_rng(rng).gamma(a, 1.0 / b)
+
+    def in_natural_domain(self, eta):
+        eta = self._params(eta)
+        return np.isfinite(eta).all(axis=-1) & (eta[..., 0] > -1) & (eta[..., 1] < 0)
+
+    def in_mean_domain(self, mean):
+        m = self._params(mean)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.isfinite(m).all(axis=-1) & (m[..., 1] > 0) & (m[..., 0] < np.log(m[..., 1]))
+
+    def project_natural(self, eta):
+        eta = self._params(eta).copy()
+        eta[..., 0] = np.maximum(eta[..., 0], -1.0 + self.margin)
+        eta[..., 1] = np.minimum(eta[..., 1], -self.margin)
+        return eta
+
+    def project_mean(self, mean):
+        """Keep E[y] >= margin and lower E[log y] to at most log E[y] - margin (Jensen gap)."""
+        m = self._params(mean).copy()
+        m[..., 1] = np.maximum(m[..., 1], self.margin)
+        m[..., 0] = np.minimum(m[..., 0], np.log(m[..., 1]) - self.margin)
+        return m
+
+    def mean_and_variance(self, eta):
+        a, b = self._ab(self._params(eta))
+        return a / b, a / (b * b)
+
+    @staticmethod
+    def from_shape_rate(alpha, beta):
+        """eta for given shape and rate, shape (n, 2)."""
+        a, b = np.broadcast_arrays(np.asarray(alpha, float), np.asarray(beta, float))
+        return np.stack([a - 1.0, -b], axis=-1)
+
+    def _default_mean(self):
+        return self.to_mean(np.array([[1.0, -1.0]]))[0]
+
+
+class Exponential(ExponentialFamily):
+    """Exponential(rate lambda): T(y) = y, eta = -lambda, A = -log(-eta), h = 1."""
+
+    name = "exponential"
+    dim = 1
+    stat_names = ("y",)
+    support = "y >= 0"
+
+    @property
+    def natural_names(self):
+        return ["-rate"]
+
+    @property
+    def mean_names(self):
+        return ["E[y]"]
+
+    def _check_support(self, y):
+        self._support_error(y, y < 0, "is negative",
+                            "Exponential targets must be >= 0; drop negative values or choose the Normal family")
+
+    def sufficient_stats(self, y):
+        return self._y(y)[:, None]
+
+    def log_partition(self, eta):
+        return -np.log(-self._params(eta)[..., 0])
+
+    def to_mean(self, eta):
+        return -1.0 / self._params(eta)
+
+    def to_natural(self, mean):
+        return -1.0 / self._params(mean)
+
+    def conjugate(self, mean):
+        """A*(m) = -1 - log m."""
+        return -1.0 - np.log(self._params(mean)[..., 0])
+
+    def fisher(self, eta):
+        e = self._params(eta)
+        return (1.0 / (e * e))[..., None]
+
+    def inverse_fisher(self, eta):
+        e = self._params(eta)
+        return (e * e)[..., None]
+
+    def solve_fisher(self, eta, v):
+        e = self._params(eta)
+        return self._params(v) * e * e
+
+    def sample(self, eta, rng=None):
+        return as_rng(rng).exponential(-1.0 / self._params(eta)[..., 0])
+
+    def in_natural_domain(self, eta):
+        e = self._params(eta)[..., 0]
+        return np.isfinite(e) & (e < 0)
+
+    def in_mean_domain(self, mean):
+        m = self._params(mean)[..., 0]
+        return np.isfinite(m) & (m > 0)
+
+    def project_natural(self, eta):
+        return np.minimum(self._params(eta), -self.margin)
+
+    def project_mean(self, mean):
+        return np.maximum(np.nan_to_num(self._params(mean), nan=1.0), self.margin)
+
+    def mean_and_variance(self, eta):
+        m = -1.0 / self._params(eta)[..., 0]
+        return m, m * m
+
+    def _default_mean(self):
+        return np.array([1.0])
