@@ -35,6 +35,8 @@ class ExponentialFamily:
     dim: int = 1
     #: dimension of one observation y (1, or P for the multivariate Normal)
     y_dim: int = 1
+    #: True when y has shape (n, y_dim) (multivariate Normal, even for P = 1), False for y of shape (n,)
+    vector_y: bool = False
     #: human-readable support of y
     support: str = ""
     #: default margin used by project_mean / project_natural
@@ -90,14 +92,13 @@ class ExponentialFamily:
     def _y(self, y) -> np.ndarray:
         """Coerce y to float of shape (n,) or (n, P) without validation (hot path)."""
         y = np.asarray(y, dtype=float)
-        if self.y_dim == 1:
+        if not self.vector_y:
             if y.ndim == 2 and y.shape[1] == 1:
                 y = y[:, 0]
             elif y.ndim == 0:
                 y = y.reshape(1)
-        else:
-            if y.ndim == 1 and y.shape[0] == self.y_dim:
-                y = y[None, :]
+        elif y.ndim <= 1:
+            y = y.reshape(-1, 1) if self.y_dim == 1 else y.reshape(1, -1)
         return y
 
     # ------------------------------------------------------------------ validation
@@ -109,7 +110,7 @@ class ExponentialFamily:
             raise DataError(
                 f"{self.name} family: y must be numeric, got values of type {np.asarray(y).dtype}; "
                 f"convert the target column to numbers.") from None
-        if self.y_dim == 1:
+        if not self.vector_y:
             if a.ndim == 2 and a.shape[1] == 1:
                 a = a[:, 0]
             if a.ndim != 1:

@@ -37,6 +37,7 @@ class Chart:
     name: str = ""
     dim: int = 1
     y_dim: int = 1
+    vector_y: bool = False
     param_names: list = []
     family: ExponentialFamily | None = None
 
@@ -119,6 +120,7 @@ class ExponentialFamilyChart(Chart):
         self.family = family
         self.dim = family.dim
         self.y_dim = family.y_dim
+        self.vector_y = family.vector_y
         self.name = f"eta:{family.name}"
 
     @property

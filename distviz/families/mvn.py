@@ -32,6 +32,7 @@ class MultivariateNormal(ExponentialFamily):
     """P-variate Normal in natural coordinates (Lambda mu, vech of -Lambda/2 with doubled off-diagonals)."""
 
     name = "mvn"
+    vector_y = True
 
     def __init__(self, P: int = 2, margin: float | None = None):
         """P >= 1 output dimensions."""
@@ -130,7 +131,8 @@ class MultivariateNormal(ExponentialFamily):
     def conjugate(self, mean):
         _, S = self._moments(mean)
         sign, logdet = np.linalg.slogdet(S)
-        return np.where(sign > 0, -0.5 * self.P - 0.5 * logdet, np.nan)
+        # +inf on the boundary (singular covariance: a point mass has infinite negative entropy)
+        return np.where(sign > 0, -0.5 * self.P - 0.5 * logdet, np.where(sign == 0, np.inf, np.nan))
 
     def fisher(self, eta):
         mu, S = self.mean_cov(eta)
@@ -158,7 +160,7 @@ class MultivariateNormal(ExponentialFamily):
 
     def in_natural_domain(self, eta):
         eta = self._params(eta)
-        return _pd_rows(self.precision(np.nan_to_num(eta, nan=np.inf))) & np.isfinite(eta).all(axis=-1)
+        return _pd_rows(self.precision(eta)) & np.isfinite(eta).all(axis=-1)
 
     def in_mean_domain(self, mean):
         m = self._params(mean)

@@ -337,10 +337,14 @@ class Gamma(ExponentialFamily):
         return np.stack([a - 1.0, -a / m[..., 1]], axis=-1)
 
     def conjugate(self, mean):
+        """A*(eta*) = (alpha - 1) E[log y] - alpha - lgamma(alpha) + alpha log beta; +inf on the Jensen boundary."""
         m = self._params(mean)
         eta = self.to_natural(m)
         a, b = self._ab(eta)
-        return (a - 1.0) * m[..., 0] - a - gammaln(a) + a * np.log(b)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = (a - 1.0) * m[..., 0] - a - gammaln(a) + a * np.log(b)
+            boundary = (m[..., 1] > 0) & (m[..., 0] == np.log(m[..., 1]))
+        return np.where(boundary, np.inf, out)
 
     def fisher(self, eta):
         """[[trigamma(alpha), 1/beta], [1/beta, alpha/beta^2]]."""
