@@ -1,0 +1,105 @@
+"""Base learners of WGBoost: one multi-output tree per round ("shared") or one tree per particle.
+
+Fitted trees are kept as flat node arrays (`FlatTree`: feature, threshold, children, leaf values;
+x goes left when x[feature] <= threshold) so that prediction, staging and saving need no pickle.
+TEMPORARY: sklearn adapter until distviz.trees lands.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from sklearn.tree import DecisionTreeRegressor
+
+
+@njit(cache=True)
+def _predict_flat(X, feature, threshold, left, right, value):
+    n = X.shape[0]
+    out = np.empty((n, value.shape[1]))
+    for i in range(n):
+        node = 0
+        while left[node] >= 0:
+            if X[i, feature[node]] <= threshold[node]:
+                node = left[node]
+            else:
+                node = right[node]
+        out[i] = value[node]
+    return out
+
+
+class FlatTree:
+    """A fitted regression tree as flat arrays; leaves have left = right = -1 and a value row each."""
+
+    __slots__ = ("feature", "threshold", "left", "right", "value")
+
+    def __init__(self, feature, threshold, left, right, value):
+        self.feature = np.ascontiguousarray(feature, dtype=np.int64)
+        self.threshold = np.ascontiguousarray(threshold, dtype=np.float64)
+        self.left = np.ascontiguousarray(left, dtype=np.int64)
+        self.right = np.ascontiguousarray(right, dtype=np.int64)
+        self.value = np.ascontiguousarray(value, dtype=np.float64)
+
+    def predict(self, X):
+        """Leaf values at rows X, shape (m, K)."""
+        return _predict_flat(np.ascontiguousarray(X, dtype=np.float64), self.feature, self.threshold, self.left,
+                             self.right, self.value)
+
+
+class TreeLearner:
+    """Fits regression trees with vector leaves to WGBoost targets and predicts their leaf values."""
+
+    def __init__(self, max_depth=3, max_bins=255):
+        self.max_depth = max_depth
+        self.max_bins = max_bins
+
+    def prepare(self, X):
+        """Bin the training inputs once per fit."""
+        return X
+
+    def fit(self, Xb, R, w=None):
+        """Fit one tree to targets R (n, K); return (tree, its prediction at the training rows)."""
+        t = DecisionTreeRegressor(max_depth=self.max_depth, random_state=1)
+        t.fit(Xb, R, sample_weight=w)
+        s = t.tree_
+        ft = FlatTree(np.maximum(s.feature, 0), s.threshold, s.children_left, s.children_right,
+                      s.value.reshape(s.node_count, -1))
+        return ft, ft.value[t.apply(Xb)]
+
+    def fit_many(self, Xb, R, w=None):
+        """Fit B trees to R (B, n, K); return (list of trees, predictions (B, n, K))."""
+        out = [self.fit(Xb, R[b], w) for b in range(R.shape[0])]
+        return [o[0] for o in out], np.stack([o[1] for o in out])
+
+    def predict(self, tree, X):
+        """Leaf values of `tree` at rows X, shape (m, K)."""
+        return tree.predict(X)
+
+    def predict_many(self, trees, X):
+        """Leaf values of each of B trees at rows X, shape (B, m, K)."""
+        return np.stack([t.predict(X) for t in trees])
+
+
+_FIELDS = ("feature", "threshold", "left", "right", "value")
+
+
+def trees_to_arrays(trees, shared=True) -> dict:
+    """Concatenate the node arrays of all rounds' trees into a dict of arrays for np.savez."""
+    flat = trees if shared else [t for rnd in trees for t in rnd]
+    per_round = 1 if shared else (len(trees[0]) if trees else 0)
+    sizes = np.array([len(t.left) for t in flat], dtype=np.int64)
+    out = {"tree_sizes": sizes, "tree_per_round": np.array(per_round)}
+    for f in _FIELDS:
+        arrs = [getattr(t, f) for t in flat]
+        out[f"tree_{f}"] = np.concatenate(arrs) if arrs else np.zeros((0,) + ((1,) if f == "value" else ()))
+    return out
+
+
+def trees_from_arrays(arrays, shared=True):
+    """Inverse of trees_to_arrays."""
+    sizes = arrays["tree_sizes"]
+    offs = np.concatenate([[0], np.cumsum(sizes)])
+    flat = [FlatTree(*(arrays[f"tree_{f}"][offs[j]:offs[j + 1]] for f in _FIELDS)) for j in range(len(sizes))]
+    if shared:
+        return flat
+    B = int(arrays["tree_per_round"])
+    return [flat[j:j + B] for j in range(0, len(flat), B)]

@@ -1,0 +1,384 @@
+"""Wasserstein gradient boosting (WGBoost) for posterior regression: SKA, FKA, NKA and Langevin.
+
+Matsubara, "Wasserstein Gradient Boosting" (../shared/papers/wasserstein_gradient_boosting.md).
+Each input x gets N particles F^n(x) in R^d; every round fits trees to a kernelised Wasserstein
+direction of KL(. | pi_i) at the current particles and moves them, F^n <- F^n + nu f^n (eq. 5):
+  ska      v = -G* / H*              (eq. 7-9, Algorithm 3; the default)
+  fka      v = -G*                   (eq. 7)
+  nka      v = K H^{-1} (-G*)        (eq. 17, Algorithm 4; batched (N d) x (N d) solves)
+  langevin v = grad log pi + sqrt(2/nu) xi   (App. B, Algorithm 2)
+The current particles at the training rows are kept from round to round (no re-prediction of
+earlier trees), and a trace records particles, NLL and MMD^2 per round for the pages.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import xarray as xr
+from scipy.special import logsumexp
+
+from distviz.boosting import wg_kernels as K
+from distviz.boosting.wg_init import init_flow
+from distviz.boosting.wg_targets import Target, make_target
+from distviz.boosting.wg_trees import TreeLearner, trees_from_arrays, trees_to_arrays
+from distviz.errors import ConfigError, DataError
+
+METHODS = ("ska", "fka", "nka", "langevin")
+SHARING = ("shared", "per_particle")
+_PARAMS = ("target", "n_particles", "method", "bandwidth", "learning_rate", "n_rounds", "max_depth",
+           "tree_sharing", "init", "init_rounds", "init_lr", "subsample", "early_stopping_rounds",
+           "random_state", "max_bins", "display_size")
+
+
+def _check_X(X, name="X"):
+    try:
+        X = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DataError(f"{name} must be numeric; convert text columns to numbers first.") from None
+    if X.ndim == 1:
+        X = X[:, None]
+    if X.ndim != 2 or X.shape[0] == 0:
+        raise DataError(f"{name} must be a non-empty 2-D array (rows x features); got shape {X.shape}.")
+    if not np.all(np.isfinite(X)):
+        raise DataError(f"{name} contains NaN or infinite values; remove or impute them before fitting.")
+    return X
+
+
+class WGBoost:
+    """Wasserstein gradient boosting: N particles per input approximating the pointwise posteriors pi_i."""
+
+    def __init__(self, target, n_particles=10, method="ska", bandwidth=0.1, learning_rate=0.1, n_rounds=500,
+                 max_depth=3, tree_sharing="shared", init="flow", init_rounds=5000, init_lr=0.1, subsample=1.0,
+                 early_stopping_rounds=None, random_state=None, max_bins=255, display_size=50):
+        self.target = target
+        self.n_particles = n_particles
+        self.method = method
+        self.bandwidth = bandwidth
+        self.learning_rate = learning_rate
+        self.n_rounds = n_rounds
+        self.max_depth = max_depth
+        self.tree_sharing = tree_sharing
+        self.init = init
+        self.init_rounds = init_rounds
+        self.init_lr = init_lr
+        self.subsample = subsample
+        self.early_stopping_rounds = early_stopping_rounds
+        self.random_state = random_state
+        self.max_bins = max_bins
+        self.display_size = display_size
+
+    # ------------------------------------------------------------------ sklearn plumbing
+    def get_params(self, deep=True):
+        """Constructor parameters as a dict (scikit-learn convention)."""
+        return {p: getattr(self, p) for p in _PARAMS}
+
+    def set_params(self, **params):
+        """Set constructor parameters; unknown names raise ConfigError."""
+        for k, v in params.items():
+            if k not in _PARAMS:
+                raise ConfigError(f"WGBoost has no parameter '{k}'; valid ones are {', '.join(_PARAMS)}.")
+            setattr(self, k, v)
+        return self
+
+    def __repr__(self):
+        return f"WGBoost(target={self.target!r}, method={self.method!r}, n_rounds={self.n_rounds})"
+
+    def _validate_params(self):
+        if self.method not in METHODS:
+            raise ConfigError(f"Unknown WGBoost method '{self.method}'; choose one of {', '.join(METHODS)}.")
+        if self.tree_sharing not in SHARING:
+            raise ConfigError(f"tree_sharing must be 'shared' or 'per_particle', not {self.tree_sharing!r}.")
+        if not (isinstance(self.n_particles, (int, np.integer)) and self.n_particles >= 1):
+            raise ConfigError("n_particles must be a positive integer (the paper uses 10).")
+        if not (isinstance(self.n_rounds, (int, np.integer)) and self.n_rounds >= 1):
+            raise ConfigError("n_rounds must be a positive integer.")
+        if not (isinstance(self.max_depth, (int, np.integer)) and self.max_depth >= 1):
+            raise ConfigError("max_depth must be a positive integer.")
+        for name in ("bandwidth", "learning_rate", "init_lr"):
+            v = getattr(self, name)
+            if not (np.isscalar(v) and np.isfinite(v) and v > 0):
+                raise ConfigError(f"{name} must be a positive number; got {v!r}.")
+        if not (0 < self.subsample <= 1):
+            raise ConfigError(f"subsample must lie in (0, 1]; got {self.subsample!r}.")
+        if self.early_stopping_rounds is not None and not (
+                isinstance(self.early_stopping_rounds, (int, np.integer)) and self.early_stopping_rounds >= 1):
+            raise ConfigError("early_stopping_rounds must be a positive integer or None.")
+        if not (isinstance(self.init_rounds, (int, np.integer)) and self.init_rounds >= 0):
+            raise ConfigError("init_rounds must be a non-negative integer.")
+        if isinstance(self.init, str) and self.init not in ("flow", "normal", "zeros"):
+            raise ConfigError("init must be 'flow', 'normal', 'zeros' or an array of N x d initial particles.")
+
+    # ------------------------------------------------------------------ fitting
+    def _direction(self, P, Y, rng):
+        t, h = self.target_, float(self.bandwidth)
+        G = t.grad(P, Y)
+        if self.method == "ska":
+            return K.ska_direction(P, G, t.hess_diag(P, Y), h)
+        if self.method == "fka":
+            return K.fka_direction(P, G, h)
+        if self.method == "nka":
+            return K.nka_direction(P, G, t.hess(P, Y), h)
+        return K.langevin_direction(G, float(self.learning_rate), rng)
+
+    def _initial(self, Y, rng, d):
+        N = int(self.n_particles)
+        if not isinstance(self.init, str):
+            th = np.asarray(self.init, dtype=np.float64)
+            if th.ndim == 1 and d == 1:
+                th = th[:, None]
+            if th.shape != (N, d) or not np.all(np.isfinite(th)):
+                raise ConfigError(f"init as an array must have shape (n_particles, d) = ({N}, {d}) and be finite.")
+            return th.copy()
+        if self.init == "zeros":
+            return np.zeros((N, d))
+        th = rng.standard_normal((N, d))
+        if self.init == "normal" or self.init_rounds == 0:
+            return th
+        out = init_flow(self.target_, Y, th, self.method, float(self.bandwidth), int(self.init_rounds),
+                        float(self.init_lr), rng)
+        if not np.all(np.isfinite(out)):
+            raise ConfigError("The initial particle flow diverged; lower init_lr or use init='normal'.")
+        return out
+
+    def _nll(self, P, Y):
+        """Negative log predictive (eq. 6) averaged over rows."""
+        ll = self.target_.log_likelihood_rows(Y, P)
+        return float(-np.mean(logsumexp(ll, axis=1) - np.log(P.shape[1])))
+
+    def fit(self, X, y, eval_set=None, progress=None):
+        """Fit the N particle boostings to the pointwise posteriors of (X, y); eval_set=(X_val, y_val)."""
+        self._validate_params()
+        X = _check_X(X)
+        tgt = make_target(self.target)
+        if isinstance(self.target, Target):
+            tgt = self.target
+        self.target_ = tgt
+        Y = tgt.prepare_y(y)
+        if Y.shape[0] != X.shape[0]:
+            raise DataError(f"X has {X.shape[0]} rows but y has {Y.shape[0]}; pass one target per row.")
+        if self.method == "nka" and tgt.d > 8:
+            raise ConfigError("NKA solves (N d) x (N d) systems per row; use it only for small d (<= 8).")
+        rng = np.random.default_rng(self.random_state)
+        n, N, d = X.shape[0], int(self.n_particles), tgt.d
+        self.n_features_in_, self.d_ = X.shape[1], d
+        lr = float(self.learning_rate)
+
+        has_eval = eval_set is not None
+        if has_eval:
+            Xe = _check_X(eval_set[0], "eval_set X")
+            Ye = tgt.prepare_y(eval_set[1])
+            if Xe.shape[1] != X.shape[1] or Ye.shape[0] != Xe.shape[0]:
+                raise DataError("eval_set must be (X_val, y_val) with the training columns and one y per row.")
+        if self.early_stopping_rounds is not None and not has_eval:
+            raise ConfigError("early_stopping_rounds needs eval_set=(X_val, y_val) to monitor.")
+
+        t0 = time.perf_counter()
+        self.init_particles_ = self._initial(Y, rng, d)
+        self.init_seconds_ = time.perf_counter() - t0
+        learner = TreeLearner(int(self.max_depth), self.max_bins)
+        Xb = learner.prepare(X)
+
+        P = np.repeat(self.init_particles_[None], n, axis=0)
+        Pe = np.repeat(self.init_particles_[None], Xe.shape[0], axis=0) if has_eval else None
+
+        # trace on a display subset: rows evenly spaced in the order of the first feature
+        m = min(n, int(self.display_size))
+        obs = np.sort(np.argsort(X[:, 0], kind="stable")[np.linspace(0, n - 1, m).astype(int)])
+        M = int(self.n_rounds)
+        tr_p = np.full((M + 1, m, N, d), np.nan, dtype=np.float32)
+        tr_train = np.full(M + 1, np.nan)
+        tr_valid = np.full(M + 1, np.nan)
+        tr_mmd = np.full(M + 1, np.nan)
+        tr_sec = np.full(M + 1, np.nan)
+        gauss = tgt.gaussian(Y[obs])
+        like = tgt.has_likelihood
+
+        def record(r, secs):
+            tr_p[r] = P[obs]
+            tr_sec[r] = secs
+            if like:
+                tr_train[r] = self._nll(P, Y)
+                if has_eval:
+                    tr_valid[r] = self._nll(Pe, Ye)
+            if gauss is not None:
+                tr_mmd[r] = float(np.mean(K.mmd2_gaussian_rows(P[obs], gauss[0], gauss[1], 0.025)))
+
+        record(0, 0.0)
+        trees = []
+        best, best_r, stall = np.inf, 0, 0
+        shared = self.tree_sharing == "shared"
+        n_sub = max(1, int(round(self.subsample * n)))
+        fit_secs = 0.0
+        for r in range(1, M + 1):
+            ts = time.perf_counter()
+            V = self._direction(P, Y, rng)
+            if not np.all(np.isfinite(V)):
+                raise DataError(f"WGBoost produced non-finite directions at round {r}; the particles "
+                                f"diverged (lower learning_rate, or use method='ska').")
+            w = None
+            if n_sub < n:
+                w = np.zeros(n)
+                w[rng.permutation(n)[:n_sub]] = 1.0
+            if shared:
+                tree, pred = learner.fit(Xb, V.reshape(n, N * d), w)
+                P += lr * pred.reshape(n, N, d)
+                if has_eval:
+                    Pe += lr * learner.predict(tree, Xe).reshape(-1, N, d)
+            else:
+                tree, pred = learner.fit_many(Xb, np.ascontiguousarray(V.transpose(1, 0, 2)), w)
+                P += lr * pred.transpose(1, 0, 2)
+                if has_eval:
+                    Pe += lr * learner.predict_many(tree, Xe).transpose(1, 0, 2)
+            trees.append(tree)
+            fit_secs += time.perf_counter() - ts
+            record(r, fit_secs)
+            if progress is not None:
+                progress(r, M)
+            if has_eval and like:
+                if tr_valid[r] < best - 1e-12:
+                    best, best_r, stall = tr_valid[r], r, 0
+                else:
+                    stall += 1
+                if self.early_stopping_rounds is not None and stall >= self.early_stopping_rounds:
+                    break
+        n_done = len(trees)
+        self.best_round_ = best_r if (has_eval and like) else n_done
+        keep = self.best_round_ if self.early_stopping_rounds is not None else n_done
+        self.trees_ = trees[:keep]
+        self.n_rounds_ = len(self.trees_)
+        self.fit_seconds_ = fit_secs
+        self._learner = learner
+        rounds = np.arange(n_done + 1)
+        ds = xr.Dataset(
+            {
+                "particles": (("round", "obs", "particle", "param"), tr_p[:n_done + 1]),
+                "train_nll": (("round",), tr_train[:n_done + 1]),
+                "valid_nll": (("round",), tr_valid[:n_done + 1]),
+                "mmd2": (("round",), tr_mmd[:n_done + 1]),
+                "seconds": (("round",), tr_sec[:n_done + 1]),
+                "x": (("obs", "feature"), X[obs]),
+            },
+            coords={"round": rounds, "obs": obs, "particle": np.arange(N), "param": np.arange(d),
+                    "feature": np.arange(X.shape[1])},
+            attrs={"method": self.method, "tree_sharing": self.tree_sharing, "learning_rate": lr,
+                   "bandwidth": float(self.bandwidth), "best_round": int(self.best_round_),
+                   "mmd_bandwidth": 0.025, "target": tgt.name},
+        )
+        if Y.shape[1] >= 1:
+            ds["y"] = (("obs", "ycol"), Y[obs])
+        self.trace_ = ds
+        return self
+
+    # ------------------------------------------------------------------ prediction
+    def _check_fitted(self):
+        if not hasattr(self, "trees_"):
+            raise ConfigError("This WGBoost is not fitted yet; call fit(X, y) first.")
+
+    def _check_predict_X(self, X):
+        self._check_fitted()
+        X = _check_X(X)
+        if X.shape[1] != self.n_features_in_:
+            raise DataError(f"X has {X.shape[1]} features but the model was fitted with {self.n_features_in_}.")
+        return X
+
+    def _tree_pred(self, tree, X):
+        N, d = int(self.n_particles), self.d_
+        if self.tree_sharing == "shared":
+            return self._learner.predict(tree, X).reshape(-1, N, d)
+        return self._learner.predict_many(tree, X).transpose(1, 0, 2)
+
+    def staged_predict_particles(self, X):
+        """Yield the particles (n, N, d) after each boosting round 1..n_rounds_."""
+        X = self._check_predict_X(X)
+        P = np.repeat(self.init_particles_[None], X.shape[0], axis=0)
+        lr = float(self.learning_rate)
+        for tree in self.trees_:
+            P = P + lr * self._tree_pred(tree, X)
+            yield P
+
+    def predict_particles(self, X, n_rounds=None):
+        """Particles of every input after n_rounds (default: all fitted rounds), shape (n, N, d)."""
+        X = self._check_predict_X(X)
+        P = np.repeat(self.init_particles_[None], X.shape[0], axis=0)
+        lr = float(self.learning_rate)
+        for tree in self.trees_[:n_rounds]:
+            P += lr * self._tree_pred(tree, X)
+        return P
+
+    def predict_density(self, X, y_grid):
+        """Predictive p(y | x) = (1/N) sum_n p(y | theta^n(x)) (Bayes model average, eq. 6), shape (n, G)."""
+        P = self.predict_particles(X)
+        yg = np.atleast_1d(np.asarray(y_grid))
+        ll = self.target_.log_likelihood(yg, P)
+        return np.exp(logsumexp(ll, axis=1) - np.log(P.shape[1]))
+
+    def predict_logpdf(self, X, y):
+        """log p(y_i | x_i) of the eq. 6 predictive at each row's own y."""
+        P = self.predict_particles(X)
+        Y = self.target_.prepare_y(y)
+        return logsumexp(self.target_.log_likelihood_rows(Y, P), axis=1) - np.log(P.shape[1])
+
+    def predict_mean(self, X):
+        """Point prediction: the Bayes action under squared loss (mean of the predictive), Section 3.1."""
+        return self.target_.point(self.predict_particles(X))
+
+    predict = predict_mean
+
+    def ood_score(self, X):
+        """OOD score of Section 4.3: 1 / max_j Var_n[q_j^n(x)] (high = in-distribution)."""
+        Q = self.target_.ood_params(self.predict_particles(X))
+        v = Q.var(axis=1).max(axis=1)
+        return 1.0 / np.maximum(v, 1e-300)
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path):
+        """Save the fitted model to an .npz file (no pickle): parameters, initial particles, trees, trace."""
+        self._check_fitted()
+        spec = self.target_.spec()
+        params = {k: v for k, v in self.get_params().items() if k not in ("target", "init")}
+        params["random_state"] = None if self.random_state is None or not np.isscalar(self.random_state) \
+            else int(self.random_state)
+        meta = {"params": params, "target": spec, "n_features_in": int(self.n_features_in_), "d": int(self.d_),
+                "n_rounds_fitted": int(self.n_rounds_), "best_round": int(self.best_round_),
+                "format": "distviz.WGBoost/1"}
+        arrays = trees_to_arrays(self.trees_, self.tree_sharing == "shared")
+        tr = {f"trace__{k}": np.asarray(v.values) for k, v in self.trace_.data_vars.items()}
+        trc = {f"tracec__{k}": np.asarray(v.values) for k, v in self.trace_.coords.items()}
+        np.savez_compressed(path, meta=np.array(json.dumps(meta)), init_particles=self.init_particles_,
+                            trace_attrs=np.array(json.dumps({k: (v if not isinstance(v, np.generic) else v.item())
+                                                             for k, v in self.trace_.attrs.items()})),
+                            **arrays, **tr, **trc)
+
+    @classmethod
+    def load(cls, path, target=None):
+        """Load a model saved by `save`; pass `target` for callable targets, which cannot be stored."""
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+            if meta.get("format") != "distviz.WGBoost/1":
+                raise DataError(f"{path} is not a distviz WGBoost file.")
+            if target is None:
+                if meta["target"] is None:
+                    raise ConfigError("This model used a callable target; pass it again: WGBoost.load(path, target=...).")
+                target = make_target(meta["target"])
+            elif isinstance(target, str):
+                target = make_target(meta["target"] if meta["target"] else target)
+            est = cls(target, **meta["params"])
+            est.target_ = target
+            if getattr(target, "name", "") == "categorical" and meta["target"]:
+                target.K = meta["target"]["n_classes"]
+            est.init_particles_ = z["init_particles"]
+            est.n_features_in_, est.d_ = meta["n_features_in"], meta["d"]
+            est.n_rounds_, est.best_round_ = meta["n_rounds_fitted"], meta["best_round"]
+            est.trees_ = trees_from_arrays({k: z[k] for k in z.files if k.startswith("tree")},
+                                           est.tree_sharing == "shared")
+            est._learner = TreeLearner(int(est.max_depth), est.max_bins)
+            coords = {k[len("tracec__"):]: z[k] for k in z.files if k.startswith("tracec__")}
+            dims = {"particles": ("round", "obs", "particle", "param"), "train_nll": ("round",),
+                    "valid_nll": ("round",), "mmd2": ("round",), "seconds": ("round",), "x": ("obs", "feature"),
+                    "y": ("obs", "ycol")}
+            data = {k[len("trace__"):]: (dims[k[len("trace__"):]], z[k]) for k in z.files if k.startswith("trace__")}
+            est.trace_ = xr.Dataset(data, coords=coords, attrs=json.loads(str(z["trace_attrs"])))
+        return est
