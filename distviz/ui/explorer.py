@@ -1,0 +1,78 @@
+"""The family explorer view: pick a family and familiar parameters, see its density and both coordinates."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from distviz import families
+from distviz.viz import explorer as vx
+
+from .state import qp_key, sync_query_params, user_errors
+
+PAGE = "explore"
+
+FAMILY_HELP = {
+    "poisson": "counts 0, 1, 2, ...; T(y) = y, η = log rate",
+    "bernoulli": "binary 0 / 1; T(y) = y, η = logit p",
+    "normal": "real line; T(y) = (y, y²)",
+    "gamma": "positive reals; T(y) = (log y, y)",
+    "exponential": "positive reals (waiting times); T(y) = y",
+    "categorical": "K classes; T(y) = one-hot of the first K-1 classes",
+    "mvn": "P-variate Normal; T(y) = (y, vech(y yᵀ))",
+}
+
+
+def family_label(name: str) -> str:
+    """'normal — real line; T(y) = (y, y²)' style label for a family selector."""
+    return f"{name} — {FAMILY_HELP[name]}" if name in FAMILY_HELP else name
+
+
+def render_explorer(container=None, *, page: str = PAGE, sync: bool = True) -> None:
+    """Draw the explorer: family + parameter sliders in `container` (default: sidebar), figures in the body."""
+    box = container if container is not None else st.sidebar
+    names = families.available()
+    box.subheader("Family explorer")
+    fam_name = box.selectbox("Family", names, format_func=family_label,
+                             key=qp_key(page, "family", "normal", options=names),
+                             help="The output distribution p(y | η) to explore.")
+    kwargs = {}
+    if fam_name == "categorical":
+        kwargs["K"] = box.slider("Number of classes K", 2, 6, key=qp_key(page, "K", 3, lo=2, hi=6),
+                                 help="Categorical(K) has K-1 natural parameters (logits against the last class).")
+    if fam_name == "mvn":
+        kwargs["P"] = 2
+    with user_errors():
+        family = families.get(fam_name, **kwargs)
+        values = {}
+        for spec in vx.conventional_specs(family):
+            values[spec.name] = box.slider(
+                spec.label, float(spec.lo), float(spec.hi), step=float(spec.step),
+                key=qp_key(page, f"{fam_name}.{spec.name}", float(spec.default), lo=spec.lo, hi=spec.hi),
+                help=spec.help)
+        eta, mean = vx.natural_from_conventional(family, values)
+        col_fig, col_tab = st.columns([3, 2], gap="medium")
+        with col_fig:
+            st.plotly_chart(vx.density_figure(family, eta), width="stretch", key=f"{page}.density")
+        with col_tab:
+            st.markdown(f"**{family.describe()}**")
+            st.markdown("Natural parameters **η** and mean parameters **η\\* = ∇A(η) = E[T(y)]**, "
+                        "one row per sufficient statistic:")
+            st.dataframe(vx.parameter_table(family, eta), hide_index=True, width="stretch")
+            nums = vx.summary_numbers(family, eta)
+            cols = st.columns(len(nums))
+            for c, (k, v) in zip(cols, nums.items()):
+                c.metric(k, f"{v:.4g}")
+    if sync:
+        sync_query_params(page)
+
+
+EXPLAINER = """
+**What am I looking at?** An exponential family writes every distribution as
+p(y | η) = h(y) exp(⟨η, T(y)⟩ − A(η)). The same distribution has two coordinates:
+the **natural parameters η** (what NGD boosting adds trees to) and the **mean parameters
+η\\* = ∇A(η) = E[T(y)]** (what MGD / mirror boosting adds trees to). Move the sliders: the plot
+shows the density (continuous families) or the probability mass function (discrete families) with a
+histogram of random draws from `family.sample`; the table shows η and η\\* side by side, computed by
+the library's own `to_natural` / `to_mean` maps. A(η) is the log-partition function and A\\*(η\\*) its
+Legendre conjugate (the negative generalised entropy).
+"""

@@ -1,0 +1,117 @@
+"""Real-browser check: Playwright drives Debian's Chromium against `streamlit run app.py` on 127.0.0.1.
+
+Every page is opened, the test waits for its plots, takes a screenshot into `.screenshots/`
+(git-ignored), and fails when a request leaves 127.0.0.1 or the page shows an exception.
+Skipped with a reason when chromium or playwright is absent.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[1]
+SHOTS = ROOT / ".screenshots"
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+#: (url path, name of the screenshot, minimum number of plotly charts to wait for)
+PAGES = [
+    ("", "explorer", 1),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    """Start `streamlit run app.py` on a free 127.0.0.1 port; stop it by its PID afterwards."""
+    if CHROMIUM is None:
+        pytest.skip("Debian's chromium is not installed (apt-get install -y chromium); the browser test needs it")
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+    port = _free_port()
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
+           "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.3)
+            if proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited early:\n{proc.stdout.read().decode()}")
+        else:
+            raise RuntimeError("streamlit did not answer within 60 s")
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """A headless Chromium launched through Playwright (never downloads a browser)."""
+    if CHROMIUM is None:
+        pytest.skip("Debian's chromium is not installed (apt-get install -y chromium); the browser test needs it")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+def open_page(browser, url: str, n_plots: int, shot: Path, timeout_ms: int = 45000) -> dict:
+    """Open `url`, wait for the app to settle and `n_plots` plotly charts, screenshot; return what was seen."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = ctx.new_page()
+    requests = []
+    page.on("request", lambda req: requests.append(req.url))
+    t0 = time.perf_counter()
+    page.goto(url, wait_until="domcontentloaded")
+    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)
+    # the app is busy while the status widget is shown; wait until it has gone and the charts are drawn
+    page.wait_for_function(
+        """(n) => !document.querySelector('[data-testid="stStatusWidget"]')
+                 && document.querySelectorAll('.js-plotly-plot .main-svg').length >= n""",
+        arg=n_plots, timeout=timeout_ms, polling=200)
+    first_paint = time.perf_counter() - t0
+    page.wait_for_timeout(600)
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shot), full_page=True)
+    n_exc = page.locator('[data-testid="stException"]').count()
+    exc_text = page.locator('[data-testid="stException"]').all_inner_texts() if n_exc else []
+    ctx.close()
+    return {"requests": requests, "exceptions": exc_text, "first_paint": first_paint}
+
+
+@pytest.mark.parametrize("path,name,n_plots", PAGES, ids=[p[1] for p in PAGES])
+def test_page_in_browser(server, browser, path, name, n_plots):
+    seen = open_page(browser, f"{server}/{path}", n_plots, SHOTS / f"{name}.png")
+    outside = [u for u in seen["requests"]
+               if urlparse(u).scheme in ("http", "https", "ws", "wss") and urlparse(u).hostname != "127.0.0.1"]
+    assert not outside, f"requests left 127.0.0.1: {outside[:5]}"
+    assert not seen["exceptions"], f"page {name!r} shows an exception: {seen['exceptions'][0][:500]}"
