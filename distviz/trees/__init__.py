@@ -1,1 +1,13 @@
-"""distviz.trees."""
+"""distviz.trees: fast histogram regression trees with vector leaves that record every split gain.
+
+``Binner`` quantises features once; ``HistTree`` grows one tree (criterion "variance" = Gain^reg or
+"entropy" = Gain^ent of mirror_vs_natural_boosting.tex); ``fit_many`` grows B trees sharing X in one
+call (WGBoost's particle trees) or one shared multi-output tree.
+"""
+
+from .binning import BinnedX, Binner
+from .forest import Forest, SharedForest, fit_many
+from .nodes import TreeNodes
+from .tree import HistTree
+
+__all__ = ["Binner", "BinnedX", "HistTree", "TreeNodes", "fit_many", "Forest", "SharedForest"]

@@ -1,0 +1,175 @@
+"""Feature quantisation: raw features -> small integer bin codes, computed once per boosting fit.
+
+A feature with ``n_bins`` bins has ``n_bins - 1`` finite upper edges ``e_0 < ... < e_{n_bins-2}``
+(the last bin is unbounded above).  A raw value ``x`` gets the code ``#{b : e_b < x}``, so that
+``code <= b`` holds exactly when ``x <= e_b``: a split "bins 0..b go left" is the raw rule
+``x <= threshold`` with ``threshold = e_b``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit, prange
+
+from distviz.errors import ConfigError, DataError
+
+__all__ = ["Binner", "BinnedX"]
+
+_SUBSAMPLE = 200_000
+
+
+def _check_X(X, name: str = "X") -> np.ndarray:
+    """Validate a raw feature matrix and return it as a 2-D float64 array."""
+    try:
+        X = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{name} must be numeric; convert it to a float array first ({exc}).") from None
+    if X.ndim == 1:
+        X = X[:, None]
+    if X.ndim != 2:
+        raise DataError(f"{name} must be a 2-D array of shape (n_samples, n_features), got {X.ndim} dimensions.")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise DataError(f"{name} is empty (shape {X.shape}); pass at least one row and one feature.")
+    if not np.isfinite(X).all():
+        raise DataError(f"{name} contains NaN or infinite values; impute or drop those rows before fitting a tree.")
+    return X
+
+
+@njit(cache=True, parallel=True)
+def _bin_codes(X, edges, n_edges, out):
+    """Write the bin code of every value of X (n, p) into out (p, n): the number of edges below x."""
+    n, p = X.shape
+    for f in prange(p):
+        m = n_edges[f]
+        e = edges[f]
+        for i in range(n):
+            x = X[i, f]
+            lo = 0
+            hi = m
+            while lo < hi:  # first edge >= x
+                mid = (lo + hi) >> 1
+                if e[mid] < x:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            out[f, i] = lo
+
+
+@dataclass(frozen=True, eq=False)
+class BinnedX:
+    """Bin codes of a feature matrix plus the Binner that made them (pass it to HistTree.fit to skip re-binning)."""
+
+    codes_T: np.ndarray  # (p, n) uint8/uint16, C-contiguous: one contiguous row of codes per feature
+    binner: "Binner"
+
+    @property
+    def codes(self) -> np.ndarray:
+        """Bin codes as an (n, p) array (a Fortran-ordered view)."""
+        return self.codes_T.T
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(n_samples, n_features)."""
+        return (self.codes_T.shape[1], self.codes_T.shape[0])
+
+    def __len__(self) -> int:
+        return self.codes_T.shape[1]
+
+    def take(self, idx) -> "BinnedX":
+        """Rows idx of these codes (e.g. a bootstrap or a validation split), same binner."""
+        return BinnedX(np.ascontiguousarray(self.codes_T[:, idx]), self.binner)
+
+
+class Binner:
+    """Quantile binning of each feature, fitted once and reused (``max_bins="exact"``: one bin per distinct value)."""
+
+    def __init__(self, max_bins=255, subsample: int | None = _SUBSAMPLE, random_state=0):
+        self.max_bins = max_bins
+        self.subsample = subsample
+        self.random_state = random_state
+
+    def get_params(self, deep: bool = True) -> dict:
+        """Constructor parameters (scikit-learn style)."""
+        return {"max_bins": self.max_bins, "subsample": self.subsample, "random_state": self.random_state}
+
+    def set_params(self, **params) -> "Binner":
+        """Set constructor parameters (scikit-learn style)."""
+        for k, v in params.items():
+            if k not in self.get_params():
+                raise ConfigError(f"Binner has no parameter {k!r}; valid ones are {sorted(self.get_params())}.")
+            setattr(self, k, v)
+        return self
+
+    def _max_bins(self) -> int | None:
+        mb = self.max_bins
+        if isinstance(mb, str):
+            if mb != "exact":
+                raise ConfigError(f"max_bins must be an integer in [2, 65536] or 'exact', got {mb!r}.")
+            return None
+        if not (isinstance(mb, (int, np.integer)) and 2 <= mb <= 65536):
+            raise ConfigError(f"max_bins must be an integer in [2, 65536] or 'exact', got {mb!r}.")
+        return int(mb)
+
+    def fit(self, X, sample_weight=None) -> "Binner":
+        """Compute the bin edges of every feature (rows with zero sample_weight are ignored)."""
+        X = _check_X(X)
+        max_bins = self._max_bins()
+        if sample_weight is not None:
+            w = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
+            if w.shape[0] != X.shape[0]:
+                raise DataError(f"sample_weight has {w.shape[0]} entries but X has {X.shape[0]} rows; pass one weight per row.")
+            if (w > 0).any() and not (w > 0).all():
+                X = X[w > 0]
+        n, p = X.shape
+        if max_bins is not None and self.subsample is not None and n > self.subsample:
+            rng = np.random.default_rng(self.random_state)
+            X = X[rng.choice(n, self.subsample, replace=False)]
+        edges = []
+        for f in range(p):  # once per fit, not in a hot path
+            u = np.unique(X[:, f])
+            if max_bins is None or u.size <= max_bins:
+                e = 0.5 * (u[:-1] + u[1:])
+                e = np.where(e < u[1:], e, u[:-1])  # adjacent floats: the midpoint may round up
+                if max_bins is None and u.size > 65536:
+                    raise ConfigError(
+                        f"feature {f} has {u.size} distinct values, more than the 65536 bins 'exact' mode supports; "
+                        "use an integer max_bins such as 255."
+                    )
+            else:
+                q = np.linspace(0.0, 100.0, max_bins + 1)[1:-1]
+                e = np.unique(np.percentile(X[:, f], q, method="midpoint"))
+                e = e[e < u[-1]]  # an edge at the maximum would leave an empty last bin
+            edges.append(np.ascontiguousarray(e, dtype=np.float64))
+        self.bin_thresholds_ = edges
+        self.n_bins_ = np.array([e.size + 1 for e in edges], dtype=np.int64)
+        self.n_features_in_ = p
+        nb_max = int(self.n_bins_.max())
+        table = np.full((p, max(nb_max - 1, 1)), np.inf)
+        for f, e in enumerate(edges):
+            table[f, : e.size] = e
+        self._edge_table = table
+        # thresholds indexed by (feature, bin): the upper edge of bin b (+inf for the last bin)
+        self.threshold_table_ = np.concatenate([table[:, : nb_max - 1], np.full((p, 1), np.inf)], axis=1)
+        self.code_dtype_ = np.uint8 if nb_max <= 256 else np.uint16
+        return self
+
+    def transform(self, X) -> BinnedX:
+        """Bin codes of X (values beyond the fitted range fall into the first / last bin)."""
+        if not hasattr(self, "n_bins_"):
+            raise ConfigError("this Binner is not fitted yet; call fit(X) before transform(X).")
+        if isinstance(X, BinnedX):
+            if X.binner is not self:
+                raise DataError("X was binned by a different Binner; pass raw X or codes made by this Binner.")
+            return X
+        X = _check_X(X)
+        if X.shape[1] != self.n_features_in_:
+            raise DataError(f"X has {X.shape[1]} features but the binner was fitted on {self.n_features_in_}; pass the same columns.")
+        out = np.empty((X.shape[1], X.shape[0]), dtype=self.code_dtype_)
+        _bin_codes(X, self._edge_table, self.n_bins_ - 1, out)
+        return BinnedX(out, self)
+
+    def fit_transform(self, X, sample_weight=None) -> BinnedX:
+        """fit(X) then transform(X)."""
+        return self.fit(X, sample_weight=sample_weight).transform(X)

@@ -1,0 +1,330 @@
+"""HistTree: a histogram-binned regression tree with vector leaves that records every split gain."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from distviz.errors import ConfigError, DataError
+
+from .binning import BinnedX, Binner, _check_X
+from .grower import grow_entropy, grow_single, node_sums
+from .histogram import row_stats
+from .nodes import TreeNodes
+from .predictor import apply_binned, apply_raw
+
+__all__ = ["HistTree"]
+
+_PARAMS = ("max_depth", "max_leaves", "min_weight_leaf", "min_samples_leaf", "l2", "criterion", "max_bins")
+
+
+def _check_params(max_depth, max_leaves, min_weight_leaf, min_samples_leaf, l2, criterion):
+    """Validate tree parameters; returns (depth, leaves) as ints with 'unlimited' made large."""
+    if max_depth is None and max_leaves is None:
+        raise ConfigError("set max_depth or max_leaves (or both); an unlimited tree is not supported.")
+    if max_depth is not None and not (isinstance(max_depth, (int, np.integer)) and max_depth >= 0):
+        raise ConfigError(f"max_depth must be a non-negative integer or None, got {max_depth!r}.")
+    if max_leaves is not None and not (isinstance(max_leaves, (int, np.integer)) and max_leaves >= 1):
+        raise ConfigError(f"max_leaves must be a positive integer or None, got {max_leaves!r}.")
+    if not (np.isscalar(min_weight_leaf) and min_weight_leaf >= 0):
+        raise ConfigError(f"min_weight_leaf must be a non-negative number, got {min_weight_leaf!r}.")
+    if not (isinstance(min_samples_leaf, (int, np.integer)) and min_samples_leaf >= 1):
+        raise ConfigError(f"min_samples_leaf must be an integer >= 1, got {min_samples_leaf!r}.")
+    if not (np.isscalar(l2) and l2 >= 0):
+        raise ConfigError(f"l2 must be a non-negative number, got {l2!r}.")
+    if criterion not in ("variance", "entropy"):
+        raise ConfigError(f"criterion must be 'variance' or 'entropy', got {criterion!r}.")
+    depth = 62 if max_depth is None else min(int(max_depth), 62)
+    leaves = (1 << 62) if max_leaves is None else int(max_leaves)
+    return depth, leaves
+
+
+def _capacity(depth: int, leaves: int, n_pos: int) -> int:
+    """Maximal number of nodes of a tree with these limits."""
+    cap = min(leaves, (1 << depth) if depth < 62 else leaves, max(n_pos, 1))
+    return 2 * cap - 1
+
+
+def _bin_input(X, binner_or_max_bins, sample_weight=None):
+    """(codes_T, binner) from raw X (fitting a new Binner) or from a BinnedX."""
+    if isinstance(X, BinnedX):
+        return X.codes_T, X.binner
+    binner = Binner(binner_or_max_bins).fit(X, sample_weight=sample_weight)
+    return binner.transform(X).codes_T, binner
+
+
+def _check_targets(R, n: int, name: str = "R") -> np.ndarray:
+    """Targets as a C-contiguous float64 (n, K) array."""
+    R = np.asarray(R, dtype=np.float64)
+    if R.ndim == 1:
+        R = R[:, None]
+    if R.ndim != 2 or R.shape[0] != n:
+        raise DataError(f"{name} must have shape (n,) or (n, K) with n = {n} rows of X, got {R.shape}.")
+    if not np.isfinite(R).all():
+        raise DataError(f"{name} contains NaN or infinite values; fix the targets before fitting the tree.")
+    return np.ascontiguousarray(R)
+
+
+def _check_weight(sample_weight, n: int) -> np.ndarray:
+    """Sample weights as a float64 (n,) array (ones when None)."""
+    if sample_weight is None:
+        return np.ones(n)
+    w = np.ascontiguousarray(sample_weight, dtype=np.float64).reshape(-1)
+    if w.shape[0] != n:
+        raise DataError(f"sample_weight has {w.shape[0]} entries but X has {n} rows; pass one weight per row.")
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise DataError("sample_weight must be finite and non-negative; remove NaN or negative weights.")
+    if not w.sum() > 0:
+        raise DataError("sample_weight sums to zero; give at least one row a positive weight.")
+    return w
+
+
+def _conjugate_values(family, mean: np.ndarray) -> np.ndarray:
+    """A*(mean) for every row of mean, NaN where the family cannot evaluate it."""
+    with np.errstate(all="ignore"):
+        return np.asarray(family.conjugate(mean), dtype=np.float64).reshape(-1)
+
+
+def _entropy_gains(family, GT, train_leaf, left, right, n_nodes, W_root):
+    """Gain^ent of every internal node from the leaf of every row (NaN for leaves)."""
+    S = node_sums(train_leaf, GT, left, right, n_nodes)
+    W = S[:, 0]
+    with np.errstate(all="ignore"):
+        a = _conjugate_values(family, S[:, 2:] / W[:, None]) * W
+        out = np.full(n_nodes, np.nan)
+        internal = left >= 0
+        out[internal] = (a[left[internal]] + a[right[internal]] - a[internal]) / W_root
+    return out
+
+
+class HistTree:
+    """Histogram regression tree for vector targets; records Gain^reg (and Gain^ent with a family) of every split.
+
+    Leaf values are the weighted means ``S_C / (W_C + l2)`` of the targets; splits maximise Gain^reg
+    (criterion="variance") or Gain^ent (criterion="entropy", needs family and T); see splitting.py
+    for the formulas (mirror_vs_natural_boosting.tex, "Split criterion from leaf predictions" and
+    "Entropy and the exact leafwise NLL criterion").  ``min_weight_leaf`` is an absolute weight
+    (like LightGBM's min_sum_hessian_in_leaf); ``min_samples_leaf`` counts rows with positive weight.
+    """
+
+    def __init__(
+        self,
+        max_depth=3,
+        max_leaves=None,
+        min_weight_leaf=1e-3,
+        min_samples_leaf=1,
+        l2=0.0,
+        criterion="variance",
+        max_bins=255,
+    ):
+        self.max_depth = max_depth
+        self.max_leaves = max_leaves
+        self.min_weight_leaf = min_weight_leaf
+        self.min_samples_leaf = min_samples_leaf
+        self.l2 = l2
+        self.criterion = criterion
+        self.max_bins = max_bins
+
+    # -- scikit-learn style parameters -------------------------------------------------------
+    def get_params(self, deep: bool = True) -> dict:
+        """Constructor parameters."""
+        return {k: getattr(self, k) for k in _PARAMS}
+
+    def set_params(self, **params) -> "HistTree":
+        """Set constructor parameters."""
+        for k, v in params.items():
+            if k not in _PARAMS:
+                raise ConfigError(f"HistTree has no parameter {k!r}; valid ones are {list(_PARAMS)}.")
+            setattr(self, k, v)
+        return self
+
+    def __repr__(self) -> str:
+        return "HistTree(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in _PARAMS) + ")"
+
+    # -- fitting -------------------------------------------------------------------------------
+    def fit(self, X, R, sample_weight=None, family=None, T=None) -> "HistTree":
+        """Grow the tree on raw X or a BinnedX, targets R (n,) or (n, K); with family and T also record Gain^ent."""
+        depth, leaves = _check_params(
+            self.max_depth, self.max_leaves, self.min_weight_leaf, self.min_samples_leaf, self.l2, self.criterion
+        )
+        if isinstance(X, BinnedX):
+            codes_T, binner = X.codes_T, X.binner
+            n = codes_T.shape[1]
+            R = _check_targets(R, n)
+            w = _check_weight(sample_weight, n)
+        else:
+            X = _check_X(X)
+            n = X.shape[0]
+            R = _check_targets(R, n)
+            w = _check_weight(sample_weight, n)
+            binner = Binner(self.max_bins).fit(X, sample_weight=sample_weight)
+            codes_T = binner.transform(X).codes_T
+        if T is not None:
+            T = _check_targets(T, n, "T")
+        if (family is None) != (T is None):
+            raise ConfigError("pass both family and T (the rows' sufficient statistics) or neither.")
+        if self.criterion == "entropy" and family is None:
+            raise ConfigError("criterion='entropy' needs family and T; pass them to fit or use criterion='variance'.")
+        n_pos = int(np.count_nonzero(w)) if sample_weight is not None else n
+        M = _capacity(depth, leaves, n_pos)
+        nb = binner.n_bins_
+        nb_max = int(nb.max())
+        min_w = float(self.min_weight_leaf)
+        min_cnt = float(self.min_samples_leaf)
+        l2 = float(self.l2)
+        if self.criterion == "variance":
+            nn, feature, split_bin, left, right, dep, gain, sums, feat_gain, train_leaf = grow_single(
+                codes_T, nb, nb_max, R, w, M, depth, leaves, min_w, min_cnt, l2, True
+            )
+            sums = sums[:nn]
+            gain_reg = gain[:nn]
+            gain = gain_reg
+            GT = None
+        else:
+            GT = row_stats(T, w)
+            nn, feature, split_bin, left, right, dep, gain, feat_gain, train_leaf = grow_entropy(
+                codes_T, nb, nb_max, GT, family.conjugate, M, depth, leaves, min_w, min_cnt
+            )
+            left, right = left[:nn], right[:nn]
+            sums = node_sums(train_leaf, row_stats(R, w), left, right, nn)
+            gain = gain[:nn]
+            gain_reg = _reg_gains(sums, left[:nn], right[:nn], l2)
+        self.binner_ = binner
+        self.n_outputs_ = R.shape[1]
+        self.n_features_in_ = codes_T.shape[0]
+        self._feature = feature[:nn]
+        self._bin = split_bin[:nn]
+        self._left = left[:nn]
+        self._right = right[:nn]
+        self._depth = dep[:nn]
+        self._sums = sums
+        self._gain = gain
+        self._gain_reg = gain_reg
+        self._feat_gain = feat_gain[:nn]
+        self._threshold = None
+        self.value_ = sums[:, 2:] / (sums[:, :1] + l2)
+        self.train_leaf_ = train_leaf
+        if family is not None:
+            GT = row_stats(T, w) if GT is None else GT
+            self._gain_ent = _entropy_gains(family, GT, train_leaf, self._left, self._right, nn, float(w.sum()))
+        else:
+            self._gain_ent = None
+        self._nodes = None
+        return self
+
+    # -- fitted structure ----------------------------------------------------------------------
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "value_"):
+            raise ConfigError("this HistTree is not fitted yet; call fit(X, R) first.")
+
+    @property
+    def node_count_(self) -> int:
+        """Number of nodes."""
+        self._check_fitted()
+        return int(self._left.shape[0])
+
+    @property
+    def n_leaves_(self) -> int:
+        """Number of leaves."""
+        self._check_fitted()
+        return int(np.count_nonzero(self._left < 0))
+
+    @property
+    def depth_(self) -> int:
+        """Depth of the deepest leaf (0 for a single-leaf tree)."""
+        self._check_fitted()
+        return int(self._depth.max())
+
+    @property
+    def leaf_ids_(self) -> np.ndarray:
+        """Node ids of the leaves, increasing (the order set_leaf_values expects)."""
+        self._check_fitted()
+        return np.flatnonzero(self._left < 0)
+
+    @property
+    def threshold_(self) -> np.ndarray:
+        """Raw-unit threshold of every node (NaN for leaves)."""
+        self._check_fitted()
+        if self._threshold is None:
+            thr = np.full(self._feature.shape[0], np.nan)
+            internal = self._left >= 0
+            thr[internal] = self.binner_.threshold_table_[self._feature[internal], self._bin[internal]]
+            self._threshold = thr
+        return self._threshold
+
+    @property
+    def train_predict_(self) -> np.ndarray:
+        """Predictions (n, K) on the training rows, without re-traversing the tree."""
+        self._check_fitted()
+        return self.value_[self.train_leaf_]
+
+    @property
+    def nodes_(self) -> TreeNodes:
+        """The node table (see TreeNodes)."""
+        self._check_fitted()
+        if self._nodes is None or self._nodes.value is not self.value_:
+            nn = self.node_count_
+            leaf = self._left < 0
+            gain_ent = self._gain_ent if self._gain_ent is not None else np.full(nn, np.nan)
+            self._nodes = TreeNodes(
+                feature=np.where(leaf, -1, self._feature),
+                threshold=self.threshold_,
+                bin=np.where(leaf, -1, self._bin),
+                left=self._left,
+                right=self._right,
+                is_leaf=leaf,
+                depth=self._depth,
+                weight=self._sums[:, 0].copy(),
+                n_samples=self._sums[:, 1].astype(np.int64),
+                value=self.value_,
+                gain=np.where(leaf, np.nan, self._gain),
+                gain_reg=np.where(leaf, np.nan, self._gain_reg),
+                gain_ent=gain_ent,
+                feature_gains=np.where(leaf[:, None], np.nan, self._feat_gain),
+            )
+        return self._nodes
+
+    def set_leaf_values(self, values) -> "HistTree":
+        """Replace the leaf values: (n_leaves_, K) in leaf_ids_ order, or (node_count_, K) indexed by node id."""
+        self._check_fitted()
+        v = np.asarray(values, dtype=np.float64)
+        if v.ndim == 1:
+            v = v[:, None]
+        leaves = self.leaf_ids_
+        K = self.n_outputs_
+        new = self.value_.copy()
+        if v.shape == (self.node_count_, K):
+            new[leaves] = v[leaves]
+        elif v.shape == (leaves.size, K):
+            new[leaves] = v
+        else:
+            raise DataError(
+                f"leaf values must have shape ({leaves.size}, {K}) (one row per leaf) or ({self.node_count_}, {K}), got {v.shape}."
+            )
+        self.value_ = new
+        return self
+
+    # -- prediction ------------------------------------------------------------------------------
+    def apply(self, X) -> np.ndarray:
+        """Leaf id of every row of raw X or of a BinnedX made by this tree's binner."""
+        self._check_fitted()
+        if isinstance(X, BinnedX):
+            if X.binner is not self.binner_:
+                raise DataError("X was binned by a different Binner than the tree's; pass raw X or codes from tree.binner_.")
+            return apply_binned(X.codes_T, self._feature, self._bin, self._left, self._right)
+        X = _check_X(X)
+        if X.shape[1] != self.n_features_in_:
+            raise DataError(f"X has {X.shape[1]} features but the tree was fitted on {self.n_features_in_}; pass the same columns.")
+        return apply_raw(X, self._feature, self.threshold_, self._left, self._right)
+
+    def predict(self, X) -> np.ndarray:
+        """Leaf values (n, K) for raw X or a BinnedX."""
+        return self.value_[self.apply(X)]
+
+
+def _reg_gains(sums, left, right, l2):
+    """Gain^reg (regularised form) of every internal node from the node sums (NaN for leaves)."""
+    t = (sums[:, 2:] ** 2).sum(axis=1) / (sums[:, 0] + l2)
+    out = np.full(sums.shape[0], np.nan)
+    internal = left >= 0
+    out[internal] = t[left[internal]] + t[right[internal]] - t[internal]
+    return out

@@ -1,0 +1,394 @@
+"""Tests of distviz.trees: exactness against scikit-learn, recorded gains, weights, batching, binning."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.tree import DecisionTreeRegressor
+
+from distviz.errors import ConfigError, DataError
+from distviz.trees import BinnedX, Binner, HistTree, fit_many
+
+
+# -- small local families (A* only): the protocol is family.conjugate(mean (m, d)) -> (m,) ----------
+class LocalPoisson:
+    """Poisson with T = y: A*(m) = m log m - m."""
+
+    def conjugate(self, mean):
+        m = np.asarray(mean)[:, 0]
+        return np.where(m > 0, m * np.log(np.where(m > 0, m, 1.0)), 0.0) - m
+
+
+class LocalNormal:
+    """Normal with T = (y, y^2): A*(m) = -1/2 log(2 pi e (m2 - m1^2))."""
+
+    def conjugate(self, mean):
+        m = np.asarray(mean)
+        return -0.5 * np.log(2 * np.pi * np.e * (m[:, 1] - m[:, 0] ** 2))
+
+
+class Quadratic:
+    """A*(m) = |m|^2: then W * Gain^ent is exactly Gain^reg with T = R."""
+
+    def conjugate(self, mean):
+        return (np.asarray(mean) ** 2).sum(axis=1)
+
+
+def _poisson_families():
+    fams = [LocalPoisson()]
+    try:  # the project's own family, when present
+        from distviz.families import Poisson
+
+        fams.append(Poisson())
+    except ImportError:
+        pass
+    return fams
+
+
+def _f32(a):
+    """Values exactly representable in float32 (scikit-learn trees work in float32)."""
+    return np.asarray(a, dtype=np.float32).astype(np.float64)
+
+
+def _data(rng, n=300, p=4, K=3, discrete=False):
+    if discrete:
+        X = rng.integers(0, 6, size=(n, p)).astype(np.float64)
+    else:
+        X = _f32(rng.normal(size=(n, p)))
+    R = np.sin(X[:, :1] * 1.7) + X[:, 1:2] * np.arange(1, K + 1) + rng.normal(scale=0.5, size=(n, K))
+    w = rng.uniform(0.2, 3.0, size=n)
+    return X, R, w
+
+
+def _wsse(pred, R, w):
+    return float((w[:, None] * (R - pred) ** 2).sum())
+
+
+def _members(tree, X):
+    """Boolean membership (n_nodes, n) of every row in every node, by descending the raw thresholds."""
+    nodes = tree.nodes_
+    M = np.zeros((nodes.n_nodes, X.shape[0]), dtype=bool)
+    M[0] = True
+    for j in range(nodes.n_nodes):
+        if not nodes.is_leaf[j]:
+            go_left = X[:, nodes.feature[j]] <= nodes.threshold[j]
+            M[nodes.left[j]] = M[j] & go_left
+            M[nodes.right[j]] = M[j] & ~go_left
+    return M
+
+
+# -- exactness against scikit-learn -------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "seed, depth, msl, mwf, discrete",
+    [(0, 3, 1, 0.0, False), (1, 4, 5, 0.0, False), (2, 3, 1, 0.05, False), (3, 5, 3, 0.02, True), (4, 1, 1, 0.0, False)],
+)
+def test_exact_mode_matches_sklearn(seed, depth, msl, mwf, discrete):
+    rng = np.random.default_rng(seed)
+    X, R, w = _data(rng, discrete=discrete)
+    sk = DecisionTreeRegressor(
+        criterion="squared_error", max_depth=depth, min_samples_leaf=msl, min_weight_fraction_leaf=mwf, random_state=0
+    ).fit(X, R, sample_weight=w)
+    ours = HistTree(max_depth=depth, max_bins="exact", min_samples_leaf=msl, min_weight_leaf=mwf * w.sum()).fit(
+        X, R, sample_weight=w
+    )
+    p_sk = sk.predict(X).reshape(len(X), -1)
+    p_ours = ours.predict(X)
+    assert p_ours.shape == R.shape
+    if not np.allclose(p_sk, p_ours, rtol=0, atol=1e-9):  # ties broken differently: same quality
+        assert _wsse(p_ours, R, w) == pytest.approx(_wsse(p_sk, R, w), rel=1e-9)
+    assert ours.n_leaves_ == sk.get_n_leaves()
+    assert ours.depth_ == sk.get_depth()
+
+
+def test_exact_mode_single_output_and_1d_targets():
+    rng = np.random.default_rng(7)
+    X, R, w = _data(rng, n=200, K=1)
+    sk = DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, R[:, 0], sample_weight=w)
+    ours = HistTree(max_depth=3, max_bins="exact", min_weight_leaf=0.0).fit(X, R[:, 0], sample_weight=w)
+    assert ours.predict(X).shape == (200, 1)
+    np.testing.assert_allclose(ours.predict(X)[:, 0], sk.predict(X), atol=1e-9)
+
+
+# -- recorded gains ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("l2", [0.0, 2.5])
+def test_gain_reg_is_weighted_sse_reduction(l2):
+    rng = np.random.default_rng(11)
+    X, R, w = _data(rng, n=250, K=3)
+    tree = HistTree(max_depth=3, max_bins=32, l2=l2).fit(X, R, sample_weight=w)
+    nodes = tree.nodes_
+    M = _members(tree, X)
+
+    def penalised_sse(mask):  # min_v sum w |R - v|^2 + l2 |v|^2, attained at v = S / (W + l2)
+        W = w[mask].sum()
+        S = (w[mask, None] * R[mask]).sum(axis=0)
+        v = S / (W + l2)
+        return (w[mask, None] * (R[mask] - v) ** 2).sum() + l2 * (v**2).sum(), v
+
+    internal = np.flatnonzero(~nodes.is_leaf)
+    assert internal.size == 7
+    for j in internal:
+        sj, vj = penalised_sse(M[j])
+        sl, _ = penalised_sse(M[nodes.left[j]])
+        sr, _ = penalised_sse(M[nodes.right[j]])
+        assert nodes.gain_reg[j] == pytest.approx(sj - sl - sr, rel=1e-9, abs=1e-9)
+        assert nodes.gain[j] == nodes.gain_reg[j]
+        np.testing.assert_allclose(nodes.value[j], vj, rtol=1e-12, atol=1e-12)
+        assert nodes.weight[j] == pytest.approx(w[M[j]].sum(), rel=1e-12)
+        assert nodes.n_samples[j] == M[j].sum()
+        # the chosen split is the best one on its own feature
+        assert nodes.feature_gains[j, nodes.feature[j]] == pytest.approx(nodes.gain[j], rel=1e-12)
+        assert nodes.gain[j] >= np.nanmax(nodes.feature_gains[j]) * (1 - 1e-12)
+    if l2 == 0.0:  # the paper's form W_L |Rbar_L|^2 + W_R |Rbar_R|^2 - W_J |Rbar_J|^2
+        for j in internal:
+            L, Rr = nodes.left[j], nodes.right[j]
+            form = sum(nodes.weight[c] * (nodes.value[c] ** 2).sum() for c in (L, Rr)) - nodes.weight[j] * (
+                nodes.value[j] ** 2
+            ).sum()
+            assert nodes.gain_reg[j] == pytest.approx(form, rel=1e-9)
+    assert np.isnan(nodes.gain_ent).all()
+
+
+@pytest.mark.parametrize("family", _poisson_families(), ids=lambda f: type(f).__module__ + "." + type(f).__name__)
+def test_gain_ent_root_equals_poisson_nll_drop(family):
+    rng = np.random.default_rng(5)
+    n = 400
+    X = rng.uniform(-2, 2, size=(n, 3))
+    y = rng.poisson(np.exp(0.8 * X[:, 0] - 0.3 * X[:, 1])).astype(float)
+    w = rng.uniform(0.5, 2.0, size=n)
+    R = y - y.mean()
+    tree = HistTree(max_depth=2).fit(X, R, sample_weight=w, family=family, T=y[:, None])
+    nodes = tree.nodes_
+    M = _members(tree, X)
+
+    def refit_nll(mask):  # weighted NLL with the leafwise MLE rate (carrier term included; it cancels)
+        lam = np.average(y[mask], weights=w[mask])
+        return -(w[mask] * stats.poisson.logpmf(y[mask], lam)).sum()
+
+    W = w.sum()
+    for j in np.flatnonzero(~nodes.is_leaf):
+        drop = (refit_nll(M[j]) - refit_nll(M[nodes.left[j]]) - refit_nll(M[nodes.right[j]])) / W
+        assert nodes.gain_ent[j] == pytest.approx(drop, rel=1e-9, abs=1e-12)
+    assert np.isnan(nodes.gain_ent[nodes.is_leaf]).all()
+
+
+def _root_candidates(X, T, w, conj, min_cnt=1):
+    """All root splits (feature, threshold) with Gain^ent computed directly, on distinct values."""
+    W = w.sum()
+    aJ = conj((w @ T / W)[None])[0]
+    out = []
+    for f in range(X.shape[1]):
+        u = np.unique(X[:, f])
+        for thr in 0.5 * (u[:-1] + u[1:]):
+            L = X[:, f] <= thr
+            if L.sum() < min_cnt or (~L).sum() < min_cnt:
+                continue
+            g = 0.0
+            for m in (L, ~L):
+                Wm = w[m].sum()
+                g += Wm * conj((w[m] @ T[m] / Wm)[None])[0]
+            out.append(((g - W * aJ) / W, f, thr))
+    return out
+
+
+def test_entropy_criterion_picks_the_best_gain_ent_split():
+    rng = np.random.default_rng(8)
+    n = 120
+    X = np.round(rng.uniform(-2, 2, size=(n, 2)), 2)
+    y = rng.normal(0.0, np.exp(0.7 * X[:, 1]))  # the scale, not the mean, depends on x_1
+    T = np.stack([y, y * y], axis=1)
+    w = rng.uniform(0.5, 2.0, size=n)
+    fam = LocalNormal()
+    tree = HistTree(max_depth=2, max_bins="exact", criterion="entropy", min_samples_leaf=5).fit(
+        X, y, sample_weight=w, family=fam, T=T
+    )
+    nodes = tree.nodes_
+    cands = _root_candidates(X, T, w, fam.conjugate, min_cnt=5)
+    g_best = max(c[0] for c in cands)
+    assert nodes.gain[0] == pytest.approx(g_best, rel=1e-9)
+    assert nodes.gain_ent[0] == pytest.approx(g_best, rel=1e-9)
+    assert nodes.feature[0] == 1
+    # the variance criterion is blind to a scale change: it records a smaller Gain^ent at the root
+    var_tree = HistTree(max_depth=2, max_bins="exact", min_samples_leaf=5).fit(X, y, sample_weight=w, family=fam, T=T)
+    assert var_tree.nodes_.gain_ent[0] <= g_best + 1e-12
+    # values are still the weighted means of R
+    M = _members(tree, X)
+    for j in range(nodes.n_nodes):
+        assert nodes.value[j, 0] == pytest.approx(np.average(y[M[j]], weights=w[M[j]]), rel=1e-10, abs=1e-12)
+
+
+def test_entropy_with_quadratic_conjugate_equals_variance_tree():
+    rng = np.random.default_rng(9)
+    X, R, w = _data(rng, n=300, K=2)
+    a = HistTree(max_depth=3, max_bins=64).fit(X, R, sample_weight=w)
+    b = HistTree(max_depth=3, max_bins=64, criterion="entropy").fit(X, R, sample_weight=w, family=Quadratic(), T=R)
+    na, nb = a.nodes_, b.nodes_
+    np.testing.assert_array_equal(na.feature, nb.feature)
+    np.testing.assert_array_equal(na.bin, nb.bin)
+    np.testing.assert_allclose(na.value, nb.value, rtol=1e-12, atol=1e-12)
+    internal = ~na.is_leaf
+    np.testing.assert_allclose(nb.gain[internal] * w.sum(), na.gain[internal], rtol=1e-9)
+    np.testing.assert_allclose(nb.gain_reg, na.gain_reg, rtol=1e-9)
+
+
+# -- weights -------------------------------------------------------------------------------------------
+def test_integer_weights_equal_repeated_rows():
+    rng = np.random.default_rng(12)
+    X, R, _ = _data(rng, n=150, K=2)
+    reps = rng.integers(1, 4, size=150)
+    Xr, Rr = np.repeat(X, reps, axis=0), np.repeat(R, reps, axis=0)
+    a = HistTree(max_depth=4, max_bins="exact").fit(X, R, sample_weight=reps.astype(float))
+    b = HistTree(max_depth=4, max_bins="exact").fit(Xr, Rr)
+    np.testing.assert_allclose(a.predict(X), b.predict(X), atol=1e-12)
+    np.testing.assert_array_equal(a.nodes_.threshold, b.nodes_.threshold)
+    np.testing.assert_allclose(a.nodes_.gain, b.nodes_.gain, rtol=1e-10)
+    np.testing.assert_allclose(a.nodes_.weight, b.nodes_.weight, rtol=1e-12)
+
+
+@pytest.mark.parametrize("max_bins", ["exact", 16])
+def test_zero_weight_equals_dropping_rows(max_bins):
+    rng = np.random.default_rng(13)
+    X, R, w = _data(rng, n=300, K=2)
+    w[rng.random(300) < 0.3] = 0.0
+    keep = w > 0
+    a = HistTree(max_depth=4, max_bins=max_bins).fit(X, R, sample_weight=w)
+    b = HistTree(max_depth=4, max_bins=max_bins).fit(X[keep], R[keep], sample_weight=w[keep])
+    Xnew = _f32(rng.normal(size=(100, X.shape[1])))
+    np.testing.assert_allclose(a.predict(X), b.predict(X), atol=1e-12)
+    np.testing.assert_allclose(a.predict(Xnew), b.predict(Xnew), atol=1e-12)
+    np.testing.assert_allclose(a.nodes_.gain, b.nodes_.gain, rtol=1e-10)
+    np.testing.assert_array_equal(a.nodes_.n_samples, b.nodes_.n_samples)
+    # zero-weight rows still get a leaf and a training prediction
+    np.testing.assert_array_equal(a.train_leaf_, a.apply(X))
+
+
+# -- batching and binned input -------------------------------------------------------------------------
+def test_binned_input_equals_raw_input():
+    rng = np.random.default_rng(14)
+    X, R, w = _data(rng, n=400, K=3)
+    Xb = Binner(max_bins=255).fit_transform(X)
+    a = HistTree(max_depth=3).fit(X, R, sample_weight=w)
+    b = HistTree(max_depth=3).fit(Xb, R, sample_weight=w)
+    for key in ("feature", "bin", "threshold", "gain", "weight"):
+        np.testing.assert_array_equal(a.nodes_[key], b.nodes_[key])
+    np.testing.assert_array_equal(b.predict(Xb), b.predict(X))
+    np.testing.assert_array_equal(b.train_leaf_, b.apply(X))
+    np.testing.assert_array_equal(b.train_predict_, a.predict(X))
+
+
+@pytest.mark.parametrize("n", [200, 3000])
+def test_fit_many_equals_separate_fits(n):
+    rng = np.random.default_rng(15)
+    X, _, w = _data(rng, n=n, K=1)
+    Xb = Binner(64).fit_transform(X)
+    B, K = 6, 3
+    Rb = rng.normal(size=(B, n, K)) + np.sin(3 * X[None, :, :1] * rng.normal(size=(B, 1, K)))
+    forest = fit_many(Xb, Rb, sample_weight=w, max_depth=3, min_samples_leaf=3)
+    pred = forest.predict(Xb)
+    assert pred.shape == (B, n, K)
+    np.testing.assert_array_equal(forest.train_predict_, pred)
+    np.testing.assert_array_equal(forest.predict(X), pred)
+    for t in range(B):
+        single = HistTree(max_depth=3, min_samples_leaf=3).fit(Xb, Rb[t], sample_weight=w)
+        np.testing.assert_allclose(pred[t], single.predict(Xb), rtol=1e-12, atol=1e-12)
+        nt, ns = forest[t].nodes_, single.nodes_
+        np.testing.assert_array_equal(nt.feature, ns.feature)
+        np.testing.assert_allclose(nt.gain, ns.gain, rtol=1e-10)
+        np.testing.assert_array_equal(forest.train_leaf_[t], single.train_leaf_)
+
+
+def test_fit_many_shared_is_one_tree_on_all_columns():
+    rng = np.random.default_rng(16)
+    X, _, _ = _data(rng, n=300, K=1)
+    B, K = 4, 2
+    Rb = rng.normal(size=(B, 300, K)) + X[None, :, :1]
+    sf = fit_many(X, Rb, shared=True, max_depth=3)
+    ref = HistTree(max_depth=3).fit(X, Rb.transpose(1, 0, 2).reshape(300, B * K))
+    pred = sf.predict(X)
+    assert pred.shape == (B, 300, K)
+    np.testing.assert_allclose(pred, ref.predict(X).reshape(300, B, K).transpose(1, 0, 2))
+    np.testing.assert_allclose(sf.train_predict_, pred)
+
+
+# -- growth rules, leaf values, binning -----------------------------------------------------------------
+def test_max_leaves_expands_best_leaf_first():
+    rng = np.random.default_rng(17)
+    X, R, w = _data(rng, n=500, K=2)
+    full = HistTree(max_depth=2).fit(X, R, sample_weight=w).nodes_
+    three = HistTree(max_depth=None, max_leaves=3).fit(X, R, sample_weight=w)
+    assert three.n_leaves_ == 3
+    n3 = three.nodes_
+    g_children = full.gain[[full.left[0], full.right[0]]]
+    expanded = [full.left[0], full.right[0]][int(np.argmax(g_children))]
+    assert n3.feature[0] == full.feature[0] and n3.threshold[0] == full.threshold[0]
+    second = n3.left[0] if not n3.is_leaf[n3.left[0]] else n3.right[0]
+    assert n3.gain[second] == pytest.approx(full.gain[expanded])
+    assert n3.threshold[second] == full.threshold[expanded]
+    same = HistTree(max_depth=2, max_leaves=4).fit(X, R, sample_weight=w).nodes_
+    np.testing.assert_allclose(np.sort(same.gain[~same.is_leaf]), np.sort(full.gain[~full.is_leaf]))
+
+
+def test_set_leaf_values_and_node_table():
+    rng = np.random.default_rng(18)
+    X, R, w = _data(rng, n=200, K=2)
+    tree = HistTree(max_depth=2).fit(X, R, sample_weight=w)
+    leaves = tree.leaf_ids_
+    new = np.arange(2 * leaves.size, dtype=float).reshape(-1, 2)
+    tree.set_leaf_values(new)
+    np.testing.assert_array_equal(tree.predict(X), new[np.searchsorted(leaves, tree.apply(X))])
+    full = np.zeros((tree.node_count_, 2))
+    full[leaves] = 7.0
+    tree.set_leaf_values(full)
+    assert (tree.predict(X) == 7.0).all() and (tree.train_predict_ == 7.0).all()
+    with pytest.raises(DataError):
+        tree.set_leaf_values(np.zeros((leaves.size + 1, 3)))
+    df = tree.nodes_.to_dataframe()
+    assert len(df) == tree.node_count_ and {"gain", "gain_ent", "value_0", "value_1", "threshold"} <= set(df.columns)
+    assert (df["value_0"].to_numpy()[leaves] == 7.0).all()
+    d = tree.nodes_.as_dict()
+    assert d["value"].shape == (tree.node_count_, 2)
+
+
+def test_binner_codes_agree_with_thresholds():
+    rng = np.random.default_rng(19)
+    X = np.column_stack([rng.normal(size=5000), rng.integers(0, 3, 5000), np.full(5000, 2.0)])
+    binner = Binner(max_bins=20).fit(X)
+    assert list(binner.n_bins_) == [20, 3, 1]
+    codes = binner.transform(X).codes
+    assert codes.dtype == np.uint8 and codes.shape == X.shape
+    for f in range(3):
+        thr = binner.threshold_table_[f]
+        for b in range(binner.n_bins_[f]):
+            np.testing.assert_array_equal(codes[:, f] <= b, X[:, f] <= thr[b])
+    counts = np.bincount(codes[:, 0], minlength=20)
+    assert counts.min() > 150  # quantile bins are balanced
+    ex = Binner("exact").fit(X)
+    assert list(ex.n_bins_) == [5000, 3, 1]
+    assert ex.transform(X).codes.dtype == np.uint16
+    # a constant feature is never split; a tree on it is a single leaf
+    t = HistTree(max_depth=3).fit(X[:, 2:], rng.normal(size=5000))
+    assert t.n_leaves_ == 1 and t.depth_ == 0
+
+
+def test_errors_are_one_sentence():
+    X = np.zeros((10, 2))
+    with pytest.raises(ConfigError):
+        HistTree(max_depth=-1).fit(X, np.zeros(10))
+    with pytest.raises(ConfigError):
+        HistTree(criterion="gini").fit(X, np.zeros(10))
+    with pytest.raises(ConfigError):
+        HistTree(criterion="entropy").fit(X, np.zeros(10))
+    with pytest.raises(ConfigError):
+        Binner(max_bins=1).fit(X)
+    with pytest.raises(DataError):
+        HistTree().fit(np.full((10, 2), np.nan), np.zeros(10))
+    with pytest.raises(DataError):
+        HistTree().fit(X, np.zeros(9))
+    with pytest.raises(DataError):
+        HistTree().fit(X, np.zeros(10), sample_weight=-np.ones(10))
+    t = HistTree().fit(X, np.zeros(10))
+    with pytest.raises(DataError):
+        t.predict(np.zeros((3, 5)))
+    with pytest.raises(DataError):
+        t.predict(Binner().fit_transform(X))  # codes of another binner
+    assert isinstance(Binner().fit_transform(X), BinnedX)
