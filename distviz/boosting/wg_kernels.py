@@ -13,31 +13,90 @@ import numpy as np
 from numba import njit, prange
 
 
-@njit(cache=True, fastmath=False)
-def _phi_psi(theta, G, Hd, h, want_psi):
-    """phi = -G* (eq. 7) and psi = H* (eq. 8) for every row and particle."""
+_XMAX = 300.0  # kernel exponents beyond this give k < 1e-130: set to 0 (no subnormal arithmetic)
+
+
+@njit(cache=True)
+def _pair_exponents(theta, ih):
+    """|theta^a - theta^b|^2 / h for the N(N-1)/2 pairs a < b of every row, shape (n, P)."""
     n, N, d = theta.shape
-    phi = np.zeros((n, N, d))
-    psi = np.zeros((n, N, d))
-    c = 2.0 / h
-    inv = 1.0 / N
+    out = np.empty((n, N * (N - 1) // 2))
     for i in range(n):
-        for b in range(N):
-            for a in range(N):
+        p = 0
+        for a in range(N):
+            for b in range(a + 1, N):
                 r2 = 0.0
                 for t in range(d):
                     diff = theta[i, a, t] - theta[i, b, t]
                     r2 += diff * diff
-                k = np.exp(-r2 / h)
-                for t in range(d):
-                    gk = -c * (theta[i, a, t] - theta[i, b, t]) * k
-                    phi[i, b, t] += k * G[i, a, t] + gk
+                out[i, p] = min(r2 * ih, _XMAX)
+                p += 1
+    return out
+
+
+@njit(cache=True, fastmath={"reassoc", "contract", "nsz", "arcp"})
+def _accumulate(theta, G, Hd, E, c, want_psi):
+    """phi = -G* (eq. 7) and psi = H* (eq. 8) from the pair kernels E (n, P) (k(a, a) = 1).
+
+    The repulsion on particle b from a is grad_{theta^a} k(theta^a, theta^b) = (2/h)(theta^b - theta^a) k.
+    """
+    n, N, d = theta.shape
+    phi = np.empty((n, N, d))
+    psi = np.zeros((n, N, d))
+    inv = 1.0 / N
+    Km = np.empty((N, N))
+    s1 = np.empty(d)
+    s2 = np.empty(d)
+    for i in range(n):
+        p = 0
+        for a in range(N):
+            Km[a, a] = 1.0
+            for b in range(a + 1, N):
+                Km[a, b] = E[i, p]
+                Km[b, a] = E[i, p]
+                p += 1
+        if d == 1:
+            for b in range(N):
+                tb = theta[i, b, 0]
+                a1 = 0.0
+                a2 = 0.0
+                for a in range(N):
+                    k = Km[a, b]
+                    gk = c * k * (tb - theta[i, a, 0])
+                    a1 += k * G[i, a, 0] + gk
                     if want_psi:
-                        psi[i, b, t] += -k * k * Hd[i, a, t] + gk * gk
-            for t in range(d):
-                phi[i, b, t] *= inv
-                psi[i, b, t] *= inv
+                        a2 += gk * gk - k * k * Hd[i, a, 0]
+                phi[i, b, 0] = a1 * inv
+                psi[i, b, 0] = a2 * inv
+        else:
+            for b in range(N):
+                s1[:] = 0.0
+                s2[:] = 0.0
+                for a in range(N):
+                    k = Km[a, b]
+                    ck = c * k
+                    kk = k * k
+                    for t in range(d):
+                        gk = ck * (theta[i, b, t] - theta[i, a, t])
+                        s1[t] += k * G[i, a, t] + gk
+                        if want_psi:
+                            s2[t] += gk * gk - kk * Hd[i, a, t]
+                for t in range(d):
+                    phi[i, b, t] = s1[t] * inv
+                    psi[i, b, t] = s2[t] * inv
     return phi, psi
+
+
+def _phi_psi(theta, G, Hd, h, want_psi):
+    """phi = -G* (eq. 7) and psi = H* (eq. 8) for every row and particle.
+
+    Pairwise exponents in compiled code, the N(N-1)/2 kernel values per row with numpy's vectorised
+    exp, and the sums again in compiled code, using k(a, b) = k(b, a) and k(a, a) = 1.
+    """
+    X = _pair_exponents(theta, 1.0 / h)
+    np.negative(X, out=X)
+    np.exp(X, out=X)
+    return _accumulate(theta, G, Hd, X, 2.0 / h, want_psi)
 
 
 def smoothed_gradient(theta, G, h):
@@ -98,12 +157,16 @@ def _mmd2_gaussian_1d(theta, mu, sd, h):
         for p in range(N):
             for q in range(N):
                 dd = theta[i, p, 0] - theta[i, q, 0]
-                a += np.exp(-dd * dd / h)
+                x = dd * dd / h
+                if x < _XMAX:
+                    a += np.exp(-x)
         b = 0.0
         c1 = np.sqrt(h / (h + 2.0 * s2))
         for p in range(N):
             dd = theta[i, p, 0] - mu[i]
-            b += c1 * np.exp(-dd * dd / (h + 2.0 * s2))
+            x = dd * dd / (h + 2.0 * s2)
+            if x < _XMAX:
+                b += c1 * np.exp(-x)
         out[i] = a / (N * N) - 2.0 * b / N + np.sqrt(h / (h + 4.0 * s2))
     return out
 

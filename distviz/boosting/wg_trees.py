@@ -2,14 +2,14 @@
 
 Fitted trees are kept as flat node arrays (`FlatTree`: feature, threshold, children, leaf values;
 x goes left when x[feature] <= threshold) so that prediction, staging and saving need no pickle.
-TEMPORARY: sklearn adapter until distviz.trees lands.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from sklearn.tree import DecisionTreeRegressor
+
+from distviz.trees import Binner, HistTree, fit_many
 
 
 @njit(cache=True)
@@ -46,29 +46,40 @@ class FlatTree:
 
 
 class TreeLearner:
-    """Fits regression trees with vector leaves to WGBoost targets and predicts their leaf values."""
+    """Fits distviz.trees histogram trees with vector leaves to WGBoost targets.
+
+    Features are binned once per fit (`prepare`); every round fits one multi-output tree on the
+    (n, N*d) targets (`fit`, shared splits across particles as in the authors' code) or N trees in
+    one batched call (`fit_many`, Algorithm 3 as written). The training-row predictions come from
+    the trees' leaf ids, so the current particles are updated without re-traversing any tree.
+    """
 
     def __init__(self, max_depth=3, max_bins=255):
         self.max_depth = max_depth
         self.max_bins = max_bins
 
+    def _params(self):
+        return {"max_depth": int(self.max_depth), "max_bins": self.max_bins, "min_weight_leaf": 0.0}
+
     def prepare(self, X):
         """Bin the training inputs once per fit."""
-        return X
+        return Binner(self.max_bins).fit_transform(X)
 
     def fit(self, Xb, R, w=None):
-        """Fit one tree to targets R (n, K); return (tree, its prediction at the training rows)."""
-        t = DecisionTreeRegressor(max_depth=self.max_depth, random_state=1)
-        t.fit(Xb, R, sample_weight=w)
-        s = t.tree_
-        ft = FlatTree(np.maximum(s.feature, 0), s.threshold, s.children_left, s.children_right,
-                      s.value.reshape(s.node_count, -1))
-        return ft, ft.value[t.apply(Xb)]
+        """Fit one tree to targets R (n, K); return (FlatTree, its prediction at the training rows (n, K))."""
+        t = HistTree(**self._params()).fit(Xb, R, sample_weight=w)
+        ft = FlatTree(np.maximum(t._feature, 0), t.threshold_, t._left, t._right, t.value_)
+        return ft, t.value_[t.train_leaf_]
 
     def fit_many(self, Xb, R, w=None):
-        """Fit B trees to R (B, n, K); return (list of trees, predictions (B, n, K))."""
-        out = [self.fit(Xb, R[b], w) for b in range(R.shape[0])]
-        return [o[0] for o in out], np.stack([o[1] for o in out])
+        """Fit B trees to R (B, n, K) in one batched call; return (list of FlatTree, predictions (B, n, K))."""
+        f = fit_many(Xb, R, sample_weight=w, shared=False, **self._params())
+        trees = []
+        for b in range(R.shape[0]):
+            nn = int(f.n_nodes_[b])
+            trees.append(FlatTree(np.maximum(f.feature_[b, :nn], 0), f.threshold_[b, :nn], f.left_[b, :nn],
+                                  f.right_[b, :nn], f.value_[b, :nn]))
+        return trees, f.train_predict_
 
     def predict(self, tree, X):
         """Leaf values of `tree` at rows X, shape (m, K)."""

@@ -74,12 +74,17 @@ def load_segment(ood_class="sky", scale="minmax"):
     Features are min-max scaled to [0, 1] over all rows (constant columns become 0). Labels of the
     remaining classes are encoded 0..K-1 in sorted order (Section 4.3 / App. F.3).
     """
-    try:
-        import pandas as pd
-        from river.datasets import ImageSegments
-    except ImportError:
-        raise DataError("UCI segment needs the 'river' package; install it with pip install river.") from None
-    df = pd.read_csv(ImageSegments().path)
+    import importlib.util
+    from pathlib import Path
+
+    import pandas as pd
+
+    spec = importlib.util.find_spec("river")  # locate the wheel's file without importing all of river
+    path = Path(spec.origin).parent / "datasets" / "segment.csv.zip" if spec and spec.origin else None
+    if path is None or not path.exists():
+        raise DataError("UCI segment needs the 'river' package (it ships datasets/segment.csv.zip); "
+                        "install it with pip install river.")
+    df = pd.read_csv(path)
     if "category" not in df.columns:
         raise DataError("river's segment file has no 'category' column; the package version is unexpected.")
     names = [c for c in df.columns if c != "category"]
