@@ -230,6 +230,12 @@ class MVNCholesky(Chart):
 
     def _run(self, y, theta, want_grad, want_nat):
         yy, th = self._pair(y, theta)
+        return self._run_unchecked(yy, th, want_grad, want_nat)
+
+    def _run_unchecked(self, yy, th, want_grad, want_nat):
+        """(nll, grad, natural gradient) for validated C-contiguous float arrays (boosting hot path)."""
+        if th.shape[0] == 1 and yy.shape[0] > 1:
+            th = np.ascontiguousarray(np.broadcast_to(th, (yy.shape[0], self.dim)))
         diag = np.exp(th[:, self.p + self._diag]) + self.jitter
         logdet = np.log(diag).sum(axis=1)
         if self.p == 2:

@@ -1,0 +1,765 @@
+"""NGBoost in a family's chart theta, and the presets of the multivariate NGBoost paper.
+
+``NGBoost`` boosts the unconstrained parameters theta of a chart (``distviz.families.charts``):
+each round fits depth-3 regression trees to the natural gradient ``-Fisher(theta)^-1 grad NLL``
+(paper eq. 1; O'Malley et al. 2023, Sec. 2.1, Algorithm 1), scales the step by a line search and
+stops early on the validation NLL.  It is a *law* on the shared ``distviz.boosting.engine`` loop
+(``ChartLaw``), not a second boosting loop.
+
+Presets of the paper (Sec. 4), each predicting a P-variate Gaussian per row:
+
+- ``NGB``: multivariate Normal in the Cholesky-of-precision chart (App. B), natural gradient;
+- ``GB``: the same without the natural gradient (plain gradient of the NLL);
+- ``IndepNGB``: P univariate Normal NGBoosts in (mu, log sigma), each with its own early stopping,
+  combined into a diagonal covariance;
+- ``skGB``: scikit-learn's GradientBoostingRegressor per output dimension (own early stopping on
+  the validation set) plus a constant diagonal covariance from the training residuals.
+
+Conventions matched to the ``ngboost`` package (0.5.x): parameter order of its MultivariateNormal,
+the marginal MLE start, depth-3 trees (one per parameter), its line search (double the scale while
+the training loss stays below the round's starting loss, up to 512, then halve until it is
+below), early stopping after ``early_stopping_rounds`` rounds without a strict improvement.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from distviz.boosting.engine import BoostingEngine, weighted_mean
+from distviz.errors import ConfigError, DataError
+
+__all__ = ["ChartLaw", "NGBoost", "NGB", "GB", "IndepNGB", "skGB", "GaussianPrediction", "PerParameterStopping"]
+
+
+# ---------------------------------------------------------------------------------------------
+# prediction container
+@dataclass
+class GaussianPrediction:
+    """A P-variate Gaussian per row: mean (n, P) and covariance (n, P, P)."""
+
+    mean: np.ndarray
+    cov: np.ndarray
+
+    @property
+    def sd(self) -> np.ndarray:
+        """Marginal standard deviations, shape (n, P)."""
+        return np.sqrt(np.einsum("nii->ni", self.cov))
+
+    @property
+    def corr(self) -> np.ndarray:
+        """Correlation matrices, shape (n, P, P)."""
+        sd = self.sd
+        return self.cov / (sd[:, :, None] * sd[:, None, :])
+
+    @property
+    def rho(self) -> np.ndarray:
+        """Correlation of the first two outputs, shape (n,) (the paper's rho; 0 when P = 1)."""
+        if self.mean.shape[1] < 2:
+            return np.zeros(self.mean.shape[0])
+        return self.corr[:, 0, 1]
+
+    def nll(self, y) -> np.ndarray:
+        """-log N(y | mean, cov) per row, shape (n,)."""
+        y = np.asarray(y, dtype=float).reshape(self.mean.shape)
+        L = np.linalg.cholesky(self.cov)
+        d = y - self.mean
+        z = np.linalg.solve(L, d[..., None])[..., 0]
+        P = self.mean.shape[1]
+        return 0.5 * (z * z).sum(1) + np.log(np.einsum("nii->ni", L)).sum(1) + 0.5 * P * np.log(2 * np.pi)
+
+    def sample(self, rng=None, size: int | None = None) -> np.ndarray:
+        """Draws per row: (n, P), or (size, n, P) when `size` is given."""
+        rng = np.random.default_rng(rng)
+        L = np.linalg.cholesky(self.cov)
+        k = 1 if size is None else int(size)
+        eps = rng.standard_normal((k,) + self.mean.shape)
+        x = self.mean[None] + np.einsum("nij,knj->kni", L, eps)
+        return x[0] if size is None else x
+
+    def __len__(self) -> int:
+        return int(self.mean.shape[0])
+
+
+# ---------------------------------------------------------------------------------------------
+# the law: what the engine boosts
+class ChartLaw:
+    """Engine law boosting a chart's theta with (natural) gradient targets; update is plain addition."""
+
+    gain_name = "Gain^reg"
+
+    def __init__(self, chart, natural_gradient: bool = True):
+        """`chart` follows the protocol of distviz.families.charts."""
+        self.chart = chart
+        self.natural_gradient = bool(natural_gradient)
+        self.dim = int(chart.dim)
+        self.name = ("ngd:" if natural_gradient else "gd:") + str(getattr(chart, "name", type(chart).__name__))
+        # charts of this package with a fused unchecked kernel (inputs were validated at fit time)
+        self._fast = getattr(chart, "_run_unchecked", None)
+
+    def prepare(self, y, w):
+        """Cache the validated targets."""
+        if self._fast is not None:
+            y = np.ascontiguousarray(np.asarray(y, dtype=float).reshape(len(y), -1))
+        return {"y": y}
+
+    def init(self, data, w):
+        """Marginal MLE of theta (Algorithm 1's theta^(0))."""
+        return np.asarray(self.chart.init_theta(data["y"], w), dtype=float)
+
+    def loss(self, F, data):
+        """Per-row NLL at theta = F."""
+        if self._fast is not None:
+            return self._fast(data["y"], F, False, False)[0]
+        return self.chart.nll(data["y"], F)
+
+    def targets(self, F, data, learning_rate):
+        """Pseudo-responses: minus the natural gradient (or gradient) of the NLL in theta."""
+        if self._fast is not None:
+            _, g, ng = self._fast(data["y"], F, not self.natural_gradient, self.natural_gradient)
+            return -(ng if self.natural_gradient else g)
+        if self.natural_gradient:
+            return -self.chart.natural_gradient(data["y"], F)
+        return -self.chart.nll_grad(data["y"], F)
+
+    def update(self, F, step):
+        """theta + step (every chart is unconstrained, nothing is projected)."""
+        return F + step, np.zeros(F.shape[0], dtype=bool)
+
+
+class _Engine(BoostingEngine):
+    """The shared engine with ngboost's own line-search rule as an extra choice."""
+
+    def __init__(self, law, line_search_rule: str = "ngboost", ls_tol: float = 1e-4, **kw):
+        super().__init__(law, **kw)
+        self.line_search_rule = line_search_rule
+        self.ls_tol = float(ls_tol)
+        self.forests = []
+
+    def _fit_trees(self, Xb, R, w, cols, tree_kwargs):
+        """One tree per output in ONE batched call (trees.fit_many) instead of a Python loop of fits."""
+        from distviz.trees import BinnedX, fit_many
+
+        if self.tree_mode != "separate" or tree_kwargs or not isinstance(Xb, BinnedX):
+            return super()._fit_trees(Xb, R, w, cols, tree_kwargs)
+        forest = fit_many(Xb, np.ascontiguousarray(R[:, cols].T), sample_weight=w, **self.tree_params)
+        out = np.zeros_like(R)
+        out[:, cols] = forest.train_predict_[:, :, 0].T
+        self.forests.append((forest, np.asarray(cols)))
+        return forest.trees, [np.asarray([k]) for k in cols], out
+
+    def _line_search(self, F, f, data, w, loss0):
+        """ngboost's rule (see module docstring), or the engine's own search."""
+        if self.line_search_rule != "ngboost":
+            return super()._line_search(F, f, data, w, loss0)
+        law = self.law
+        cache = {}
+
+        def loss_at(s):
+            # Algorithm 1: rho = argmin_rho L(theta - rho f) on the FULL tree output, the update
+            # then takes lr * rho (ngboost does the same; the learning rate is not in the search)
+            if s not in cache:
+                Fn, _ = law.update(F, s * f)
+                cache[s] = weighted_mean(law.loss(Fn, data), w)
+            return cache[s]
+
+        # ngboost.NGBoost.line_search: scale up while the loss stays <= the start, then halve until below
+        s = 1.0
+        while True:
+            v = loss_at(s)
+            if not np.isfinite(v) or v > loss0 or s > 256:
+                break
+            s *= 2.0
+        norm = float(np.mean(np.sqrt((f * f).sum(axis=1))))
+        while True:
+            v = loss_at(s)
+            if s * norm < self.ls_tol:
+                break
+            if np.isfinite(v) and v < loss0:
+                break
+            s *= 0.5
+        return s
+
+
+class PerParameterStopping:
+    """Engine callback: each parameter stops on its own validation gain (per-parameter early stopping).
+
+    After every round the validation NLL gain that parameter k's update alone would give,
+    ``L(F_prev) - L(F_prev with column k moved)``, is accumulated; parameter k's best round is where
+    that cumulative gain last reached a strict maximum, and k is frozen (no more trees) once
+    ``patience`` rounds pass without a new maximum.  Prediction uses each parameter's trees up to its
+    own best round (motivated by the paper's Sec. 5.4 discussion of Indep NGB).
+    """
+
+    def __init__(self, law, y_valid, w_valid, patience: int):
+        self.law = law
+        self.vdata = law.prepare(y_valid, w_valid)
+        self.w = w_valid
+        self.patience = int(patience)
+        self.best_round = np.zeros(law.dim, dtype=int)
+        self.cum = np.zeros(law.dim)
+        self.best = np.zeros(law.dim)
+        self.prev = None
+
+    def start(self, F_train):
+        """Remember the validation start iterate (theta^(0) on every validation row)."""
+        n = self.vdata["y"].shape[0]
+        self.prev = np.tile(F_train[0], (n, 1))
+
+    def __call__(self, info):
+        if info.F_valid is None:
+            return False
+        prev, new = self.prev, info.F_valid
+        base = weighted_mean(self.law.loss(prev, self.vdata), self.w)
+        for k in np.flatnonzero(info.active):
+            Fk = prev.copy()
+            Fk[:, k] = new[:, k]
+            self.cum[k] += base - weighted_mean(self.law.loss(Fk, self.vdata), self.w)
+            if self.cum[k] > self.best[k]:
+                self.best[k], self.best_round[k] = self.cum[k], info.round
+            elif info.round - self.best_round[k] >= self.patience:
+                info.active[k] = False
+        self.prev = new.copy()
+        return False
+
+
+# ---------------------------------------------------------------------------------------------
+# input checks
+def _check_X(X, name="X") -> np.ndarray:
+    try:
+        X = np.asarray(X, dtype=float)
+    except (TypeError, ValueError):
+        raise DataError(f"{name} must be numeric; convert the feature columns to numbers.") from None
+    if X.ndim == 1:
+        X = X[:, None]
+    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+        raise DataError(f"{name} must be a non-empty 2-D array (n rows, d features), got shape {X.shape}.")
+    if np.isinf(X).any():
+        raise DataError(f"{name} contains infinite values; replace them before fitting.")
+    return X
+
+
+def _check_y(y, n, name="y") -> np.ndarray:
+    try:
+        y = np.asarray(y, dtype=float)
+    except (TypeError, ValueError):
+        raise DataError(f"{name} must be numeric; convert the target columns to numbers.") from None
+    if y.ndim == 1:
+        y = y[:, None]
+    if y.ndim != 2:
+        raise DataError(f"{name} must have shape (n, P), got {y.shape}.")
+    if y.shape[0] != n:
+        raise DataError(f"{name} has {y.shape[0]} rows but X has {n}; pass one target row per feature row.")
+    if not np.isfinite(y).all():
+        raise DataError(f"{name} contains NaN or infinite values; drop or impute those rows first.")
+    return np.ascontiguousarray(y)
+
+
+def _check_w(w, n, name="sample_weight"):
+    if w is None:
+        return None
+    w = np.asarray(w, dtype=float).reshape(-1)
+    if w.shape[0] != n or not np.isfinite(w).all() or (w < 0).any() or not w.sum() > 0:
+        raise DataError(f"{name} must be {n} finite non-negative weights with a positive sum.")
+    return w
+
+
+def _split_eval_set(eval_set):
+    if eval_set is None:
+        return None
+    if not isinstance(eval_set, (tuple, list)) or len(eval_set) not in (2, 3):
+        raise ConfigError("eval_set must be a pair (X_val, y_val) or a triple (X_val, y_val, w_val).")
+    return tuple(eval_set) + ((None,) if len(eval_set) == 2 else ())
+
+
+def _validation_split(X, y, w, fraction, random_state):
+    if not 0 < fraction < 1:
+        raise ConfigError(f"validation_fraction must lie in (0, 1), got {fraction}; or pass eval_set.")
+    n = X.shape[0]
+    nv = int(round(fraction * n))
+    if nv < 1 or n - nv < 2:
+        raise DataError(f"{n} rows are too few to split off a validation set; pass eval_set or more rows.")
+    perm = np.random.default_rng(random_state).permutation(n)
+    va, tr = perm[:nv], perm[nv:]
+    wt = None if w is None else w[tr]
+    wv = None if w is None else w[va]
+    return X[tr], y[tr], wt, (X[va], y[va], wv)
+
+
+def _resolve_chart(chart, P):
+    from distviz.families import charts
+
+    if isinstance(chart, str):
+        key = chart.strip().lower().replace("-", "_")
+        if key in ("mvn_cholesky", "mvn", "cholesky", "multivariate_normal"):
+            from distviz.families.mvn_cholesky import MVNCholesky
+
+            return MVNCholesky(P)
+        return charts.get(chart)
+    if not all(hasattr(chart, a) for a in ("dim", "nll", "nll_grad", "natural_gradient", "init_theta")):
+        raise ConfigError(f"chart must be a chart name or an object with the chart protocol, got {chart!r}.")
+    return chart
+
+
+# ---------------------------------------------------------------------------------------------
+class NGBoost(BaseEstimator):
+    """Natural-gradient boosting of a chart's theta with depth-3 histogram trees (Duan et al. 2020; paper Alg. 1).
+
+    Parameters
+    ----------
+    chart : chart name ("mvn_cholesky", "normal", "poisson", "gamma", "eta:<family>") or chart object.
+    natural_gradient : fit trees to Fisher^-1 grad (True) or to the plain gradient (False: the paper's GB).
+    n_estimators, learning_rate : rounds and shrinkage (paper: learning rate 0.01).
+    max_depth, min_samples_leaf, max_bins : tree settings (ngboost's default learner is depth 3).
+    tree_mode : "separate" = one tree per parameter (ngboost, paper) or "shared" = one multi-output tree.
+    line_search : "ngboost" (its doubling / halving rule, default), "grow" (the engine's: grow while the
+        loss falls), or False (scale 1).
+    early_stopping_rounds : patience on the validation NLL (paper: 50); None to disable.
+    validation_fraction : share of the training rows held out when no eval_set is given.
+    per_parameter_early_stopping : each parameter keeps its own number of trees (PerParameterStopping).
+    use_best : predict with the best validation round (True) or with all fitted rounds.
+    random_state : seed of the validation split.
+    """
+
+    def __init__(self, chart="mvn_cholesky", natural_gradient=True, n_estimators=500, learning_rate=0.01,
+                 max_depth=3, min_samples_leaf=1, max_bins=255, tree_mode="separate", line_search="ngboost",
+                 early_stopping_rounds=50, validation_fraction=0.1, per_parameter_early_stopping=False,
+                 use_best=True, random_state=None):
+        self.chart = chart
+        self.natural_gradient = natural_gradient
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.max_bins = max_bins
+        self.tree_mode = tree_mode
+        self.line_search = line_search
+        self.early_stopping_rounds = early_stopping_rounds
+        self.validation_fraction = validation_fraction
+        self.per_parameter_early_stopping = per_parameter_early_stopping
+        self.use_best = use_best
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fit
+    def _check_params(self):
+        if self.line_search not in ("ngboost", "grow", True, False, None):
+            raise ConfigError(f"line_search must be 'ngboost', 'grow' or False, got {self.line_search!r}.")
+        if self.tree_mode not in ("separate", "shared"):
+            raise ConfigError(f"tree_mode must be 'separate' or 'shared', got {self.tree_mode!r}.")
+        if not (isinstance(self.n_estimators, (int, np.integer)) and self.n_estimators >= 0):
+            raise ConfigError(f"n_estimators must be a non-negative integer, got {self.n_estimators!r}.")
+        if not (isinstance(self.max_depth, (int, np.integer)) and self.max_depth >= 1):
+            raise ConfigError(f"max_depth must be a positive integer, got {self.max_depth!r}.")
+
+    def fit(self, X, y, sample_weight=None, eval_set=None, callbacks=(), progress=None):
+        """Fit on X (n, d), y (n, P) or (n,); eval_set=(X_val, y_val[, w_val]) drives early stopping.
+
+        Without eval_set and with early stopping on, ``validation_fraction`` of the rows is held out.
+        ``progress(round, n_estimators)`` is called after every round; ``callbacks`` are engine callbacks.
+        """
+        from distviz.trees import Binner
+
+        self._check_params()
+        t0 = time.perf_counter()
+        X = _check_X(X)
+        y = _check_y(y, X.shape[0])
+        w = _check_w(sample_weight, X.shape[0])
+        ev = _split_eval_set(eval_set)
+        if ev is None and self.early_stopping_rounds is not None:
+            X, y, w, ev = _validation_split(X, y, w, self.validation_fraction, self.random_state)
+        chart = _resolve_chart(self.chart, y.shape[1])
+        if getattr(chart, "y_dim", y.shape[1]) != y.shape[1]:
+            raise DataError(f"the {getattr(chart, 'name', 'chart')} chart models {chart.y_dim} output(s) but y has "
+                            f"{y.shape[1]} columns; pass matching y or another chart.")
+        y_fit = y if chart.y_dim > 1 else y[:, 0]
+        law = ChartLaw(chart, self.natural_gradient)
+        self.binner_ = Binner(self.max_bins).fit(X)
+        Xb = self.binner_.transform(X)
+        valid = None
+        cbs = list(callbacks)
+        if ev is not None:
+            Xv = _check_X(ev[0], "X_val")
+            if Xv.shape[1] != X.shape[1]:
+                raise DataError(f"X_val has {Xv.shape[1]} features but X has {X.shape[1]}; pass the same columns.")
+            yv = _check_y(ev[1], Xv.shape[0], "y_val")
+            if yv.shape[1] != y.shape[1]:
+                raise DataError(f"y_val has {yv.shape[1]} columns but y has {y.shape[1]}; pass the same outputs.")
+            wv = _check_w(ev[2], Xv.shape[0], "w_val")
+            yv_fit = yv if chart.y_dim > 1 else yv[:, 0]
+            valid = (self.binner_.transform(Xv), yv_fit, wv)
+            if self.per_parameter_early_stopping and self.early_stopping_rounds is not None:
+                self._pps = PerParameterStopping(law, yv_fit, wv, self.early_stopping_rounds)
+                cbs.append(self._pps)
+        if self.per_parameter_early_stopping and valid is None:
+            raise ConfigError("per_parameter_early_stopping needs validation data: pass eval_set or early_stopping_rounds.")
+        rule = "ngboost" if self.line_search == "ngboost" else "grow"
+        engine = _Engine(law, line_search_rule=rule, n_rounds=self.n_estimators, learning_rate=self.learning_rate,
+                         tree_params=dict(max_depth=int(self.max_depth), min_samples_leaf=int(self.min_samples_leaf),
+                                          max_bins=self.max_bins),
+                         tree_mode=self.tree_mode, line_search=bool(self.line_search),
+                         early_stopping_rounds=(None if self.per_parameter_early_stopping
+                                                else self.early_stopping_rounds))
+        res = engine.fit(Xb, y_fit, sample_weight=w, valid=valid, callbacks=cbs, progress=progress)
+        self.chart_ = chart
+        self.law_ = law
+        self.forests_ = engine.forests if len(engine.forests) == res.n_rounds else None
+        self.result_ = res
+        self.n_outputs_ = y.shape[1]
+        self.n_features_in_ = X.shape[1]
+        self.init_params_ = res.init
+        self.n_iter_ = res.n_rounds
+        self.best_iteration_ = int(res.best_iteration) if valid is not None else res.n_rounds
+        if self.per_parameter_early_stopping and valid is not None:
+            self.best_iteration_per_param_ = self._pps.best_round.copy()
+            self.best_iteration_ = int(self.best_iteration_per_param_.max())
+        else:
+            self.best_iteration_per_param_ = np.full(law.dim, self.best_iteration_)
+        self.train_loss_ = np.asarray(res.train_loss)
+        self.valid_loss_ = np.asarray(res.valid_loss)
+        self.scalings_ = np.asarray(res.scales[1:])
+        self.fit_seconds_ = time.perf_counter() - t0
+        return self
+
+    # ------------------------------------------------------------------ predict
+    def _check_fitted(self):
+        if not hasattr(self, "result_"):
+            raise ConfigError(f"this {type(self).__name__} is not fitted yet; call fit(X, y) first.")
+
+    def _rounds_per_param(self, n_rounds):
+        """Number of rounds each parameter uses."""
+        if n_rounds is None:
+            if self.use_best:
+                return np.asarray(self.best_iteration_per_param_)
+            return np.full(self.law_.dim, self.n_iter_)
+        if n_rounds == "best":
+            return np.asarray(self.best_iteration_per_param_)
+        if n_rounds == "all":
+            return np.full(self.law_.dim, self.n_iter_)
+        if int(n_rounds) != n_rounds or n_rounds < 0:
+            raise ConfigError(f"n_rounds must be a non-negative integer, 'best', 'all' or None, got {n_rounds!r}.")
+        return np.full(self.law_.dim, min(int(n_rounds), self.n_iter_))
+
+    def _binned(self, X):
+        X = _check_X(X)
+        if X.shape[1] != self.n_features_in_:
+            raise DataError(f"X has {X.shape[1]} features but the model was fitted on {self.n_features_in_}; "
+                            "pass the same columns.")
+        return self.binner_.transform(X)
+
+    def staged_predict_params(self, X, n_rounds=None):
+        """Yield theta (n, dim) on X after 0, 1, ..., rounds (each parameter stops at its own count)."""
+        self._check_fitted()
+        Xb = self._binned(X)
+        stop = self._rounds_per_param(n_rounds)
+        F = np.tile(self.init_params_, (Xb.shape[0], 1))
+        yield F.copy()
+        forests = getattr(self, "forests_", None)
+        for r, rnd in enumerate(self.result_.rounds[: int(stop.max())], start=1):
+            if forests is not None and len(forests) == len(self.result_.rounds):
+                forest, cols = forests[r - 1]
+                mask = stop[cols] >= r
+                if mask.any():
+                    out = forest.predict(Xb)[:, :, 0]
+                    F[:, cols[mask]] += rnd.multiplier * out[mask].T
+                yield F.copy()
+                continue
+            for t, g in zip(rnd.trees, rnd.groups):
+                g = np.asarray(g)
+                mask = stop[g] >= r
+                if not mask.any():
+                    continue
+                out = t.predict(Xb).reshape(Xb.shape[0], len(g))
+                if mask.all():
+                    F[:, g] += rnd.multiplier * out
+                else:
+                    F[:, g[mask]] += rnd.multiplier * out[:, mask]
+            yield F.copy()
+
+    def predict_params(self, X, n_rounds=None) -> np.ndarray:
+        """Chart parameters theta (n, dim) on X (best round by default, see use_best)."""
+        F = None
+        for F in self.staged_predict_params(X, n_rounds):
+            pass
+        return F
+
+    def _to_gaussian(self, F) -> GaussianPrediction:
+        ch = self.chart_
+        if hasattr(ch, "cov"):
+            return GaussianPrediction(ch.mean(F), ch.cov(F))
+        if getattr(ch, "name", "") == "normal":
+            return GaussianPrediction(F[:, :1].copy(), np.exp(2 * F[:, 1])[:, None, None])
+        raise ConfigError(f"the {getattr(ch, 'name', ch)} chart is not Gaussian; use predict_params instead.")
+
+    def predict_dist(self, X, n_rounds=None) -> GaussianPrediction:
+        """Predicted Gaussian per row (GaussianPrediction with mean, cov, rho, nll, sample)."""
+        return self._to_gaussian(self.predict_params(X, n_rounds))
+
+    def predict(self, X, n_rounds=None):
+        """(mean (n, P), cov (n, P, P)) per row."""
+        d = self.predict_dist(X, n_rounds)
+        return d.mean, d.cov
+
+    def staged_predict_dist(self, X, n_rounds=None):
+        """Yield the GaussianPrediction after 0, 1, ... rounds."""
+        for F in self.staged_predict_params(X, n_rounds):
+            yield self._to_gaussian(F)
+
+    def staged_predict(self, X, n_rounds=None):
+        """Yield (mean, cov) after 0, 1, ... rounds."""
+        for d in self.staged_predict_dist(X, n_rounds):
+            yield d.mean, d.cov
+
+    def nll(self, X, y, n_rounds=None) -> np.ndarray:
+        """Per-row NLL of y under the prediction at X."""
+        F = self.predict_params(X, n_rounds)
+        y = _check_y(y, F.shape[0])
+        return self.chart_.nll(y if self.chart_.y_dim > 1 else y[:, 0], F)
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Mean log-likelihood of y (higher is better, scikit-learn convention)."""
+        return -weighted_mean(self.nll(X, y), _check_w(sample_weight, np.asarray(X).shape[0]))
+
+
+class NGB(NGBoost):
+    """Multivariate Gaussian NGBoost in the Cholesky-of-precision chart (the paper's NGB, Sec. 3)."""
+
+    def __init__(self, n_estimators=500, learning_rate=0.01, max_depth=3, min_samples_leaf=1, max_bins=255,
+                 tree_mode="separate", line_search="ngboost", early_stopping_rounds=50, validation_fraction=0.1,
+                 per_parameter_early_stopping=False, use_best=True, random_state=None):
+        super().__init__("mvn_cholesky", True, n_estimators, learning_rate, max_depth, min_samples_leaf, max_bins,
+                         tree_mode, line_search, early_stopping_rounds, validation_fraction,
+                         per_parameter_early_stopping, use_best, random_state)
+
+
+class GB(NGB):
+    """NGB without the natural gradient: trees fit the plain NLL gradient in theta (the paper's GB)."""
+
+    def __init__(self, n_estimators=500, learning_rate=0.01, max_depth=3, min_samples_leaf=1, max_bins=255,
+                 tree_mode="separate", line_search="ngboost", early_stopping_rounds=50, validation_fraction=0.1,
+                 per_parameter_early_stopping=False, use_best=True, random_state=None):
+        super().__init__(n_estimators, learning_rate, max_depth, min_samples_leaf, max_bins, tree_mode, line_search,
+                         early_stopping_rounds, validation_fraction, per_parameter_early_stopping, use_best,
+                         random_state)
+        self.natural_gradient = False
+
+
+# ---------------------------------------------------------------------------------------------
+class _MultiOutputGaussian(BaseEstimator):
+    """Shared fit/predict plumbing of the per-dimension baselines (IndepNGB, skGB)."""
+
+    def _prep(self, X, y, sample_weight, eval_set):
+        X = _check_X(X)
+        y = _check_y(y, X.shape[0])
+        w = _check_w(sample_weight, X.shape[0])
+        ev = _split_eval_set(eval_set)
+        if ev is None and self.early_stopping_rounds is not None:
+            X, y, w, ev = _validation_split(X, y, w, self.validation_fraction, self.random_state)
+        if ev is not None:
+            Xv = _check_X(ev[0], "X_val")
+            yv = _check_y(ev[1], Xv.shape[0], "y_val")
+            if yv.shape[1] != y.shape[1] or Xv.shape[1] != X.shape[1]:
+                raise DataError("eval_set must have the same feature and output columns as X and y.")
+            ev = (Xv, yv, _check_w(ev[2], Xv.shape[0], "w_val"))
+        self.n_outputs_ = y.shape[1]
+        self.n_features_in_ = X.shape[1]
+        return X, y, w, ev
+
+    def predict(self, X, n_rounds=None):
+        """(mean (n, P), cov (n, P, P)) per row; cov is diagonal."""
+        d = self.predict_dist(X, n_rounds)
+        return d.mean, d.cov
+
+    def staged_predict(self, X, n_rounds=None):
+        """Yield (mean, cov) after 0, 1, ... rounds (each dimension stops at its own count)."""
+        for d in self.staged_predict_dist(X, n_rounds):
+            yield d.mean, d.cov
+
+    def nll(self, X, y, n_rounds=None) -> np.ndarray:
+        """Per-row NLL of y under the predicted Gaussian."""
+        d = self.predict_dist(X, n_rounds)
+        return d.nll(_check_y(y, len(d)))
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Mean log-likelihood of y (higher is better)."""
+        return -weighted_mean(self.nll(X, y), _check_w(sample_weight, np.asarray(X).shape[0]))
+
+    def _check_fitted(self):
+        if not hasattr(self, "models_"):
+            raise ConfigError(f"this {type(self).__name__} is not fitted yet; call fit(X, y) first.")
+
+
+class IndepNGB(_MultiOutputGaussian):
+    """P independent univariate Normal NGBoosts in (mu, log sigma), each with its own early stopping (paper Sec. 4)."""
+
+    def __init__(self, n_estimators=500, learning_rate=0.01, max_depth=3, min_samples_leaf=1, max_bins=255,
+                 line_search="ngboost", early_stopping_rounds=50, validation_fraction=0.1, use_best=True,
+                 random_state=None):
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.max_bins = max_bins
+        self.line_search = line_search
+        self.early_stopping_rounds = early_stopping_rounds
+        self.validation_fraction = validation_fraction
+        self.use_best = use_best
+        self.random_state = random_state
+
+    def fit(self, X, y, sample_weight=None, eval_set=None, progress=None):
+        """Fit one univariate NGBoost per output column; eval_set=(X_val, y_val[, w_val])."""
+        t0 = time.perf_counter()
+        X, y, w, ev = self._prep(X, y, sample_weight, eval_set)
+        P = y.shape[1]
+        self.models_ = []
+        for k in range(P):
+            m = NGBoost("normal", True, self.n_estimators, self.learning_rate, self.max_depth, self.min_samples_leaf,
+                        self.max_bins, "separate", self.line_search, self.early_stopping_rounds, 0.1, False,
+                        self.use_best, self.random_state)
+            prog = None if progress is None else (lambda r, n, k=k: progress(k * n + r, P * n))
+            evk = None if ev is None else (ev[0], ev[1][:, k], ev[2])
+            m.fit(X, y[:, k], sample_weight=w, eval_set=evk, progress=prog)
+            self.models_.append(m)
+        self.best_iteration_ = np.array([m.best_iteration_ for m in self.models_])
+        self.n_iter_ = np.array([m.n_iter_ for m in self.models_])
+        self.fit_seconds_ = time.perf_counter() - t0
+        return self
+
+    def _combine(self, Fs) -> GaussianPrediction:
+        mean = np.stack([F[:, 0] for F in Fs], axis=1)
+        var = np.stack([np.exp(2 * F[:, 1]) for F in Fs], axis=1)
+        cov = np.zeros(var.shape + (var.shape[1],))
+        idx = np.arange(var.shape[1])
+        cov[:, idx, idx] = var
+        return GaussianPrediction(mean, cov)
+
+    def predict_dist(self, X, n_rounds=None) -> GaussianPrediction:
+        """Diagonal Gaussian per row from the P univariate fits."""
+        self._check_fitted()
+        return self._combine([m.predict_params(X, n_rounds) for m in self.models_])
+
+    def staged_predict_dist(self, X, n_rounds=None):
+        """Yield the GaussianPrediction after 0, 1, ... rounds (a dimension past its count stays put)."""
+        self._check_fitted()
+        gens = [m.staged_predict_params(X, n_rounds) for m in self.models_]
+        last = [next(g) for g in gens]
+        yield self._combine(last)
+        while True:
+            moved = False
+            for i, g in enumerate(gens):
+                F = next(g, None)
+                if F is not None:
+                    last[i], moved = F, True
+            if not moved:
+                return
+            yield self._combine(last)
+
+
+class skGB(_MultiOutputGaussian):
+    """scikit-learn GradientBoostingRegressor per output plus a constant diagonal covariance (paper Sec. 4).
+
+    Each dimension is boosted in chunks (warm start) and stopped ``early_stopping_rounds`` rounds
+    after its best validation squared error; the covariance is the variance of its training
+    residuals at the chosen round.
+    """
+
+    def __init__(self, n_estimators=500, learning_rate=0.01, max_depth=3, early_stopping_rounds=50,
+                 validation_fraction=0.1, use_best=True, random_state=None):
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.max_depth = max_depth
+        self.early_stopping_rounds = early_stopping_rounds
+        self.validation_fraction = validation_fraction
+        self.use_best = use_best
+        self.random_state = random_state
+
+    def fit(self, X, y, sample_weight=None, eval_set=None, progress=None):
+        """Fit one GradientBoostingRegressor per output column with early stopping on eval_set."""
+        from sklearn.ensemble import GradientBoostingRegressor
+
+        t0 = time.perf_counter()
+        X, y, w, ev = self._prep(X, y, sample_weight, eval_set)
+        P = y.shape[1]
+        self.models_, best, self.var_, self.var_all_ = [], [], [], []
+        patience = self.early_stopping_rounds
+        chunk = 50 if patience is None else max(int(patience), 1)
+        for k in range(P):
+            m = GradientBoostingRegressor(learning_rate=self.learning_rate, max_depth=self.max_depth,
+                                          n_estimators=0, warm_start=True, random_state=self.random_state)
+            losses, best_k = [], 0
+            while m.n_estimators < self.n_estimators:
+                m.set_params(n_estimators=min(m.n_estimators + chunk, self.n_estimators))
+                m.fit(X, y[:, k], sample_weight=w)
+                if ev is None:
+                    continue
+                start = len(losses)
+                for i, pv in enumerate(m.staged_predict(ev[0])):
+                    if i >= start:
+                        losses.append(weighted_mean((pv - ev[1][:, k]) ** 2, ev[2]))
+                best_k = int(np.argmin(losses)) + 1
+                if patience is not None and len(losses) - best_k >= patience:
+                    break
+                if progress is not None:
+                    progress(k * self.n_estimators + m.n_estimators, P * self.n_estimators)
+            n_all = m.n_estimators_
+            best_k = best_k if ev is not None else n_all
+            self.models_.append(m)
+            best.append(best_k)
+            for n_use, store in ((best_k, self.var_), (n_all, self.var_all_)):
+                pred = _staged_at(m, X, n_use)
+                store.append(weighted_mean((y[:, k] - pred) ** 2, w))
+        self.best_iteration_ = np.asarray(best)
+        self.n_iter_ = np.array([m.n_estimators_ for m in self.models_])
+        self.var_ = np.asarray(self.var_)
+        self.var_all_ = np.asarray(self.var_all_)
+        self.fit_seconds_ = time.perf_counter() - t0
+        return self
+
+    def _stops(self, n_rounds):
+        if n_rounds is None:
+            n_rounds = "best" if self.use_best else "all"
+        if n_rounds == "best":
+            return self.best_iteration_, self.var_
+        if n_rounds == "all":
+            return self.n_iter_, self.var_all_
+        return np.minimum(int(n_rounds), self.n_iter_), None
+
+    def predict_dist(self, X, n_rounds=None) -> GaussianPrediction:
+        """Mean from each dimension's boosting, constant diagonal covariance from training residuals."""
+        self._check_fitted()
+        X = _check_X(X)
+        stops, var = self._stops(n_rounds)
+        if var is None:
+            var = self.var_
+        mean = np.stack([_staged_at(m, X, s) for m, s in zip(self.models_, stops)], axis=1)
+        cov = np.zeros((X.shape[0], len(var), len(var)))
+        cov[:, np.arange(len(var)), np.arange(len(var))] = var
+        return GaussianPrediction(mean, cov)
+
+    def staged_predict_dist(self, X, n_rounds=None):
+        """Yield the GaussianPrediction after 1, 2, ... rounds (constant covariance)."""
+        self._check_fitted()
+        X = _check_X(X)
+        stops, var = self._stops(n_rounds)
+        var = self.var_ if var is None else var
+        cov = np.zeros((X.shape[0], len(var), len(var)))
+        cov[:, np.arange(len(var)), np.arange(len(var))] = var
+        preds = [np.stack(list(m.staged_predict(X))[: max(int(s), 1)]) for m, s in zip(self.models_, stops)]
+        for r in range(max(p.shape[0] for p in preds)):
+            mean = np.stack([p[min(r, p.shape[0] - 1)] for p in preds], axis=1)
+            yield GaussianPrediction(mean, cov)
+
+
+def _staged_at(model, X, n):
+    """Prediction of a fitted GradientBoostingRegressor using its first n trees."""
+    n = int(n)
+    if n >= model.n_estimators_:
+        return model.predict(X)
+    if n <= 0:
+        return np.full(X.shape[0], float(np.ravel(model.init_.predict(X[:1]))[0]))
+    for i, p in enumerate(model.staged_predict(X), start=1):
+        if i == n:
+            return p
+    return model.predict(X)
