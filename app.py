@@ -1,19 +1,50 @@
-"""distviz — an interactive laboratory for distributional gradient boosting (run: streamlit run app.py)."""
+"""distviz — an interactive laboratory for distributional gradient boosting (run: streamlit run app.py).
+
+This file is the Home / Lab page and the navigation; the other pages live in pages/.
+"""
 
 import streamlit as st
 
-from distviz.ui.explorer import EXPLAINER, render_explorer
-
 st.set_page_config(page_title="distviz", page_icon="📈", layout="wide")
 
+from distviz.ui.common import PAGES, explainer, fit_or_last, fit_summary  # noqa: E402
+from distviz.ui.lab import PAGE, config_widgets  # noqa: E402
+from distviz.ui.state import sync_query_params  # noqa: E402
 
-def explorer_page():
-    """Family explorer: density / pmf of a family at chosen parameters, natural and mean coordinates."""
-    st.title("distviz · family explorer")
-    with st.expander("What am I looking at?"):
-        st.markdown(EXPLAINER)
-    render_explorer()
+LAB_TEXT = """
+Pick an output **family**, a **data set** and an **algorithm** in the sidebar; the model is fitted
+(with a progress bar) and cached, and every setting is in the page address, so copying the URL shares
+this exact view. The first plot shows the data (grey), the fitted mean (coloured line) and the fitted
+90% predictive band; for synthetic data the true mean (dashed) and true band (grey) are known. The
+second plot shows the training and validation negative log-likelihood per boosting round and the
+generalised entropy of each round's tree partition. WGBoost shows its particles per input instead:
+each input carries N particles that flow to the posterior of the output's parameters.
+Go to **Evolution** to replay the rounds, to **Split gains & entropy** for the trees.
+"""
 
 
-nav = st.navigation([st.Page(explorer_page, title="Family explorer", icon="🔎", default=True)])
+def lab():
+    """Home / Lab: choose family, data, algorithm and knobs; fit with progress; show the fitted distribution."""
+    st.title("distviz · Lab")
+    st.caption("An interactive laboratory for distributional gradient boosting: mirror (MGD) vs natural (NGD) "
+               "boosting, WGBoost particles, NGBoost charts.")
+    explainer(LAB_TEXT)
+    st.sidebar.header("Fit settings")
+    cfg, upload = config_widgets(st.sidebar)
+    sync_query_params(PAGE)
+    res = fit_or_last(cfg, upload)
+    if res is None:
+        return
+    from distviz.viz.results import lab_figures
+
+    fit_summary(res)
+    figs = lab_figures(res.model, res.data, res.kind, res.config.algorithm)
+    cols = st.columns(2, gap="medium")
+    for i, fig in enumerate(figs):
+        with cols[i % 2]:
+            st.plotly_chart(fig, key=f"lab.fig{i}")
+
+
+nav = st.navigation([st.Page(lab, title="Lab", icon=":material/science:", default=True)]
+                    + [st.Page(path, title=title, icon=icon) for path, title, icon in PAGES])
 nav.run()

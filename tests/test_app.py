@@ -15,18 +15,25 @@ def specs(at):
     return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
 
 
-def fresh(timeout=60):
+def page(path=None, timeout=120, **query):
+    """AppTest of app.py, switched to `path` (a file under pages/) when given, with URL query parameters."""
     at = AppTest.from_file(APP, default_timeout=timeout)
-    return at
+    for k, v in query.items():
+        at.query_params[k] = v
+    if path:
+        at.run()
+        at.switch_page(path)
+    return at.run()
 
 
+# ------------------------------------------------------------------------------------------- explorer
 def test_explorer_renders_and_reacts_to_family_and_sliders():
-    at = fresh().run()
+    at = page("pages/explorer.py")
     assert not at.exception
     first = specs(at)
     assert first, "the explorer shows a plotly figure"
     assert at.dataframe, "the explorer shows the parameter table"
-    for name in ["poisson", "gamma", "categorical", "mvn", "bernoulli", "exponential"]:
+    for name in ["poisson", "gamma", "categorical", "mvn"]:
         at.sidebar.selectbox(key="explore.family").set_value(name).run()
         assert not at.exception, name
         now = specs(at)
@@ -37,14 +44,66 @@ def test_explorer_renders_and_reacts_to_family_and_sliders():
     at.sidebar.slider(key="explore.normal.sigma").set_value(2.5).run()
     assert not at.exception
     assert specs(at) != before
-    assert at.query_params["family"] == ["normal"] or at.query_params["family"] == "normal"
 
 
 def test_explorer_reads_state_from_url():
-    at = fresh()
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.switch_page("pages/explorer.py")
     at.query_params["family"] = "poisson"
     at.query_params["poisson.rate"] = "12.5"
     at.run()
     assert not at.exception
     assert at.sidebar.selectbox(key="explore.family").value == "poisson"
     assert at.sidebar.slider(key="explore.poisson.rate").value == pytest.approx(12.5)
+
+
+# ------------------------------------------------------------------------------------------- lab
+def test_lab_default_fit_then_family_and_algorithm_change_the_figures():
+    at = page(n="200", rounds="20")
+    assert not at.exception
+    assert not at.error
+    first = specs(at)
+    assert len(first) >= 2, "fitted distribution and NLL curves"
+    at.sidebar.selectbox(key="lab.family").set_value("poisson").run()
+    assert not at.exception and not at.error
+    second = specs(at)
+    assert second != first
+    at.sidebar.selectbox(key="lab.algo").set_value("ngd").run()
+    assert not at.exception and not at.error
+    third = specs(at)
+    assert third != second
+    assert at.query_params["algo"] in ("ngd", ["ngd"])
+
+
+def test_lab_wgboost_particles():
+    at = page(n="200", rounds="20", algo="wg_fka")
+    assert not at.exception
+    assert not at.error
+    titles = [s["layout"].get("title", {}).get("text", "") for s in specs(at)]
+    assert any("particles" in t for t in titles)
+
+
+def test_lab_incompatible_choice_shows_one_sentence_and_keeps_the_last_result():
+    at = page(n="200", rounds="20")
+    assert not at.exception
+    n_figs = len(specs(at))
+    at.sidebar.selectbox(key="lab.family").set_value("gamma").run()
+    at.sidebar.selectbox(key="lab.algo").set_value("wg_ska").run()
+    assert not at.exception
+    assert len(at.error) == 1 and "WGBoost" in at.error[0].value
+    assert len(specs(at)) == n_figs, "the earlier result stays on the page"
+
+
+def test_bad_upload_shows_the_error():
+    from distviz.errors import DataError
+    from distviz.ui.lab import FitConfig, load_data, parse_csv
+
+    with pytest.raises(DataError):
+        parse_csv(b"\x00\x01\x02 not a table")
+    with pytest.raises(DataError):
+        parse_csv(b"a,b\n1,2\n")
+    at = page(data="upload")
+    assert not at.exception
+    assert len(at.error) == 1 and "upload" in at.error[0].value.lower()
+    with pytest.raises(DataError, match="both an input and the target"):
+        load_data(FitConfig(dataset="upload", x_cols=("a",), y_col="a"), b"a,b\n" + b"".join(b"%d,%d\n" % (i, i) for i in range(20)))

@@ -1,0 +1,52 @@
+"""Page furniture shared by every page: navigation list, explainer expander, the fit-and-show block."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from distviz.errors import DistvizError
+
+from .lab import ALGORITHMS, FitResult, fit_model
+from .state import recall, remember
+
+PAGES = [
+    ("pages/evolution.py", "Evolution", ":material/slow_motion_video:"),
+    ("pages/split_gains.py", "Split gains & entropy", ":material/account_tree:"),
+    ("pages/drifters.py", "Drifters", ":material/waves:"),
+    ("pages/posterior.py", "Posterior regression", ":material/blur_on:"),
+    ("pages/explorer.py", "Family explorer", ":material/search:"),
+]
+
+
+def explainer(text: str) -> None:
+    """The 'What am I looking at?' expander every page has."""
+    with st.expander("What am I looking at?"):
+        st.markdown(text)
+
+
+def fit_or_last(cfg, upload=None, *, slot: str = "lab", progress_container=None) -> FitResult | None:
+    """Fit (or fetch from the cache) and remember the result; on a user error show one sentence and return the last good one."""
+    try:
+        res = fit_model(cfg, upload, progress_container=progress_container)
+    except DistvizError as exc:
+        st.error(str(exc))
+        last = recall(slot)
+        if last is not None:
+            st.caption(f"Showing the last successful fit: {ALGORITHMS[last.config.algorithm][0]} "
+                       f"on {last.data.name} ({last.config.family}).")
+        return last
+    return remember(slot, res)
+
+
+def fit_summary(res: FitResult) -> None:
+    """Metric cards: fit time, rounds, final train / validation NLL."""
+    tr = getattr(res.model, "trace_", None)
+    cols = st.columns(4)
+    cols[0].metric("fit time", f"{res.seconds:.2f} s", help="Wall time of the fit (0 when served from the cache is not shown).")
+    cols[1].metric("rows", f"{len(res.data.y)}")
+    if tr is not None and "train_nll" in tr:
+        t = tr["train_nll"].values
+        cols[2].metric("final train NLL", f"{t[np.isfinite(t)][-1]:.4g}" if np.isfinite(t).any() else "—")
+        v = tr["valid_nll"].values if "valid_nll" in tr else np.array([np.nan])
+        cols[3].metric("best validation NLL", f"{np.nanmin(v):.4g}" if np.isfinite(v).any() else "—")

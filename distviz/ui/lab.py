@@ -1,0 +1,369 @@
+"""The Lab's fit configuration, data sets and cached fits, shared by the Lab, Evolution and Split-gains pages.
+
+A `FitConfig` (frozen, hashable) names everything a fit depends on; `fit_model` returns the fitted
+estimator from a process-wide LRU store (`st.cache_resource`), fitting it with a progress bar when it
+is not there yet.  No maths here: estimators come from distviz.boosting / distviz.gp.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, field, replace
+
+import numpy as np
+import streamlit as st
+
+from distviz.errors import ConfigError, DataError
+
+from .state import qp_key
+
+PAGE = "lab"
+MAX_UPLOAD_MB = 20
+MAX_UPLOAD_ROWS = 20000
+
+#: algorithm key -> (label, kind, help)
+ALGORITHMS = OrderedDict([
+    ("mgd", ("MGD — mirror descent, additive in η*", "law",
+             "Each tree is added to the mean parameters η* = E[T(y)] (M-law). Fast and exact in the dual chart.")),
+    ("ngd", ("NGD — natural gradient, additive in η", "law",
+             "Each tree is added to the natural parameters η after a Fisher preconditioning (N-law, NGBoost with θ = η).")),
+    ("gd", ("GD — plain gradient in η", "law",
+            "Raw gradient T(y) − η* added to η, no metric: can be slow or diverge when the Fisher metric is far from 1.")),
+    ("mgd_natural", ("crossed: M-law realised in η", "law",
+                     "The mirror step written additively in η with a plug-in target (biased; see the note).")),
+    ("ngd_mean", ("crossed: N-law realised in η*", "law",
+                  "The natural step written additively in η* with a plug-in target (biased; see the note).")),
+    ("ngboost", ("NGBoost chart (Normal: μ, log σ)", "ngboost",
+                 "NGBoost's own parametrisation: natural gradient in an unconstrained chart θ.")),
+    ("wg_ska", ("WGBoost SKA (diagonal Newton)", "wg",
+                "Particles per input flow to the pointwise posterior; SKA is the default, fast, diagonal Newton direction.")),
+    ("wg_fka", ("WGBoost FKA (first order)", "wg", "Kernel-smoothed first-order Wasserstein gradient (SVGD-like).")),
+    ("wg_nka", ("WGBoost NKA (full Newton)", "wg", "Full Newton direction: batched (N d) × (N d) solves per input.")),
+    ("wg_langevin", ("LGBoost (Langevin)", "wg", "Noisy gradient steps: particles sample the posterior.")),
+    ("sgp", ("sparse GP (DLM / ELBO baseline)", "gp", "Sparse Gaussian-process regression baseline (Normal only).")),
+])
+LAW_ALGOS = [k for k, v in ALGORITHMS.items() if v[1] == "law"]
+WG_TARGET = {"normal": "normal", "poisson": "poisson", "categorical": "categorical"}
+
+#: dataset key -> (label, help)
+DATASETS = OrderedDict([
+    ("synthetic", ("synthetic (known truth)", "Simulated from a known η(x) for the chosen family; the truth is drawn.")),
+    ("faithful", ("Old Faithful (duration vs waiting)", "272 eruptions: x = waiting time (min), y = duration (min).")),
+    ("bone", ("bone density vs age", "485 teenagers: x = age (years), y = relative spinal BMD change.")),
+    ("upload", ("upload a CSV", f"Your own file (up to {MAX_UPLOAD_MB} MB); pick the x and y columns.")),
+])
+
+
+@dataclass(frozen=True)
+class FitConfig:
+    """Everything a Lab fit depends on (hashable: it keys the cache and the URL)."""
+
+    family: str = "normal"
+    K: int = 3
+    dataset: str = "synthetic"
+    n: int = 500
+    seed: int = 0
+    algorithm: str = "mgd"
+    n_rounds: int = 100
+    learning_rate: float = 0.1
+    max_depth: int = 3
+    n_particles: int = 10
+    upload_hash: str = ""
+    x_cols: tuple = ()
+    y_col: str = ""
+
+    def family_kwargs(self) -> dict:
+        """Options passed to families.get (K for categorical, P=2 for mvn)."""
+        if self.family == "categorical":
+            return {"K": int(self.K)}
+        if self.family == "mvn":
+            return {"P": 2}
+        return {}
+
+    def key(self) -> tuple:
+        """Cache key."""
+        return tuple(sorted(asdict(self).items()))
+
+    def with_algorithm(self, algorithm: str) -> "FitConfig":
+        """The same fit with another algorithm (for MGD-vs-NGD overlays)."""
+        return replace(self, algorithm=algorithm)
+
+
+@dataclass
+class LabData:
+    """A loaded data set: X (n, p), y, axis labels and, for synthetic data, the known truth."""
+
+    X: np.ndarray
+    y: np.ndarray
+    x_label: str
+    y_label: str
+    name: str
+    truth: object = None
+    feature_names: list = field(default_factory=list)
+
+
+def compatible(algorithm: str, family: str) -> str | None:
+    """None when `algorithm` can fit `family`, else one sentence saying why not."""
+    kind = ALGORITHMS[algorithm][1]
+    if kind == "law":
+        return None
+    if kind == "ngboost":
+        return None if family in ("normal", "mvn") else "NGBoost charts are available for the Normal and multivariate Normal families; choose one of them or an exponential-family law."
+    if kind == "wg":
+        return None if family in WG_TARGET else "WGBoost posterior targets exist for the Normal, Poisson and Categorical families; choose one of them."
+    if kind == "gp":
+        return None if family == "normal" else "The sparse-GP baseline is a Normal-likelihood regression; choose the Normal family."
+    return None
+
+
+# ---------------------------------------------------------------------------------------------- data
+def parse_csv(data: bytes) -> "pd.DataFrame":
+    """Parse uploaded bytes as a CSV table of data only (no code, no pickles); DataError when it is not one."""
+    import pandas as pd
+
+    if len(data) > MAX_UPLOAD_MB * 1024 * 1024:
+        raise DataError(f"The file is larger than {MAX_UPLOAD_MB} MB; upload a smaller CSV.")
+    try:
+        df = pd.read_csv(io.BytesIO(data), sep=None, engine="python", nrows=MAX_UPLOAD_ROWS + 1)
+    except (ValueError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, TypeError) as exc:
+        raise DataError(f"The upload could not be read as a CSV table ({type(exc).__name__}); "
+                        f"upload a comma-separated text file with a header row.") from None
+    if df.shape[0] < 10 or df.shape[1] < 2:
+        raise DataError(f"The CSV has {df.shape[0]} rows and {df.shape[1]} columns; it needs a header row, "
+                        f"at least 10 rows and at least two columns (x and y).")
+    if df.shape[0] > MAX_UPLOAD_ROWS:
+        raise DataError(f"The CSV has more than {MAX_UPLOAD_ROWS} rows; upload at most {MAX_UPLOAD_ROWS} rows.")
+    num = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])]
+    if len(num) < 2:
+        raise DataError("The CSV needs at least two numeric columns (one x and one y); check the delimiter and the header.")
+    return df[num]
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _synthetic(family: str, n: int, seed: int):
+    from distviz.data.synthetic import make_synthetic
+    return make_synthetic(family, n=n, p=1, random_state=seed)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _real(name: str):
+    from distviz.data import cde
+    if name == "faithful":
+        return cde.load_faithful()
+    return cde.load_bone()
+
+
+def load_data(cfg: FitConfig, upload: bytes | None = None) -> LabData:
+    """The data set named by `cfg` (DataError when it is absent or does not suit the family)."""
+    if cfg.dataset == "synthetic":
+        s = _synthetic(cfg.family, int(cfg.n), int(cfg.seed))
+        ylab = "y" if cfg.family != "mvn" else "y1, y2"
+        return LabData(s.X, s.y, "x1 (input, unitless)", ylab, f"synthetic {cfg.family}", truth=s,
+                       feature_names=[f"x{i + 1}" for i in range(s.X.shape[1])])
+    if cfg.dataset == "faithful":
+        X, y = _real("faithful")
+        return LabData(X, y, "waiting time (min)", "eruption duration (min)", "Old Faithful", feature_names=["waiting"])
+    if cfg.dataset == "bone":
+        X, y = _real("bone")
+        return LabData(X, y, "age (years)", "relative spinal BMD change", "bone density", feature_names=["age"])
+    if cfg.dataset == "upload":
+        if upload is None:
+            raise DataError("No file uploaded yet; upload a CSV in the sidebar or choose another data set.")
+        df = parse_csv(upload)
+        if not cfg.x_cols or not cfg.y_col:
+            raise DataError("Pick at least one x column and the y column of the uploaded CSV.")
+        missing = [c for c in (*cfg.x_cols, cfg.y_col) if c not in df.columns]
+        if missing:
+            raise DataError(f"The uploaded CSV has no numeric column {missing[0]!r}; pick another column.")
+        if cfg.y_col in cfg.x_cols:
+            raise DataError(f"Column {cfg.y_col!r} is both an input and the target; pick different columns.")
+        sub = df[list(cfg.x_cols) + [cfg.y_col]].dropna()
+        if len(sub) < 10:
+            raise DataError("Fewer than 10 rows remain after dropping missing values; upload more data.")
+        return LabData(sub[list(cfg.x_cols)].to_numpy(float), sub[cfg.y_col].to_numpy(float),
+                       f"{cfg.x_cols[0]}", cfg.y_col, "uploaded CSV", feature_names=list(cfg.x_cols))
+    raise ConfigError(f"Unknown data set {cfg.dataset!r}; choose one of {', '.join(DATASETS)}.")
+
+
+# ---------------------------------------------------------------------------------------------- fits
+class _Store:
+    """A small thread-safe LRU of fitted models shared by all sessions."""
+
+    def __init__(self, size: int = 24):
+        self.size = size
+        self.items: OrderedDict = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key):
+        with self.lock:
+            if key in self.items:
+                self.items.move_to_end(key)
+                return self.items[key]
+        return None
+
+    def put(self, key, value):
+        with self.lock:
+            self.items[key] = value
+            self.items.move_to_end(key)
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
+
+
+@st.cache_resource(show_spinner=False)
+def model_store() -> _Store:
+    """The process-wide cache of fitted models, keyed on FitConfig.key()."""
+    return _Store()
+
+
+@dataclass
+class FitResult:
+    """A fitted model with its data, the config that made it and the wall time of the fit."""
+
+    config: FitConfig
+    model: object
+    data: LabData
+    seconds: float
+    kind: str
+
+
+def make_estimator(cfg: FitConfig):
+    """The unfitted estimator for `cfg` (ConfigError when the algorithm does not suit the family)."""
+    why = compatible(cfg.algorithm, cfg.family)
+    if why:
+        raise ConfigError(why)
+    kind = ALGORITHMS[cfg.algorithm][1]
+    if kind == "law":
+        from distviz.boosting import DistributionalBoosting
+        return DistributionalBoosting(cfg.family, law=cfg.algorithm, n_rounds=int(cfg.n_rounds),
+                                      learning_rate=float(cfg.learning_rate), max_depth=int(cfg.max_depth),
+                                      validation_fraction=0.2, trace_rows=600, random_state=int(cfg.seed),
+                                      **cfg.family_kwargs())
+    if kind == "wg":
+        from distviz.boosting import WGBoost
+        return WGBoost(WG_TARGET[cfg.family], n_particles=int(cfg.n_particles), method=cfg.algorithm[3:],
+                       learning_rate=float(cfg.learning_rate), n_rounds=int(cfg.n_rounds),
+                       max_depth=int(cfg.max_depth), init_rounds=1000, random_state=int(cfg.seed), display_size=60)
+    if kind == "ngboost":
+        try:
+            from distviz.boosting import ngboost as ngb_mod
+        except ImportError:
+            raise ConfigError("NGBoost charts arrive with distviz.boosting.ngboost, which is not installed yet; "
+                              "choose an exponential-family law.") from None
+        cls = ngb_mod.NGBoost
+        return cls(family=cfg.family, n_rounds=int(cfg.n_rounds), learning_rate=float(cfg.learning_rate),
+                   max_depth=int(cfg.max_depth), random_state=int(cfg.seed), **cfg.family_kwargs())
+    if kind == "gp":
+        try:
+            from distviz import gp
+            cls = gp.SparseGP
+        except (ImportError, AttributeError):
+            raise ConfigError("The sparse-GP baseline arrives with distviz.gp.SparseGP, which is not available yet; "
+                              "choose a boosting algorithm.") from None
+        return cls(random_state=int(cfg.seed))
+    raise ConfigError(f"Unknown algorithm {cfg.algorithm!r}.")
+
+
+def data_hash(data: bytes | None) -> str:
+    """Short content hash of an upload (part of the cache key)."""
+    return "" if not data else hashlib.sha1(data).hexdigest()[:16]
+
+
+def fit_model(cfg: FitConfig, upload: bytes | None = None, *, progress_container=None) -> FitResult:
+    """The fitted model for `cfg`, from the cache or fitted now with a progress bar in `progress_container`."""
+    store = model_store()
+    key = cfg.key()
+    hit = store.get(key)
+    if hit is not None:
+        return hit
+    data = load_data(cfg, upload)
+    est = make_estimator(cfg)
+    box = progress_container if progress_container is not None else st
+    bar = box.progress(0.0, text=f"fitting {ALGORITHMS[cfg.algorithm][0]} …")
+    last = [0.0]
+
+    def progress(r, n_rounds):
+        frac = min(1.0, r / max(int(n_rounds), 1))
+        if frac - last[0] >= 0.05 or r >= n_rounds:
+            last[0] = frac
+            bar.progress(frac, text=f"fitting {ALGORITHMS[cfg.algorithm][0]}: round {r} / {n_rounds}")
+
+    t0 = time.perf_counter()
+    try:
+        with np.errstate(all="ignore"):
+            est.fit(data.X, data.y, progress=progress)
+    finally:
+        bar.empty()
+    res = FitResult(cfg, est, data, time.perf_counter() - t0, ALGORITHMS[cfg.algorithm][1])
+    store.put(key, res)
+    return res
+
+
+# ---------------------------------------------------------------------------------------------- widgets
+def config_widgets(box, *, algorithms=None, show_data=True) -> tuple[FitConfig, bytes | None]:
+    """Draw the fit settings in `box` (normally the sidebar); values live in the URL. Returns (config, upload)."""
+    from distviz import families
+
+    from .explorer import family_label
+
+    names = families.available()
+    fam = box.selectbox("Family", names, format_func=family_label, key=qp_key(PAGE, "family", "normal", options=names),
+                        help="The output distribution p(y | x) that is boosted.")
+    K = 3
+    if fam == "categorical":
+        K = box.slider("Classes K", 2, 6, key=qp_key(PAGE, "K", 3, lo=2, hi=6), help="Number of classes of the categorical family.")
+    upload, x_cols, y_col, n, seed = None, (), "", 500, 0
+    dataset = "synthetic"
+    if show_data:
+        dkeys = list(DATASETS)
+        dataset = box.selectbox("Data set", dkeys, format_func=lambda k: DATASETS[k][0],
+                                key=qp_key(PAGE, "data", "synthetic", options=dkeys),
+                                help="Synthetic data have a known truth; the real sets are 1-D regressions.")
+        box.caption(DATASETS[dataset][1])
+        if dataset == "synthetic":
+            n = box.select_slider("Rows n", [200, 300, 500, 1000, 2000, 5000], key=qp_key(PAGE, "n", 500, options=[200, 300, 500, 1000, 2000, 5000]),
+                                  help="Number of simulated (x, y) pairs (20% are held out for validation).")
+            seed = box.number_input("Random seed", 0, 10_000, step=1, key=qp_key(PAGE, "seed", 0, lo=0, hi=10_000),
+                                    help="Seed of the simulation and of the fit.")
+        if dataset == "upload":
+            up = box.file_uploader(f"CSV file (up to {MAX_UPLOAD_MB} MB, {MAX_UPLOAD_ROWS} rows)", type=["csv", "txt"],
+                                   key=f"{PAGE}.upload", help="Parsed as a plain table of numbers; nothing in it is executed.")
+            if up is not None:
+                upload = up.getvalue()
+                try:
+                    cols = list(parse_csv(upload).columns)
+                except DataError:
+                    cols = []
+                if cols:
+                    x_cols = tuple(box.multiselect("x columns", cols, default=cols[:1], key=f"{PAGE}.xcols"))
+                    y_col = box.selectbox("y column", cols, index=len(cols) - 1, key=f"{PAGE}.ycol")
+    algos = list(algorithms or ALGORITHMS)
+    algo = box.selectbox("Algorithm", algos, format_func=lambda k: ALGORITHMS[k][0],
+                         key=qp_key(PAGE, "algo", "mgd", options=algos),
+                         help="The boosting law (and the chart it adds trees in) or a baseline.")
+    box.caption(ALGORITHMS[algo][2])
+    wg = ALGORITHMS[algo][1] == "wg"
+    n_rounds = box.select_slider("Boosting rounds", [20, 50, 100, 200, 300, 500],
+                                 key=qp_key(PAGE, "rounds", 100, options=[20, 50, 100, 200, 300, 500]),
+                                 help="Number of trees added; more rounds fit closer (and may overfit).")
+    lr = box.select_slider("Learning rate ν", [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0],
+                           key=qp_key(PAGE, "lr", 0.1, options=[0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0]),
+                           help="Shrinkage of every tree: small steps are stabler, large steps faster.")
+    depth = box.slider("Tree depth", 1, 6, key=qp_key(PAGE, "depth", 3, lo=1, hi=6),
+                       help="Depth of every regression tree (2^depth leaves at most).")
+    n_particles = 10
+    if wg:
+        n_particles = box.slider("Particles per input N", 2, 30, key=qp_key(PAGE, "particles", 10, lo=2, hi=30),
+                                 help="WGBoost approximates each input's posterior by N particles.")
+    cfg = FitConfig(family=fam, K=int(K), dataset=dataset, n=int(n), seed=int(seed), algorithm=algo,
+                    n_rounds=int(n_rounds), learning_rate=float(lr), max_depth=int(depth), n_particles=int(n_particles),
+                    upload_hash=data_hash(upload), x_cols=tuple(x_cols), y_col=str(y_col))
+    return cfg, upload
+
+
+def default_config(**kw) -> FitConfig:
+    """The configuration the Lab starts with (overridable)."""
+    return FitConfig(**kw)
