@@ -315,3 +315,35 @@ def test_mvn_natural_convention_is_exact_quadratic_form():
     np.testing.assert_allclose(m2, mu, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(c2, cov, rtol=1e-10)
     assert f.stat_names[:4] == ("y1", "y2", "y3", "y1*y1")
+
+
+@SETTINGS
+@given(x=st.lists(st.floats(1e-3, 1e6, allow_nan=False), min_size=1, max_size=20))
+def test_trigamma_matches_scipy(x):
+    from scipy.special import polygamma
+
+    from distviz.families._linalg import trigamma
+    x = np.array(x)
+    np.testing.assert_allclose(trigamma(x), polygamma(1, x), rtol=1e-13)
+
+
+def test_spd_kernels_match_numpy_and_flag_bad_rows():
+    from distviz.families._linalg import spd_inv_logdet, spd_ok, spd_solve
+    rng = np.random.default_rng(5)
+    for d in (1, 2, 5, 9):
+        L = rng.standard_normal((6, d, d))
+        M = L @ L.transpose(0, 2, 1) + 0.1 * np.eye(d)
+        M[2] = -np.eye(d)  # not positive definite
+        v = rng.standard_normal((6, d))
+        x = spd_solve(M, v)
+        inv, logdet, ok = spd_inv_logdet(M)
+        good = np.arange(6) != 2
+        np.testing.assert_allclose(x[good], np.linalg.solve(M[good], v[good][..., None])[..., 0], rtol=1e-9, atol=1e-10)
+        np.testing.assert_allclose(inv[good], np.linalg.inv(M[good]), rtol=1e-9, atol=1e-10)
+        np.testing.assert_allclose(logdet[good], np.linalg.slogdet(M[good])[1], rtol=1e-10)
+        assert np.isnan(x[2]).all() and np.isnan(inv[2]).all() and not ok[2] and ok[good].all()
+        assert spd_ok(M).tolist() == good.tolist()
+    mvn = F.get("mvn", P=2)
+    bad_eta = np.array([[0.0, 0.0, 0.5, 0.0, 0.5]])  # precision -I
+    assert not mvn.in_natural_domain(bad_eta)[0]
+    assert np.isnan(mvn.to_mean(bad_eta)).all() and np.isnan(mvn.log_partition(bad_eta)).all()

@@ -201,12 +201,13 @@ class ExponentialFamily:
 
     def inverse_fisher(self, eta) -> np.ndarray:
         """g(eta)^-1 = hess A*(eta*), shape (n, dim, dim)."""
-        return np.linalg.inv(self.fisher(eta))
+        from ._linalg import spd_inv_logdet
+        return spd_inv_logdet(self.fisher(eta))[0]
 
     def solve_fisher(self, eta, v) -> np.ndarray:
-        """g(eta)^-1 v per row without forming the inverse, shape (n, dim)."""
-        v = self._params(v)
-        return np.linalg.solve(self.fisher(eta), v[..., None])[..., 0]
+        """g(eta)^-1 v per row without forming the inverse (batched Cholesky), shape (n, dim)."""
+        from ._linalg import spd_solve
+        return spd_solve(self.fisher(eta), self._params(v))
 
     def logpdf(self, y, eta) -> np.ndarray:
         """log p(y | eta) = log h(y) + <eta, T(y)> - A(eta), shape (n,)."""

@@ -9,7 +9,7 @@ closed-form inverse diag(1/p) + 1 1^T / p_K (Sherman-Morrison).
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import logsumexp, xlogy
+from scipy.special import xlogy
 
 from distviz.errors import ConfigError
 
@@ -69,13 +69,19 @@ class Categorical(ExponentialFamily):
 
     def probabilities(self, eta) -> np.ndarray:
         """All K class probabilities, shape (n, K)."""
-        z = self._full_logits(eta)
-        z = z - z.max(axis=-1, keepdims=True)
-        e = np.exp(z)
-        return e / e.sum(axis=-1, keepdims=True)
+        eta = self._params(eta)
+        mx = np.maximum(eta.max(axis=-1, keepdims=True), 0.0)
+        e = np.empty(eta.shape[:-1] + (self.K,))
+        np.exp(eta - mx, out=e[..., :-1])
+        np.exp(-mx, out=e[..., -1:])
+        e /= e.sum(axis=-1, keepdims=True)
+        return e
 
     def log_partition(self, eta):
-        return logsumexp(self._full_logits(eta), axis=-1)
+        """A(eta) = log(1 + sum_k exp(eta_k)), computed stably."""
+        eta = self._params(eta)
+        mx = np.maximum(eta.max(axis=-1), 0.0)
+        return mx + np.log(np.exp(-mx) + np.exp(eta - mx[..., None]).sum(axis=-1))
 
     def to_mean(self, eta):
         return self.probabilities(eta)[..., :-1]
@@ -116,7 +122,7 @@ class Categorical(ExponentialFamily):
     def logpdf(self, y, eta):
         z = self._full_logits(eta)
         yi = self._y(y).astype(np.int64)
-        return np.take_along_axis(z, yi[:, None], axis=-1)[:, 0] - logsumexp(z, axis=-1)
+        return np.take_along_axis(z, yi[:, None], axis=-1)[:, 0] - self.log_partition(eta)
 
     def sample(self, eta, rng=None):
         P = self.probabilities(eta)

@@ -18,9 +18,11 @@ Convention (documented because several are in use):
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from distviz.errors import ConfigError
 
+from ._linalg import _chol, spd_inv_logdet, spd_ok, spd_solve
 from .base import ExponentialFamily, as_rng
 
 __all__ = ["MultivariateNormal"]
@@ -83,16 +85,16 @@ class MultivariateNormal(ExponentialFamily):
         return self.unvech(eta[..., self.P:] * self._to_prec)
 
     def mean_cov(self, eta):
-        """(mu (n, P), Sigma (n, P, P)) from eta."""
+        """(mu (n, P), Sigma (n, P, P)) from eta; NaN rows where the precision is not positive definite."""
         eta = self._params(eta)
-        S = np.linalg.inv(self.precision(eta))
+        S = spd_inv_logdet(self.precision(eta))[0]
         mu = np.einsum("...ij,...j->...i", S, eta[..., :self.P])
         return mu, S
 
     def from_mean_cov(self, mu, cov) -> np.ndarray:
-        """eta from mean (n, P) and covariance (n, P, P)."""
+        """eta from mean (n, P) and covariance (n, P, P); NaN rows where cov is not positive definite."""
         mu = np.asarray(mu, dtype=float)
-        lam = np.linalg.inv(np.asarray(cov, dtype=float))
+        lam = spd_inv_logdet(np.asarray(cov, dtype=float))[0]
         b = np.einsum("...ij,...j->...i", lam, mu)
         return np.concatenate([b, self.vech(lam) * self._from_prec], axis=-1)
 
@@ -113,12 +115,10 @@ class MultivariateNormal(ExponentialFamily):
 
     def log_partition(self, eta):
         eta = self._params(eta)
-        lam = self.precision(eta)
+        S, logdet_lam, _ = spd_inv_logdet(self.precision(eta))
         b = eta[..., :self.P]
-        sign, logdet = np.linalg.slogdet(lam)
-        with np.errstate(invalid="ignore"):
-            quad = np.einsum("...i,...i->...", b, _solve(lam, b))
-        return np.where(sign > 0, 0.5 * quad - 0.5 * logdet, np.nan)
+        quad = np.einsum("...i,...ij,...j->...", b, S, b)
+        return 0.5 * quad - 0.5 * logdet_lam
 
     def to_mean(self, eta):
         mu, S = self.mean_cov(eta)
@@ -130,24 +130,38 @@ class MultivariateNormal(ExponentialFamily):
 
     def conjugate(self, mean):
         _, S = self._moments(mean)
-        sign, logdet = np.linalg.slogdet(S)
-        # +inf on the boundary (singular covariance: a point mass has infinite negative entropy)
-        return np.where(sign > 0, -0.5 * self.P - 0.5 * logdet, np.where(sign == 0, np.inf, np.nan))
+        _, logdet, ok = spd_inv_logdet(S)
+        out = -0.5 * self.P - 0.5 * logdet
+        if not ok.all():
+            # +inf on the boundary (singular PSD covariance: infinite negative entropy), NaN outside
+            bad = ~ok
+            Sb = S[bad]
+            fin = np.isfinite(Sb).all(axis=(-1, -2))
+            w = np.linalg.eigvalsh(np.where(fin[:, None, None], Sb, 0.0))
+            psd = fin & (w[:, 0] >= -1e-12 * np.maximum(np.abs(w[:, -1]), 1e-300))
+            out[bad] = np.where(psd, np.inf, np.nan)
+        return out
 
     def fisher(self, eta):
+        """Cov[T(y)] from the Gaussian moment identities (module docstring), fused in numba."""
         mu, S = self.mean_cov(eta)
-        i, j = self._iu
-        P = self.P
-        out = np.empty(mu.shape[:-1] + (self.dim, self.dim))
-        out[..., :P, :P] = S
-        cross = S[..., :, j] * mu[..., None, i] + S[..., :, i] * mu[..., None, j]
-        out[..., :P, P:] = cross
-        out[..., P:, :P] = np.swapaxes(cross, -1, -2)
-        I, J, K, L = i[:, None], j[:, None], i[None, :], j[None, :]
-        mI, mJ, mK, mL = mu[..., I], mu[..., J], mu[..., K], mu[..., L]
-        Sik, Sjl, Sil, Sjk = S[..., I, K], S[..., J, L], S[..., I, L], S[..., J, K]
-        out[..., P:, P:] = (Sik * Sjl + Sil * Sjk + mI * mK * Sjl + mI * mL * Sjk + mJ * mK * Sil + mJ * mL * Sik)
-        return out
+        lead = mu.shape[:-1]
+        G = _fisher_batch(np.ascontiguousarray(mu.reshape(-1, self.P)),
+                          np.ascontiguousarray(S.reshape(-1, self.P, self.P)), self._iu[0], self._iu[1])
+        return G.reshape(lead + (self.dim, self.dim))
+
+    def inverse_fisher(self, eta):
+        return spd_inv_logdet(self.fisher(eta))[0]
+
+    def solve_fisher(self, eta, v):
+        """g(eta)^-1 v per row: the metric is built and Cholesky-solved row by row in numba (no (n, d, d) array)."""
+        mu, S = self.mean_cov(eta)
+        v = self._params(v)
+        lead = mu.shape[:-1]
+        x = _solve_fisher_batch(np.ascontiguousarray(mu.reshape(-1, self.P)),
+                                np.ascontiguousarray(S.reshape(-1, self.P, self.P)), self._iu[0], self._iu[1],
+                                np.ascontiguousarray(np.broadcast_to(v, lead + (self.dim,)).reshape(-1, self.dim)))
+        return x.reshape(lead + (self.dim,))
 
     def log_base_measure(self, y):
         return np.full(self._y(y).shape[0], -0.5 * self.P * _LOG_2PI)
@@ -160,13 +174,13 @@ class MultivariateNormal(ExponentialFamily):
 
     def in_natural_domain(self, eta):
         eta = self._params(eta)
-        return _pd_rows(self.precision(eta)) & np.isfinite(eta).all(axis=-1)
+        return spd_ok(self.precision(eta)) & np.isfinite(eta).all(axis=-1)
 
     def in_mean_domain(self, mean):
         m = self._params(mean)
         ok = np.isfinite(m).all(axis=-1)
         _, S = self._moments(np.where(ok[..., None], m, 0.0))
-        return ok & _pd_rows(S)
+        return ok & spd_ok(S)
 
     def project_natural(self, eta):
         """Clip the eigenvalues of the precision to >= margin."""
@@ -188,29 +202,67 @@ class MultivariateNormal(ExponentialFamily):
         return np.concatenate([np.zeros(self.P), self.vech(np.eye(self.P))])
 
 
-def _solve(A, b):
-    """Batched solve A x = b for (n, P, P) and (n, P); NaN rows where A is singular."""
-    try:
-        return np.linalg.solve(A, b[..., None])[..., 0]
-    except np.linalg.LinAlgError:
-        out = np.full(b.shape, np.nan)
-        for idx in np.ndindex(b.shape[:-1]):
-            try:
-                out[idx] = np.linalg.solve(A[idx], b[idx])
-            except np.linalg.LinAlgError:
-                pass
-        return out
-
-
-def _pd_rows(M) -> np.ndarray:
-    """True per row where the symmetric (n, P, P) matrix is finite and positive definite."""
-    ok = np.isfinite(M).all(axis=(-1, -2))
-    M = np.where(ok[..., None, None], M, np.eye(M.shape[-1]))
-    return ok & (np.linalg.eigvalsh(M)[..., 0] > 0)
-
-
 def _clip_eig(M, eps):
     """Symmetric matrices with eigenvalues clipped to >= eps."""
     w, V = np.linalg.eigh(0.5 * (M + np.swapaxes(M, -1, -2)))
     w = np.maximum(w, eps)
     return np.einsum("...ij,...j,...kj->...ik", V, w, V)
+
+
+@njit(cache=True)
+def _fisher_row(mu, S, iu0, iu1, G):
+    """Cov[(y, vech(y y^T))] of N(mu, S) into G (module docstring identities)."""
+    P = mu.shape[0]
+    q = iu0.shape[0]
+    for a in range(P):
+        for b in range(P):
+            G[a, b] = S[a, b]
+        for c in range(q):
+            i, j = iu0[c], iu1[c]
+            v = mu[i] * S[a, j] + mu[j] * S[a, i]
+            G[a, P + c] = v
+            G[P + c, a] = v
+    for r in range(q):
+        i, j = iu0[r], iu1[r]
+        for c in range(r, q):
+            k, l = iu0[c], iu1[c]
+            v = (S[i, k] * S[j, l] + S[i, l] * S[j, k] + mu[i] * mu[k] * S[j, l] + mu[i] * mu[l] * S[j, k]
+                 + mu[j] * mu[k] * S[i, l] + mu[j] * mu[l] * S[i, k])
+            G[P + r, P + c] = v
+            G[P + c, P + r] = v
+
+
+@njit(cache=True)
+def _fisher_batch(mu, S, iu0, iu1):
+    n, P = mu.shape
+    d = P + iu0.shape[0]
+    out = np.empty((n, d, d))
+    for t in range(n):
+        _fisher_row(mu[t], S[t], iu0, iu1, out[t])
+    return out
+
+
+@njit(cache=True)
+def _solve_fisher_batch(mu, S, iu0, iu1, V):
+    n, P = mu.shape
+    d = P + iu0.shape[0]
+    G = np.empty((d, d))
+    L = np.zeros((d, d))
+    y = np.empty(d)
+    X = np.empty((n, d))
+    for t in range(n):
+        _fisher_row(mu[t], S[t], iu0, iu1, G)
+        if not _chol(G, L):
+            X[t, :] = np.nan
+            continue
+        for j in range(d):
+            acc = V[t, j]
+            for k in range(j):
+                acc -= L[j, k] * y[k]
+            y[j] = acc / L[j, j]
+        for j in range(d - 1, -1, -1):
+            acc = y[j]
+            for k in range(j + 1, d):
+                acc -= L[k, j] * X[t, k]
+            X[t, j] = acc / L[j, j]
+    return X

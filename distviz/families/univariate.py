@@ -8,8 +8,9 @@ eta* = grad A(eta), eta = grad A*(eta*), g(eta) = hess A(eta).  The Poisson exam
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import digamma, expit, gammaln, polygamma, xlogy
+from scipy.special import digamma, expit, gammaln, xlogy
 
+from ._linalg import trigamma
 from .base import ExponentialFamily, as_rng
 
 __all__ = ["Poisson", "Bernoulli", "Normal", "Gamma", "Exponential"]
@@ -271,19 +272,27 @@ class Normal(ExponentialFamily):
 
 
 def _gamma_shape_from_s(s: np.ndarray) -> np.ndarray:
-    """Solve log(a) - digamma(a) = s > 0 for the Gamma shape a (Minka's generalised Newton, vectorised)."""
+    """Solve log(a) - digamma(a) = s > 0 for the Gamma shape a (Minka 2002, generalised Newton on 1/a).
+
+    Starts from Minka's closed-form approximation and converges to machine precision in 3-5
+    vectorised steps; only the rows not yet converged are iterated.
+    """
     s = np.asarray(s, dtype=float)
     a = (3.0 - s + np.sqrt((s - 3.0) ** 2 + 24.0 * s)) / (12.0 * s)
-    for _ in range(30):
-        f = np.log(a) - digamma(a) - s
-        fp = 1.0 / a - polygamma(1, a)
-        inv = 1.0 / a + f / (a * a * fp)
-        a_new = np.where(inv > 0, 1.0 / np.where(inv > 0, inv, 1.0), a * 0.5)
-        done = np.all(np.abs(a_new - a) <= 1e-15 * a_new) if a.size else True
-        a = a_new
-        if done:
+    idx = np.arange(a.size)
+    flat = a.reshape(-1)
+    sf = s.reshape(-1)
+    for _ in range(12):
+        if idx.size == 0:
             break
-    return a
+        ai, si = flat[idx], sf[idx]
+        f = np.log(ai) - digamma(ai) - si
+        fp = 1.0 / ai - trigamma(ai)
+        inv = 1.0 / ai + f / (ai * ai * fp)
+        a_new = np.where(inv > 0, 1.0 / np.where(inv > 0, inv, 1.0), 0.5 * ai)
+        flat[idx] = a_new
+        idx = idx[np.abs(a_new - ai) > 4e-16 * a_new]
+    return flat.reshape(s.shape)
 
 
 class Gamma(ExponentialFamily):
@@ -350,7 +359,7 @@ class Gamma(ExponentialFamily):
         """[[trigamma(alpha), 1/beta], [1/beta, alpha/beta^2]]."""
         a, b = self._ab(self._params(eta))
         out = np.empty(a.shape + (2, 2))
-        out[..., 0, 0] = polygamma(1, a)
+        out[..., 0, 0] = trigamma(a)
         out[..., 0, 1] = out[..., 1, 0] = 1.0 / b
         out[..., 1, 1] = a / (b * b)
         return out
@@ -358,7 +367,7 @@ class Gamma(ExponentialFamily):
     def inverse_fisher(self, eta):
         """Closed form: beta^2 / (alpha trigamma(alpha) - 1) [[alpha/beta^2, -1/beta], [-1/beta, trigamma]]."""
         a, b = self._ab(self._params(eta))
-        t = polygamma(1, a)
+        t = trigamma(a)
         c = b * b / (a * t - 1.0)
         out = np.empty(a.shape + (2, 2))
         out[..., 0, 0] = c * a / (b * b)
@@ -369,7 +378,7 @@ class Gamma(ExponentialFamily):
     def solve_fisher(self, eta, v):
         a, b = self._ab(self._params(eta))
         v = self._params(v)
-        t = polygamma(1, a)
+        t = trigamma(a)
         c = 1.0 / (a * t - 1.0)
         v1, v2 = v[..., 0], v[..., 1]
         return np.stack([c * (a * v1 - b * v2), c * (-b * v1 + b * b * t * v2)], axis=-1)
