@@ -1,0 +1,398 @@
+"""`SparseGP`: a sparse variational-style GP fitted by ELBO, beta-ELBO or direct loss minimisation.
+
+Wei, Sheth & Khardon, "Direct loss minimization for sparse Gaussian processes" (Section 2 for the
+objectives, Section 3 / Appendix A for uPS, Section 4 eq. 7-8 for bMC, Section 6.1 for the two DLM
+variants and the beta grid). q(u) = N(m, L L^T) over M inducing values, RBF kernel (optionally
+ARD), learnable inducing inputs, a constant prior mean.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from scipy import optimize, special
+from scipy.linalg import solve_triangular
+from sklearn.base import BaseEstimator
+from threadpoolctl import threadpool_limits
+
+from distviz.errors import ConfigError, DataError
+from distviz.gp import objectives as obj
+from distviz.gp.kernels import rbf
+from distviz.gp.likelihoods import LIKELIHOODS, make_likelihood
+
+_OPTIMIZERS = ("auto", "lbfgs", "adam")
+
+
+def _check_X(X, name="X") -> np.ndarray:
+    """2-D finite float array (a 1-D input is one feature)."""
+    X = np.asarray(X, dtype=float)
+    if X.ndim == 1:
+        X = X[:, None]
+    if X.ndim != 2 or X.shape[0] == 0:
+        raise DataError(f"{name} must be a non-empty 2-D array (rows = observations); got shape {X.shape}.")
+    if not np.all(np.isfinite(X)):
+        raise DataError(f"{name} contains NaN or infinite values; drop or impute those rows first.")
+    return X
+
+
+def _check_y(y, n, name="y") -> np.ndarray:
+    """1-D finite target of length n."""
+    y = np.asarray(y, dtype=float)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1 or y.shape[0] != n:
+        raise DataError(f"{name} must be 1-D with one value per row of X ({n}); got shape {y.shape}.")
+    if not np.all(np.isfinite(y)):
+        raise DataError(f"{name} contains NaN or infinite values; drop those rows first.")
+    return y
+
+
+class SparseGP(BaseEstimator):
+    """Sparse GP with q(u) = N(m, L L^T), fitted by ELBO / beta-ELBO / log-loss DLM / square-loss DLM.
+
+    Parameters
+    ----------
+    likelihood : "gaussian" | "probit" | "poisson" (log link).
+    objective : "elbo" | "dlm_log" | "dlm_square" (paper Section 2).
+    beta : weight of KL(q(u) || p(u)).
+    n_inducing : M; M >= n uses all training inputs.
+    gradient : "exact" (closed form; Poisson log-loss by adaptive Gauss-Hermite) | "bmc" (eq. 7-8)
+        | "ups" (Proposition 1). Only the log-loss DLM term is ever sampled; other objectives are exact.
+    n_samples : L, draws per point and step for bMC / uPS.
+    bmc_form : "reparam" (pathwise gradient of the bMC log-mean, default) | "price" (eq. 8 with phi'').
+    fit_hyperparameters : learn kernel lengthscale(s), variance, prior mean and noise jointly
+        (False keeps them at their initial values: Section 6.1's fixed-hyperparameter DLM).
+    learn_inducing : learn the inducing inputs Z.
+    ard : one lengthscale per feature.
+    optimizer : "auto" (L-BFGS for exact gradients, Adam for sampled ones) | "lbfgs" | "adam".
+    max_iter : L-BFGS iterations or Adam steps.
+    batch_size : Adam minibatch size (None = full batch).
+    learning_rate : Adam step size.
+    tol : L-BFGS gradient tolerance.
+    normalize_X : standardise inputs internally (Z, lengthscales live in the standardised space).
+    input_scaling : (mean, scale) to standardise with instead of the training data's own (None = compute).
+    lengthscale, variance, noise, mean, inducing : initial values (None = data-based defaults).
+    q_mean, q_chol : initial whitened q(w) = N(q_mean, q_chol q_chol^T) (None = prior N(0, I)).
+    jitter : relative jitter added to K_uu.
+    random_state : seed or numpy Generator (inducing-input subset, Monte Carlo draws, minibatches).
+    """
+
+    def __init__(self, likelihood="gaussian", objective="elbo", beta=1.0, n_inducing=20, gradient="exact",
+                 n_samples=10, bmc_form="reparam", fit_hyperparameters=True, learn_inducing=True, ard=False, optimizer="auto",
+                 max_iter=500, batch_size=None, learning_rate=0.01, tol=1e-6, normalize_X=True, input_scaling=None,
+                 lengthscale=None, variance=None, noise=None, mean=None, inducing=None, q_mean=None,
+                 q_chol=None, jitter=1e-6, random_state=None):
+        self.likelihood = likelihood
+        self.objective = objective
+        self.beta = beta
+        self.n_inducing = n_inducing
+        self.gradient = gradient
+        self.n_samples = n_samples
+        self.bmc_form = bmc_form
+        self.fit_hyperparameters = fit_hyperparameters
+        self.learn_inducing = learn_inducing
+        self.ard = ard
+        self.optimizer = optimizer
+        self.max_iter = max_iter
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.tol = tol
+        self.normalize_X = normalize_X
+        self.input_scaling = input_scaling
+        self.lengthscale = lengthscale
+        self.variance = variance
+        self.noise = noise
+        self.mean = mean
+        self.inducing = inducing
+        self.q_mean = q_mean
+        self.q_chol = q_chol
+        self.jitter = jitter
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ configuration checks
+    def _check_config(self):
+        if self.likelihood not in LIKELIHOODS:
+            raise ConfigError(f"Unknown likelihood '{self.likelihood}'; choose one of: {', '.join(LIKELIHOODS)}.")
+        if self.objective not in obj.OBJECTIVES:
+            raise ConfigError(f"Unknown objective '{self.objective}'; choose one of: {', '.join(obj.OBJECTIVES)}.")
+        if self.gradient not in obj.GRADIENTS:
+            raise ConfigError(f"Unknown gradient '{self.gradient}'; choose one of: {', '.join(obj.GRADIENTS)}.")
+        if self.bmc_form not in ("reparam", "price"):
+            raise ConfigError(f"Unknown bmc_form '{self.bmc_form}'; choose 'reparam' or 'price'.")
+        if self.optimizer not in _OPTIMIZERS:
+            raise ConfigError(f"Unknown optimizer '{self.optimizer}'; choose one of: {', '.join(_OPTIMIZERS)}.")
+        if not isinstance(self.beta, numbers.Real) or not np.isfinite(self.beta) or self.beta < 0:
+            raise ConfigError(f"beta must be a finite number >= 0; got {self.beta!r}.")
+        for name in ("n_inducing", "n_samples", "max_iter"):
+            val = getattr(self, name)
+            if not isinstance(val, numbers.Integral) or val < 1:
+                raise ConfigError(f"{name} must be a positive integer; got {val!r}.")
+        if self.batch_size is not None and (not isinstance(self.batch_size, numbers.Integral) or self.batch_size < 1):
+            raise ConfigError(f"batch_size must be a positive integer or None; got {self.batch_size!r}.")
+        stochastic = obj.is_stochastic(self.objective, self.gradient) or self.batch_size is not None
+        if self.optimizer == "lbfgs" and stochastic:
+            raise ConfigError("L-BFGS needs exact full-batch gradients; use optimizer='adam' with "
+                              "gradient='bmc'/'ups' or with a batch_size.")
+        return "adam" if (self.optimizer == "adam" or (self.optimizer == "auto" and stochastic)) else "lbfgs"
+
+    # ------------------------------------------------------------------ fitting
+    def _init_params(self, X, y, lik, rng):
+        n, d = X.shape
+        M = min(self.n_inducing, n)
+        if self.inducing is not None:
+            Z = np.array(self.inducing, dtype=float).reshape(-1, d)
+            M = Z.shape[0]
+        else:
+            Z = X[np.sort(rng.choice(n, size=M, replace=False))].copy()
+        n_ell = d if self.ard else 1
+        if self.lengthscale is not None:
+            ell = np.broadcast_to(np.asarray(self.lengthscale, dtype=float), (n_ell,)).copy()
+        else:
+            sub = X[rng.choice(n, size=min(n, 300), replace=False)]
+            dist = np.sqrt(np.maximum(((sub[:, None, :] - sub[None]) ** 2).sum(-1), 0))
+            med = np.median(dist[np.triu_indices(len(sub), 1)]) if len(sub) > 1 else 1.0
+            ell = np.full(n_ell, med / np.sqrt(2.0) if med > 0 else 1.0)
+        if np.any(ell <= 0):
+            raise ConfigError("lengthscale must be positive.")
+        sf2 = float(self.variance) if self.variance is not None else lik.init_variance(y)
+        c = float(self.mean) if self.mean is not None else lik.init_mean(y)
+        par = lik.init_par(y)
+        if self.noise is not None and lik.n_par:
+            par = np.array([np.log(float(self.noise))])
+        mw = np.zeros(M) if self.q_mean is None else np.array(self.q_mean, dtype=float).reshape(M)
+        Lraw = np.zeros((M, M)) if self.q_chol is None else obj.unlower(np.asarray(self.q_chol, dtype=float))
+        hyp = {"log_ell": np.log(ell), "log_sf2": np.array(np.log(sf2)), "mean": np.array(c), "lik": par}
+        free = {"m": mw, "Lw": Lraw}
+        fixed = {}
+        (free if self.learn_inducing else fixed)["Z"] = Z
+        target = free if self.fit_hyperparameters else fixed
+        if self.objective == "dlm_square" and self.likelihood == "gaussian":
+            fixed["lik"] = hyp.pop("lik")  # the noise does not enter the square loss
+        target.update(hyp)
+        return free, fixed
+
+    def fit(self, X, y, progress=None):
+        """Fit q(u) (and hyperparameters) to data; `progress(step, total)` is called during optimisation."""
+        # the matrices are small (M x n): multithreaded BLAS only adds contention (80x slower on 2 cores)
+        with threadpool_limits(1, user_api="blas"):
+            return self._fit(X, y, progress)
+
+    def _fit(self, X, y, progress):
+        method = self._check_config()
+        X = _check_X(X)
+        y = _check_y(y, X.shape[0])
+        lik = make_likelihood(self.likelihood)
+        yi = lik.validate(y)
+        rng = np.random.default_rng(self.random_state)
+        if self.input_scaling is not None:
+            mean, scale = (np.broadcast_to(np.asarray(a, dtype=float), (X.shape[1],)).copy() for a in self.input_scaling)
+            if np.any(scale <= 0):
+                raise ConfigError("input_scaling's scale must be positive.")
+            self.x_mean_, self.x_scale_ = mean, scale
+        elif self.normalize_X:
+            self.x_mean_ = X.mean(axis=0)
+            sd = X.std(axis=0)
+            self.x_scale_ = np.where(sd > 0, sd, 1.0)
+        else:
+            self.x_mean_, self.x_scale_ = np.zeros(X.shape[1]), np.ones(X.shape[1])
+        Xs = (X - self.x_mean_) / self.x_scale_
+        free, fixed = self._init_params(Xs, yi, lik, rng)
+        pb = obj.Problem(Xs, yi, lik, self.objective, float(self.beta), self.gradient, int(self.n_samples),
+                         self.bmc_form, float(self.jitter), fixed)
+        fun = obj.Objective(pb, free)
+        self.lik_ = lik
+        self.n_features_in_ = X.shape[1]
+        if method == "lbfgs":
+            self._fit_lbfgs(fun, progress)
+        else:
+            self._fit_adam(fun, Xs.shape[0], rng, progress)
+        self.params_ = obj.assemble(fun.unflatten(self.flat_), fixed)
+        self.sampler_stats_ = fun.sampler_stats
+        self._cache()
+        return self
+
+    def _fit_lbfgs(self, fun, progress):
+        it = [0]
+
+        def cb(_):
+            it[0] += 1
+            if progress is not None:
+                progress(it[0], self.max_iter)
+
+        res = optimize.minimize(fun, fun.flat0, jac=True, method="L-BFGS-B", callback=cb,
+                                options={"maxiter": self.max_iter, "gtol": self.tol, "ftol": 1e-12 * self.tol,
+                                         "maxcor": 30})
+        if not np.all(np.isfinite(res.x)):
+            raise DataError("The optimisation diverged (non-finite parameters); rescale the inputs/targets "
+                            "or increase beta.")
+        self.flat_ = res.x
+        self.objective_ = float(res.fun)
+        self.n_iter_ = int(res.nit)
+        self.converged_ = bool(res.success)
+        self.history_ = None
+
+    def _fit_adam(self, fun, n, rng, progress, b1=0.9, b2=0.999, eps=1e-8):
+        x = fun.flat0.copy()
+        m = np.zeros_like(x)
+        s = np.zeros_like(x)
+        bs = n if self.batch_size is None else min(self.batch_size, n)
+        hist = np.empty(self.max_iter)
+        perm, pos = rng.permutation(n), 0
+        for t in range(1, self.max_iter + 1):
+            if bs == n:
+                idx = np.arange(n)
+            else:
+                if pos + bs > n:
+                    perm, pos = rng.permutation(n), 0
+                idx = perm[pos:pos + bs]
+                pos += bs
+            val, g = fun(x, idx, rng)
+            if not np.all(np.isfinite(g)):
+                raise DataError("The optimisation diverged (non-finite gradient); lower learning_rate or "
+                                "rescale the inputs/targets.")
+            m = b1 * m + (1 - b1) * g
+            s = b2 * s + (1 - b2) * g * g
+            x = x - self.learning_rate * (m / (1 - b1 ** t)) / (np.sqrt(s / (1 - b2 ** t)) + eps)
+            hist[t - 1] = val
+            if progress is not None:
+                progress(t, self.max_iter)
+        self.flat_ = x
+        self.objective_ = float(np.mean(hist[-max(1, self.max_iter // 20):]))
+        self.n_iter_ = self.max_iter
+        self.converged_ = True
+        self.history_ = hist
+
+    def _cache(self):
+        """Precompute the factors used at prediction time."""
+        p = self.params_
+        ell, sf2 = np.exp(p["log_ell"]), float(np.exp(p["log_sf2"]))
+        Z = p["Z"]
+        M = Z.shape[0]
+        Kuu = rbf(Z, Z, ell, sf2) + self.jitter * sf2 * np.eye(M)
+        self._Luu = np.linalg.cholesky(Kuu)
+        self._Lw = obj.lower(p["Lw"])
+        self._ell, self._sf2, self._c = ell, sf2, float(p["mean"])
+
+    # ------------------------------------------------------------------ prediction
+    def _check_fitted(self):
+        if not hasattr(self, "params_"):
+            raise ConfigError("This SparseGP is not fitted yet; call fit(X, y) first.")
+
+    def predict_latent(self, X):
+        """Mean and variance of q(f(x)) at rows of X (paper Section 2)."""
+        self._check_fitted()
+        X = _check_X(X)
+        if X.shape[1] != self.n_features_in_:
+            raise DataError(f"X has {X.shape[1]} features but the model was fitted on {self.n_features_in_}.")
+        Xs = (X - self.x_mean_) / self.x_scale_
+        with threadpool_limits(1, user_api="blas"):
+            A = solve_triangular(self._Luu, rbf(self.params_["Z"], Xs, self._ell, self._sf2), lower=True)
+        mu = self._c + A.T @ self.params_["m"]
+        B = self._Lw.T @ A
+        v = np.maximum(self._sf2 - np.sum(A * A, 0) + np.sum(B * B, 0), 1e-12 * self._sf2)
+        return mu, v
+
+    def predict_mean(self, X):
+        """Predictive mean E_q[y|x] (Gaussian: mu; probit: P(y=1); Poisson: exp(mu + v/2))."""
+        mu, v = self.predict_latent(X)
+        return np.asarray(self.lik_.pred_mean(mu, v, self.params_["lik"]))
+
+    predict = predict_mean
+
+    def predict_density(self, X, y_grid):
+        """Predictive density / mass q(y|x) = E_q p(y|f) on y_grid, shape (n_rows, len(y_grid))."""
+        mu, v = self.predict_latent(X)
+        yg = np.asarray(y_grid, dtype=float).ravel()
+        if not np.all(np.isfinite(yg)):
+            raise DataError("y_grid contains NaN or infinite values.")
+        yg = self.lik_.validate(yg) if self.likelihood != "gaussian" else yg
+        lp = self.lik_.log_pred(yg[None, :], mu[:, None], v[:, None], self.params_["lik"])
+        return np.exp(np.asarray(lp))
+
+    def log_predictive(self, X, y):
+        """log q(y_i|x_i) per row."""
+        X = _check_X(X)
+        y = self.lik_.validate(_check_y(y, X.shape[0]))
+        mu, v = self.predict_latent(X)
+        return np.asarray(self.lik_.log_pred(y, mu, v, self.params_["lik"]))
+
+    def score(self, X, y):
+        """Mean test log-loss -1/n sum log q(y_i|x_i) (lower is better)."""
+        return float(-np.mean(self.log_predictive(X, y)))
+
+    def predict_interval(self, X, level=0.9):
+        """Central predictive interval of y (Gaussian likelihood) or of the latent f (others)."""
+        mu, v = self.predict_latent(X)
+        z = special.ndtri(0.5 + level / 2)
+        t = v + (float(np.exp(self.params_["lik"][0])) if self.likelihood == "gaussian" else 0.0)
+        return mu - z * np.sqrt(t), mu + z * np.sqrt(t)
+
+    # ------------------------------------------------------------------ fitted quantities
+    @property
+    def hyperparameters_(self) -> dict:
+        """Fitted lengthscale(s), kernel variance, prior mean, noise variance, inducing inputs, input scaling.
+
+        Lengthscales and inducing inputs are in the standardised input space given by input_scaling.
+        Pass as keyword arguments to a new SparseGP (with fit_hyperparameters=False) for Section 6.1's
+        fixed-hyperparameter DLM variant.
+        """
+        self._check_fitted()
+        p = self.params_
+        out = {"lengthscale": np.exp(p["log_ell"]), "variance": float(np.exp(p["log_sf2"])),
+               "mean": float(p["mean"]), "inducing": p["Z"].copy(),
+               "input_scaling": (self.x_mean_.copy(), self.x_scale_.copy())}
+        if self.likelihood == "gaussian":
+            out["noise"] = float(np.exp(p["lik"][0]))
+        return out
+
+    @property
+    def q_u_(self):
+        """(m, S) of q(u) = N(m, S) in the original (unwhitened) coordinates: m = L_uu m_w, S = L_uu S_w L_uu^T."""
+        self._check_fitted()
+        LL = self._Luu @ self._Lw
+        return self._c + self._Luu @ self.params_["m"], LL @ LL.T
+
+
+def beta_grid(n: int, low: float = 0.01) -> list[float]:
+    """The beta grid of Section 6.1: [n, n/2, n/4, ..., 0.01]."""
+    out, b = [], float(n)
+    while b > low:
+        out.append(b)
+        b /= 2.0
+    out.append(low)
+    return out
+
+
+def select_beta(estimator: SparseGP, X, y, X_val, y_val, grid=None, metric=None, refit=True, progress=None):
+    """Pick beta on a validation split (Section 6.1) by log-loss (or squared error for dlm_square).
+
+    Returns (fitted estimator, best beta, {beta: validation score}); with refit=True the returned
+    estimator is refitted on X (+) X_val with the chosen beta, else it is the one fitted on X alone.
+    """
+    X, X_val = _check_X(X), _check_X(X_val, "X_val")
+    y, y_val = _check_y(y, X.shape[0]), _check_y(y_val, X_val.shape[0], "y_val")
+    grid = beta_grid(X.shape[0]) if grid is None else list(grid)
+    if metric is None:
+        metric = "squared_error" if estimator.objective == "dlm_square" else "log_loss"
+    if metric not in ("log_loss", "squared_error"):
+        raise ConfigError(f"Unknown metric '{metric}'; choose 'log_loss' or 'squared_error'.")
+    scores, models = {}, {}
+    for k, b in enumerate(grid):
+        est = estimator.__class__(**{**estimator.get_params(), "beta": float(b)}).fit(X, y)
+        if metric == "log_loss":
+            scores[b] = est.score(X_val, y_val)
+        else:
+            target = est.lik_.target_mean(est.lik_.validate(y_val))
+            scores[b] = float(np.mean((est.predict_mean(X_val) - target) ** 2))
+        models[b] = est
+        if progress is not None:
+            progress(k + 1, len(grid))
+    finite = {b: s for b, s in scores.items() if np.isfinite(s)}
+    best = min(finite, key=finite.get) if finite else grid[0]
+    if refit:
+        est = estimator.__class__(**{**estimator.get_params(), "beta": float(best)})
+        est.fit(np.vstack([X, X_val]), np.concatenate([y, y_val]))
+    else:
+        est = models[best]
+    return est, best, scores
