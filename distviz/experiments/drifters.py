@@ -1,0 +1,531 @@
+"""Study `drifters`: multivariate NGBoost vs independent NGBoost on 2-D drifter velocities (paper Section 5, Table 2).
+
+``distviz study drifters --data sample|PATH [--rounds N] [--json]``
+
+Split by drifter id (81% train / 9% validation / 10% test, Section 5.3); fit NGB, IndepNGB, GB and
+skGB (``distviz.boosting.ngboost``) and the bivariate Normal boosted by mirror descent in its dual
+coordinates (E y, E y y^T) (``DistributionalBoosting(family="mvn", P=2, law="mgd")``), all with early
+stopping on the validation set; score the test set in cm/s: NLL, RMSE, 90% prediction-region
+coverage and area (Section 5.2, eqs. 6-7). Two model averages of NGB and IndepNGB, with weights chosen
+on validation NLL globally and per 2x2 degree region:
+
+* ``Pool`` (log-linear pool / density average): p ∝ p_NGB^w p_Indep^(1-w), again a bivariate Normal
+  (precision-weighted), so all Table 2 metrics are exact;
+* ``Mix`` (linear pool / mixture): p = w p_NGB + (1-w) p_Indep; its 90% region is the highest-density
+  region, whose coverage and area are estimated by Monte Carlo.
+
+Binned test results are an ``xarray.Dataset`` over 2x2 degree (lon, lat) bins (and 0.5 degree bins in
+the Gulf Stream box (80W, 31N)-(74W, 35N) of Section 5.4), saveable to NetCDF.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from distviz.errors import ConfigError, DataError
+from distviz.experiments import registry
+
+CM = 100.0  # models are fitted and scored in cm/s, as the paper reports
+GULF_STREAM_BOX = (-80.0, -74.0, 31.0, 35.0)  # Section 5.4
+JET_SPEED = 50.0  # cm/s: rows whose geostrophic speed exceeds this form the "jet" subset
+METHODS = ("NGB", "IndepNGB", "GB", "skGB", "MGD-MVN")
+AVERAGES = ("Pool-global", "Pool-region", "Mix-global", "Mix-region")
+_W_GRID = np.linspace(0.0, 1.0, 41)
+
+
+# ----------------------------------------------------------------------------------------------
+# Gaussian helpers (P = 2)
+
+
+def gauss_nll(y, mu, cov) -> np.ndarray:
+    """Per-row negative log-density of a bivariate Normal: log 2pi + 0.5 log|S| + 0.5 r^T S^-1 r."""
+    r = y - mu
+    a, b, d = cov[:, 0, 0], cov[:, 0, 1], cov[:, 1, 1]
+    det = a * d - b * b
+    q = (d * r[:, 0] ** 2 - 2 * b * r[:, 0] * r[:, 1] + a * r[:, 1] ** 2) / det
+    return np.log(2 * np.pi) + 0.5 * np.log(det) + 0.5 * q
+
+
+def region_metrics(y, mu, cov, level=0.9) -> tuple[float, float]:
+    """Coverage and mean area of the level prediction region (eqs. 6-7), via distviz.metrics.regions."""
+    from distviz.metrics.regions import mean_region_area, region_coverage
+
+    return float(region_coverage(y, mu, cov, level)), float(mean_region_area(cov, level))
+
+
+def rmse(y, mu) -> float:
+    """RMSE over rows of the Euclidean error, sqrt(mean ||y - mu||^2) (distviz.metrics.rmse, Sec. 5.2)."""
+    from distviz.metrics.regression import rmse as _rmse
+
+    return float(_rmse(y, mu))
+
+
+def log_linear_pool(w, mu1, S1, mu2, S2):
+    """Density average p ∝ p1^w p2^(1-w) of two Normals: precision L = w L1 + (1-w) L2, mean L^-1(w L1 mu1 + ...)."""
+    w = np.asarray(w, float).reshape(-1, 1, 1) * np.ones((mu1.shape[0], 1, 1))
+    L1, L2 = np.linalg.inv(S1), np.linalg.inv(S2)
+    L = w * L1 + (1 - w) * L2
+    S = np.linalg.inv(L)
+    h = w[:, :, 0] * np.einsum("nij,nj->ni", L1, mu1) + (1 - w[:, :, 0]) * np.einsum("nij,nj->ni", L2, mu2)
+    return np.einsum("nij,nj->ni", S, h), S
+
+
+def mixture_nll(y, w, mu1, S1, mu2, S2) -> np.ndarray:
+    """Per-row NLL of the mixture w N(mu1, S1) + (1-w) N(mu2, S2)."""
+    l1, l2 = -gauss_nll(y, mu1, S1), -gauss_nll(y, mu2, S2)
+    w = np.clip(np.asarray(w, float), 0.0, 1.0) * np.ones(y.shape[0])
+    with np.errstate(divide="ignore"):
+        return -np.logaddexp(np.log(w) + l1, np.log1p(-w) + l2)
+
+
+def mixture_region(y, w, mu1, S1, mu2, S2, level=0.9, n_samples=400, rng=None):
+    """Coverage and mean area of the level highest-density region of the mixture, by Monte Carlo.
+
+    Per row: draw m samples from the mixture, set the density threshold c to their (1 - level) quantile
+    (so the region {p > c} holds `level` of the mass), estimate its area as mean(1{p > c} / p) over the
+    samples (importance sampling with the mixture as proposal) and count y as covered when p(y) > c.
+    """
+    rng = np.random.default_rng(rng)
+    n = y.shape[0]
+    w = np.clip(np.asarray(w, float), 0.0, 1.0) * np.ones(n)
+    pick1 = rng.random((n, n_samples)) < w[:, None]
+    z = rng.standard_normal((n, n_samples, 2))
+    C1, C2 = np.linalg.cholesky(S1), np.linalg.cholesky(S2)
+    s1 = mu1[:, None, :] + np.einsum("nij,nmj->nmi", C1, z)
+    s2 = mu2[:, None, :] + np.einsum("nij,nmj->nmi", C2, z)
+    s = np.where(pick1[..., None], s1, s2)
+
+    def dens(pts):  # pts (n, m, 2)
+        m = pts.shape[1]
+        flat = pts.reshape(-1, 2)
+        rep = lambda a: np.repeat(a, m, axis=0)  # noqa: E731
+        p = (rep(w) * np.exp(-gauss_nll(flat, rep(mu1), rep(S1)))
+             + rep(1 - w) * np.exp(-gauss_nll(flat, rep(mu2), rep(S2))))
+        return p.reshape(n, m)
+
+    ps = dens(s)
+    c = np.quantile(ps, 1 - level, axis=1)
+    area = np.mean((ps > c[:, None]) / ps, axis=1)
+    py = dens(y[:, None, :])[:, 0]
+    return float(np.mean(py > c)), float(np.mean(area))
+
+
+def _weight_curve(kind, y, mu1, S1, mu2, S2) -> np.ndarray:
+    """Per-row NLL for each w on the grid: array (n_grid, n)."""
+    out = np.empty((_W_GRID.size, y.shape[0]))
+    for k, w in enumerate(_W_GRID):
+        if kind == "pool":
+            m, S = log_linear_pool(w, mu1, S1, mu2, S2)
+            out[k] = gauss_nll(y, m, S)
+        else:
+            out[k] = mixture_nll(y, w, mu1, S1, mu2, S2)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# binning
+
+
+def bin_edges(lo: float, hi: float, size: float) -> np.ndarray:
+    """Bin edges of width `size` aligned to multiples of `size` that cover [lo, hi]."""
+    a = np.floor(lo / size) * size
+    b = np.ceil(hi / size) * size
+    if b <= a:
+        b = a + size
+    return np.arange(a, b + size / 2, size)
+
+
+def bin_index(lon, lat, lon_edges, lat_edges):
+    """Flat bin index of each (lon, lat), -1 outside the grid."""
+    i = np.searchsorted(lon_edges, lon, side="right") - 1
+    j = np.searchsorted(lat_edges, lat, side="right") - 1
+    ok = (i >= 0) & (i < lon_edges.size - 1) & (j >= 0) & (j < lat_edges.size - 1)
+    return np.where(ok, j * (lon_edges.size - 1) + i, -1)
+
+
+def binned_dataset(pred, lon_edges, lat_edges, methods, attrs=None):
+    """Means over (lon, lat) bins of the test predictions: counts, NLL per method, NLL difference, rho, currents."""
+    import xarray as xr
+
+    nx, ny = lon_edges.size - 1, lat_edges.size - 1
+    k = bin_index(pred["lon"].values, pred["lat"].values, lon_edges, lat_edges)
+    ok = k >= 0
+    cnt = np.bincount(k[ok], minlength=nx * ny).astype(float)
+
+    def mean(v):
+        s = np.bincount(k[ok], weights=np.asarray(v, float)[ok], minlength=nx * ny)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(cnt > 0, s / cnt, np.nan).reshape(ny, nx)
+
+    data = {"n_test": (("lat", "lon"), cnt.reshape(ny, nx),
+                       {"long_name": "number of test points", "units": "1"})}
+    for m in methods:
+        if f"nll_{m}" in pred:
+            data[f"nll_{m}"] = (("lat", "lon"), mean(pred[f"nll_{m}"].values),
+                                {"long_name": f"mean test NLL of {m}", "units": "nats (velocities in cm/s)"})
+    if "nll_NGB" in pred and "nll_IndepNGB" in pred:
+        data["nll_diff"] = (("lat", "lon"), mean(pred["nll_NGB"].values - pred["nll_IndepNGB"].values),
+                            {"long_name": "mean NLL difference NGB - IndepNGB (negative: NGB better)",
+                             "units": "nats"})
+    ref = "NGB" if "mean_NGB" in pred else next((m for m in methods if f"mean_{m}" in pred), None)
+    if ref is not None:
+        mu, cov = pred[f"mean_{ref}"].values, pred[f"cov_{ref}"].values
+        rho = cov[:, 0, 1] / np.sqrt(cov[:, 0, 0] * cov[:, 1, 1])
+        data["rho"] = (("lat", "lon"), mean(rho), {"long_name": f"mean predicted correlation rho ({ref})",
+                                                   "units": "1"})
+        data["u_mean"] = (("lat", "lon"), mean(mu[:, 0]), {"long_name": f"mean predicted eastward velocity ({ref})",
+                                                           "units": "cm s-1"})
+        data["v_mean"] = (("lat", "lon"), mean(mu[:, 1]), {"long_name": f"mean predicted northward velocity ({ref})",
+                                                           "units": "cm s-1"})
+        data["speed"] = (("lat", "lon"), np.hypot(data["u_mean"][1], data["v_mean"][1]),
+                         {"long_name": f"speed of the mean predicted current ({ref})", "units": "cm s-1"})
+        for m in methods:
+            if f"cov_{m}" in pred:
+                c = pred[f"cov_{m}"].values
+                area = np.pi * 4.605170185988092 * np.sqrt(c[:, 0, 0] * c[:, 1, 1] - c[:, 0, 1] ** 2)
+                data[f"area90_{m}"] = (("lat", "lon"), mean(area), {"long_name": f"mean 90% region area ({m})",
+                                                                    "units": "cm2 s-2"})
+    data["u_obs"] = (("lat", "lon"), mean(pred["u"].values), {"long_name": "mean observed eastward velocity",
+                                                              "units": "cm s-1"})
+    data["v_obs"] = (("lat", "lon"), mean(pred["v"].values), {"long_name": "mean observed northward velocity",
+                                                              "units": "cm s-1"})
+    if "w_region" in pred:
+        data["w_region"] = (("lat", "lon"), mean(pred["w_region"].values),
+                            {"long_name": "weight of NGB in the regional log-linear pool", "units": "1"})
+    ds = xr.Dataset(data, coords={"lon": ("lon", 0.5 * (lon_edges[1:] + lon_edges[:-1]), {"units": "degrees_east"}),
+                                  "lat": ("lat", 0.5 * (lat_edges[1:] + lat_edges[:-1]), {"units": "degrees_north"}),
+                                  "lon_edge": ("lon_edge", lon_edges), "lat_edge": ("lat_edge", lat_edges)},
+                    attrs=dict(attrs or {}))
+    ds.attrs["bin_size_deg"] = float(lon_edges[1] - lon_edges[0])
+    return ds
+
+
+# ----------------------------------------------------------------------------------------------
+# the comparison
+
+
+@dataclass
+class DrifterComparison:
+    """Result of `run_drifter_comparison`: Table 2, subset tables, averaging, binned maps and test predictions."""
+
+    table: dict
+    subsets: dict
+    averaging: dict
+    binned: object  # xarray.Dataset over 2x2 degree bins
+    zoom: object  # xarray.Dataset over 0.5 degree bins of the Gulf Stream box
+    predictions: object  # xarray.Dataset over test rows (obs): positions, observed and predicted laws
+    info: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        """JSON-able summary: {method: {metric: value}} plus subsets, averaging and run info."""
+        out = {m: dict(v) for m, v in self.table.items()}
+        out["subsets"] = self.subsets
+        out["averaging"] = self.averaging
+        out["info"] = self.info
+        return out
+
+    def save(self, path) -> None:
+        """Write the binned maps to NetCDF (groups 'zoom' and 'predictions' beside; tables as JSON attributes)."""
+        b = self.binned.copy()
+        b.attrs["table_json"] = json.dumps(_plain(self.table))
+        b.attrs["subsets_json"] = json.dumps(_plain(self.subsets))
+        b.attrs["averaging_json"] = json.dumps(_plain(self.averaging))
+        b.attrs["info_json"] = json.dumps(_plain(self.info))
+        b.to_netcdf(path, mode="w")
+        self.zoom.to_netcdf(path, mode="a", group="zoom")
+        self.predictions.to_netcdf(path, mode="a", group="predictions")
+
+    @classmethod
+    def load(cls, path) -> "DrifterComparison":
+        """Read a comparison written by save()."""
+        import xarray as xr
+
+        b = xr.load_dataset(path)
+        z = xr.load_dataset(path, group="zoom")
+        p = xr.load_dataset(path, group="predictions")
+        a = b.attrs
+        return cls(json.loads(a["table_json"]), json.loads(a["subsets_json"]), json.loads(a["averaging_json"]),
+                   b, z, p, json.loads(a["info_json"]))
+
+
+def _plain(x):
+    """numpy scalars to Python numbers (NaN to None) inside nested dicts, for JSON."""
+    if isinstance(x, dict):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, (np.floating, float)):
+        return None if not np.isfinite(x) else float(x)
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.bool_):
+        return bool(x)
+    return x
+
+
+def _make_model(name: str, rounds: int, learning_rate: float, seed: int, patience: int, **tree):
+    """Estimator for method `name` (NGB, IndepNGB, GB, skGB from distviz.boosting.ngboost; MGD-MVN)."""
+    if name == "MGD-MVN":
+        from distviz.boosting import DistributionalBoosting
+
+        return DistributionalBoosting(family="mvn", P=2, law="mgd", n_rounds=rounds, learning_rate=learning_rate,
+                                      max_depth=tree.get("max_depth", 4), early_stopping_rounds=patience,
+                                      random_state=seed)
+    from distviz.boosting import ngboost
+
+    cls = getattr(ngboost, name)
+    return cls(**_ngb_kwargs(cls, rounds, learning_rate, seed, patience, **tree))
+
+
+def _ngb_kwargs(cls, rounds, learning_rate, seed, patience, **tree) -> dict:
+    """Constructor arguments of an ngboost-module estimator, mapped onto the names its signature uses."""
+    import inspect
+
+    params = inspect.signature(cls.__init__).parameters
+    want = {("n_estimators", "n_rounds"): rounds, ("learning_rate",): learning_rate,
+            ("random_state", "seed"): seed, ("early_stopping_rounds", "patience"): patience,
+            ("max_depth",): tree.get("max_depth"), ("max_leaf_nodes", "max_leaves", "num_leaves"): tree.get("max_leaves"),
+            ("min_samples_leaf", "min_data_in_leaf", "min_weight_leaf"): tree.get("min_leaf")}
+    out = {}
+    for names, value in want.items():
+        if value is None:
+            continue
+        for n in names:
+            if n in params:
+                out[n] = value
+                break
+    return out
+
+
+def _predict(name, model, X):
+    """(mean (n, 2), cov (n, 2, 2)) of a fitted model."""
+    if name == "MGD-MVN":
+        mu, S = model.family_.mean_cov(model.predict_natural(X))
+        return np.asarray(mu), np.asarray(S)
+    out = model.predict_dist(X)
+    return np.asarray(out.mean, float), np.asarray(out.cov, float)
+
+
+def _metrics(y, mu, S) -> dict:
+    """Table 2 metrics of one method on rows y (cm/s)."""
+    cov, area = region_metrics(y, mu, S, 0.9)
+    return {"NLL": float(np.mean(gauss_nll(y, mu, S))), "RMSE": rmse(y, mu), "PR90_cov": cov, "PR90_area": area,
+            "n": int(y.shape[0])}
+
+
+def _regional_weights(curve_val, kval, n_bins, w_global, min_count):
+    """Per-bin weight minimising the bin's validation NLL, or the global weight where a bin has < min_count rows."""
+    w = np.full(n_bins, w_global)
+    ok = kval >= 0
+    cnt = np.bincount(kval[ok], minlength=n_bins)
+    sums = np.stack([np.bincount(kval[ok], weights=c[ok], minlength=n_bins) for c in curve_val])  # (grid, bins)
+    good = cnt >= min_count
+    w[good] = _W_GRID[np.argmin(sums[:, good], axis=0)]
+    return w, cnt
+
+
+def run_drifter_comparison(data="sample", *, rounds: int = 300, learning_rate: float = 0.05, patience: int = 20,
+                           methods=METHODS, seed: int = 0, max_depth: int = 4, max_train: int | None = None,
+                           min_region_count: int = 30, mixture_samples: int = 300,
+                           progress: Callable[[float, str], None] | None = None) -> DrifterComparison:
+    """Fit the methods on a by-drifter split of `data` and score them (Table 2), with averages and binned maps.
+
+    `data` is anything `load_drifters` takes. `progress(fraction, message)` is called between steps.
+    """
+    import xarray as xr
+
+    from distviz.data.drifters import load_drifters, split_by_id
+
+    t_start = time.perf_counter()
+    say = progress or (lambda f, m: None)
+    if not isinstance(rounds, (int, np.integer)) or rounds < 1:
+        raise ConfigError(f"rounds must be a positive integer, got {rounds!r}; pass e.g. --rounds 300.")
+    methods = tuple(methods)
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise ConfigError(f"Unknown method(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}.")
+    d = load_drifters(data)
+    say(0.02, d.summary())
+    if d.n_drifters < 10:
+        raise DataError(f"The drifter data hold only {d.n_drifters} drifters; the by-drifter split needs at least 10.")
+    tr, va, te = split_by_id(d.id, random_state=seed)
+    if max_train is not None and tr.sum() > max_train:
+        keep = np.flatnonzero(tr)
+        keep = np.random.default_rng(seed).choice(keep, int(max_train), replace=False)
+        tr = np.zeros_like(tr)
+        tr[keep] = True
+    X, Y = d.X, d.Y * CM
+    Xtr, Ytr, Xva, Yva, Xte, Yte = X[tr], Y[tr], X[va], Y[va], X[te], Y[te]
+    fitted, pred_va, pred_te, fit_s, errors = {}, {}, {}, {}, {}
+    for i, name in enumerate(methods):
+        say(0.05 + 0.8 * i / len(methods), f"fitting {name} on {tr.sum()} rows")
+        t0 = time.perf_counter()
+        try:
+            model = _make_model(name, rounds, learning_rate, seed, patience, max_depth=max_depth)
+            model.fit(Xtr, Ytr, eval_set=(Xva, Yva))
+        except (ImportError, AttributeError) as exc:
+            errors[name] = f"not available: {exc}"
+            continue
+        fit_s[name] = time.perf_counter() - t0
+        fitted[name] = model
+        pred_va[name] = _predict(name, model, Xva)
+        pred_te[name] = _predict(name, model, Xte)
+    say(0.87, "scoring and averaging")
+    table = {m: {**_metrics(Yte, *pred_te[m]), "fit_s": round(fit_s[m], 2), "rounds_used": _rounds_used(fitted[m])}
+             for m in pred_te}
+    for m, e in errors.items():
+        table[m] = {"error": e}
+
+    # subsets: jet (strong geostrophic current) and the Gulf Stream box (Section 5.4)
+    subsets_masks = {"gulf_stream_box": _in_box(d.lon[te], d.lat[te], GULF_STREAM_BOX)}
+    if "u_av" in d.feature_names:
+        subsets_masks["jet"] = np.hypot(d.feature("u_av")[te], d.feature("v_av")[te]) * CM >= JET_SPEED
+    oracle = None
+    if d.truth is not None:
+        tt = {k: v[te] for k, v in d.truth.items()}
+        oracle = (np.column_stack([tt["true_u_mean"], tt["true_v_mean"]]) * CM,
+                  np.stack([np.stack([tt["true_cov_uu"], tt["true_cov_uv"]], -1),
+                            np.stack([tt["true_cov_uv"], tt["true_cov_vv"]], -1)], -2) * CM**2)
+        table["Oracle"] = {**_metrics(Yte, *oracle), "note": "true conditional law (synthetic data only)"}
+
+    # model averages of NGB and IndepNGB
+    averaging: dict = {}
+    pred_extra: dict = {}
+    lon_e = bin_edges(d.lon.min(), d.lon.max(), 2.0)
+    lat_e = bin_edges(d.lat.min(), d.lat.max(), 2.0)
+    if "NGB" in pred_te and "IndepNGB" in pred_te:
+        (m1v, S1v), (m2v, S2v) = pred_va["NGB"], pred_va["IndepNGB"]
+        (m1, S1), (m2, S2) = pred_te["NGB"], pred_te["IndepNGB"]
+        kva = bin_index(d.lon[va], d.lat[va], lon_e, lat_e)
+        kte = bin_index(d.lon[te], d.lat[te], lon_e, lat_e)
+        nb = (lon_e.size - 1) * (lat_e.size - 1)
+        rng = np.random.default_rng(seed)
+        for kind, label in (("pool", "Pool"), ("mix", "Mix")):
+            curve = _weight_curve(kind, Yva, m1v, S1v, m2v, S2v)
+            wg = float(_W_GRID[np.argmin(curve.mean(axis=1))])
+            wb, cnt = _regional_weights(curve, kva, nb, wg, min_region_count)
+            w_rows = np.where(kte >= 0, wb[np.maximum(kte, 0)], wg)
+            for scope, w in (("global", np.full(len(Yte), wg)), ("region", w_rows)):
+                name = f"{label}-{scope}"
+                if kind == "pool":
+                    mu, S = log_linear_pool(w, m1, S1, m2, S2)
+                    table[name] = _metrics(Yte, mu, S)
+                    pred_extra[name] = (mu, S)
+                else:
+                    cov, area = mixture_region(Yte, w, m1, S1, m2, S2, 0.9, mixture_samples, rng)
+                    mu = w[:, None] * m1 + (1 - w[:, None]) * m2
+                    table[name] = {"NLL": float(np.mean(mixture_nll(Yte, w, m1, S1, m2, S2))), "RMSE": rmse(Yte, mu),
+                                   "PR90_cov": cov, "PR90_area": area, "n": int(len(Yte))}
+                    pred_extra[name + "/nll"] = mixture_nll(Yte, w, m1, S1, m2, S2)
+            averaging[label] = {"kind": "log-linear pool (density average), Gaussian" if kind == "pool"
+                                else "linear pool (mixture); region metrics by Monte Carlo",
+                                "w_global": wg, "n_regions_own_weight": int((cnt >= min_region_count).sum()),
+                                "w_region_mean": float(np.mean(w_rows))}
+            if kind == "pool":
+                pred_extra["w_region"] = w_rows
+        best_single = min(table["NGB"]["NLL"], table["IndepNGB"]["NLL"])
+        for name in AVERAGES:
+            averaging[name + "_beats_both"] = bool(table[name]["NLL"] < best_single)
+        averaging["best_single_NLL"] = best_single
+
+    # test-row predictions as a Dataset
+    pv = {"lon": ("obs", d.lon[te]), "lat": ("obs", d.lat[te]), "id": ("obs", d.id[te]), "t": ("obs", d.t[te]),
+          "u": ("obs", Yte[:, 0], {"units": "cm s-1"}), "v": ("obs", Yte[:, 1], {"units": "cm s-1"})}
+    for m, (mu, S) in list(pred_te.items()) + [(k, v) for k, v in pred_extra.items() if k.startswith("Pool")] + (
+            [("Oracle", oracle)] if oracle is not None else []):
+        pv[f"mean_{m}"] = (("obs", "comp"), mu, {"units": "cm s-1"})
+        pv[f"cov_{m}"] = (("obs", "comp", "comp2"), S, {"units": "cm2 s-2"})
+        pv[f"nll_{m}"] = ("obs", gauss_nll(Yte, mu, S))
+    for k, v in pred_extra.items():
+        if k.endswith("/nll"):
+            pv[f"nll_{k[:-4]}"] = ("obs", v)
+    if "w_region" in pred_extra:
+        pv["w_region"] = ("obs", pred_extra["w_region"])
+    pred = xr.Dataset(pv, coords={"comp": ["u", "v"], "comp2": ["u", "v"]},
+                      attrs={"source": d.source, "synthetic": int(d.synthetic)})
+    all_m = list(pred_te) + [k for k in pred_extra if k.startswith("Pool")] + (["Oracle"] if oracle is not None else [])
+    attrs = {"source": d.source, "synthetic": int(d.synthetic), "velocity_units": "cm s-1"}
+    binned = binned_dataset(pred, lon_e, lat_e, all_m, attrs)
+    zoom_sel = _in_box(pred["lon"].values, pred["lat"].values, GULF_STREAM_BOX)
+    zoom = binned_dataset(pred.isel(obs=np.flatnonzero(zoom_sel)), np.arange(-80.0, -73.9, 0.5),
+                          np.arange(31.0, 35.01, 0.5), all_m, attrs)
+
+    subsets = {}
+    for sname, mask in subsets_masks.items():
+        if mask.sum() == 0:
+            continue
+        subsets[sname] = {"n": int(mask.sum())}
+        for m in all_m:
+            mu, S = pred[f"mean_{m}"].values[mask], pred[f"cov_{m}"].values[mask]
+            subsets[sname][m] = _metrics(Yte[mask], mu, S)
+    info = {"source": d.source, "synthetic": bool(d.synthetic), "n_rows": len(d), "n_drifters": d.n_drifters,
+            "n_train": int(tr.sum()), "n_val": int(va.sum()), "n_test": int(te.sum()),
+            "features": list(d.feature_names), "absent_features": list(d.absent_features),
+            "n_dropped_nan": d.n_dropped_nan, "rounds": int(rounds), "learning_rate": float(learning_rate),
+            "seed": int(seed), "units": "NLL in nats with velocities in cm/s; RMSE cm/s; PR90_area cm^2/s^2",
+            "seconds": round(time.perf_counter() - t_start, 1)}
+    say(1.0, "done")
+    return DrifterComparison(table, subsets, averaging, binned, zoom, pred, info)
+
+
+def _rounds_used(model) -> int | None:
+    """Number of boosting rounds a fitted model predicts with (best iteration), when it says."""
+    for attr in ("best_iteration_", "best_val_loss_itr", "n_estimators_", "n_rounds_"):
+        v = getattr(model, attr, None)
+        if isinstance(v, (int, np.integer)):
+            return int(v)
+        if isinstance(v, (list, tuple, np.ndarray)) and len(v):
+            return [int(x) for x in np.ravel(v)]
+    return None
+
+
+def _in_box(lon, lat, box):
+    """Whether (lon, lat) lies in box (lon0, lon1, lat0, lat1)."""
+    return (lon >= box[0]) & (lon <= box[1]) & (lat >= box[2]) & (lat <= box[3])
+
+
+# ----------------------------------------------------------------------------------------------
+# CLI study
+
+
+def _format(result: dict) -> str:
+    """Table 2 layout plus the jet subset and the averaging verdict."""
+    lines = [registry.default_table({k: {m: v[m] for m in ("NLL", "RMSE", "PR90_cov", "PR90_area") if m in v}
+                                      for k, v in result.items() if isinstance(v, dict) and "NLL" in v})]
+    for sname, sub in result.get("subsets", {}).items():
+        lines.append(f"\n{sname} subset (n={sub['n']}):")
+        lines.append(registry.default_table({k: {m: v[m] for m in ("NLL", "RMSE", "PR90_cov", "PR90_area")}
+                                             for k, v in sub.items() if isinstance(v, dict)}))
+    av = result.get("averaging", {})
+    if av:
+        lines.append("\naveraging: " + ", ".join(f"{k}={v}" for k, v in av.items() if "beats" in k or k == "best_single_NLL"))
+    info = result.get("info", {})
+    lines.append(f"\ndata: {info.get('source')} ({'SYNTHETIC' if info.get('synthetic') else 'real'}), "
+                 f"train/val/test rows {info.get('n_train')}/{info.get('n_val')}/{info.get('n_test')}, "
+                 f"{info.get('seconds')} s; {info.get('units')}")
+    return "\n".join(lines)
+
+
+@registry.study("drifters", options=[
+    registry.Option("data", str, "sample", "'sample' (shipped synthetic North Atlantic) or a path (CSV/HDF5/NetCDF)"),
+    registry.Option("rounds", int, 300, "maximum boosting rounds per method (early stopping on validation)"),
+    registry.Option("learning-rate", float, 0.05, "learning rate of every method"),
+    registry.Option("methods", str, ",".join(METHODS), "comma-separated subset of " + ",".join(METHODS)),
+    registry.Option("seed", int, 0, "seed of the by-drifter split"),
+    registry.Option("max-train", int, None, "subsample the training rows to at most this many (speed)"),
+    registry.Option("save", str, None, "write the binned results (NetCDF) to this path"),
+], format_table=_format)
+def drifters_study(data="sample", rounds=300, learning_rate=0.05, methods=",".join(METHODS), seed=0,
+                   max_train=None, save=None):
+    """NGB vs IndepNGB (+ GB, skGB, MGD-MVN, model averages) on drifter velocities: paper Table 2."""
+    ms = tuple(m.strip() for m in str(methods).split(",") if m.strip())
+    res = run_drifter_comparison(data, rounds=rounds, learning_rate=learning_rate, methods=ms, seed=seed,
+                                 max_train=max_train)
+    if save:
+        res.save(save)
+    return _plain(res.to_dict())

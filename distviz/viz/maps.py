@@ -1,0 +1,360 @@
+"""Offline maps of the drifter comparison (paper Figures 4-6): cartopy statics and plotly interactives.
+
+Static maps use cartopy with the Natural Earth files vendored in ``distviz/data/naturalearth``
+(``cartopy.config["pre_existing_data_dir"]`` is pointed there before drawing), so nothing is
+downloaded. Interactive maps are plain plotly x/y plots (lon, lat) with land and coastline drawn as
+traces from the same shapefiles: no CDN basemap.
+
+Kinds of binned map (``map_figure(binned, kind)``), following Figure 4:
+``count`` (a) number of test points; ``nll_diff`` (b) mean NLL difference NGB - IndepNGB, diverging,
+blue = NGB better, centred at 0; ``rho`` (c) mean predicted correlation; ``currents`` (d) mean
+predicted currents as arrows over speed. Any other variable of the binned Dataset can be named too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from distviz.errors import ConfigError
+
+#: kind -> (variable, colour-bar label, colormap, diverging?)
+KINDS = {
+    "count": ("n_test", "Number of test points", "viridis", False),
+    "nll_diff": ("nll_diff", "Mean NLL difference NGB − IndepNGB (nats; blue: NGB better)", "RdBu_r", True),
+    "rho": ("rho", "Mean predicted correlation ρ of (u, v) (NGB)", "PuOr_r", True),
+    "currents": ("speed", "Mean predicted current speed (cm/s), arrows: direction (NGB)", "cividis", False),
+}
+PANEL_TITLES = {"count": "(a) test points", "nll_diff": "(b) NLL NGB − IndepNGB", "rho": "(c) predicted ρ",
+                "currents": "(d) mean currents"}
+CHI2_2 = {0.7: 2.407945608651872, 0.9: 4.605170185988092}  # chi-square(2) quantiles, -2 log(1 - level)
+_PLOTLY_SCALES = {"viridis": "Viridis", "RdBu_r": "RdBu_r", "PuOr_r": [[0, "#542788"], [0.5, "#f7f7f7"], [1, "#b35806"]],
+                  "cividis": "Cividis"}
+
+
+def configure_cartopy() -> str:
+    """Point cartopy at the vendored Natural Earth folder (no downloads); returns that folder."""
+    import cartopy
+
+    from distviz.data import naturalearth as ne
+
+    cartopy.config["pre_existing_data_dir"] = str(ne.DATA_DIR)
+    return str(ne.DATA_DIR)
+
+
+def _kind(binned, kind: str):
+    """(variable name, label, cmap, diverging) for `kind`, which may also be a variable of `binned`."""
+    if kind in KINDS:
+        var = KINDS[kind][0]
+        if var not in binned:
+            raise ConfigError(f"Map kind '{kind}' needs variable '{var}', which this result lacks "
+                              f"(fit both NGB and IndepNGB for 'nll_diff').")
+        return KINDS[kind]
+    if kind in binned and binned[kind].dims == ("lat", "lon"):
+        a = binned[kind].attrs
+        label = f"{a.get('long_name', kind)} ({a.get('units', '')})"
+        return kind, label, "viridis", False
+    raise ConfigError(f"Unknown map kind '{kind}'; choose one of {', '.join(KINDS)} or a (lat, lon) variable of "
+                      f"the binned result.")
+
+
+def _limits(values, diverging: bool, kind: str):
+    """Colour limits: symmetric about 0 for diverging kinds ([-1, 1] for rho)."""
+    v = np.asarray(values, float)
+    if kind == "rho":
+        return -1.0, 1.0
+    if diverging:
+        m = np.nanpercentile(np.abs(v), 98) if np.isfinite(v).any() else 1.0
+        m = float(m) if m > 0 else 1.0
+        return -m, m
+    if not np.isfinite(v).any():
+        return 0.0, 1.0
+    return float(np.nanmin(v)), float(np.nanmax(v)) if np.nanmax(v) > np.nanmin(v) else float(np.nanmin(v)) + 1.0
+
+
+def _extent(binned):
+    """(lon0, lon1, lat0, lat1) of the bin edges."""
+    return (float(binned["lon_edge"][0]), float(binned["lon_edge"][-1]), float(binned["lat_edge"][0]),
+            float(binned["lat_edge"][-1]))
+
+
+def _geo_axes(fig, pos, extent, scale="50m"):
+    """A PlateCarree GeoAxes with vendored land and coastline, lon/lat ticks and axis labels."""
+    import cartopy.crs as ccrs
+    import cartopy.feature as cfeature
+    from cartopy.mpl.ticker import LatitudeFormatter, LongitudeFormatter
+
+    configure_cartopy()
+    ax = fig.add_subplot(*pos, projection=ccrs.PlateCarree())
+    ax.set_extent(extent, crs=ccrs.PlateCarree())
+    ax.add_feature(cfeature.LAND.with_scale(scale), facecolor="#d9d9d9", edgecolor="none", zorder=2)
+    ax.coastlines(scale, linewidth=0.6, color="#4d4d4d", zorder=3)
+    span = extent[1] - extent[0]
+    step = 10 if span > 30 else (2 if span > 8 else 1)
+    ax.set_xticks(np.arange(np.ceil(extent[0] / step) * step, extent[1] + 1e-9, step), crs=ccrs.PlateCarree())
+    ax.set_yticks(np.arange(np.ceil(extent[2] / step) * step, extent[3] + 1e-9, step), crs=ccrs.PlateCarree())
+    ax.xaxis.set_major_formatter(LongitudeFormatter())
+    ax.yaxis.set_major_formatter(LatitudeFormatter())
+    ax.set_xlabel("Longitude")
+    ax.set_ylabel("Latitude")
+    return ax
+
+
+def _draw_kind(ax, fig, binned, kind, *, colorbar=True, title=None):
+    """Draw one binned map kind on GeoAxes `ax`."""
+    import cartopy.crs as ccrs
+    from matplotlib.colors import TwoSlopeNorm
+
+    var, label, cmap, div = _kind(binned, kind)
+    vals = binned[var].values.astype(float)
+    if var == "n_test":
+        vals = np.where(vals > 0, vals, np.nan)
+    lo, hi = _limits(vals, div, kind)
+    norm = TwoSlopeNorm(vcenter=0.0, vmin=lo, vmax=hi) if div else None
+    mesh = ax.pcolormesh(binned["lon_edge"].values, binned["lat_edge"].values, np.ma.masked_invalid(vals), cmap=cmap,
+                         norm=norm, vmin=None if div else lo, vmax=None if div else hi,
+                         transform=ccrs.PlateCarree(), zorder=1, shading="flat")
+    if kind == "currents":
+        lon, lat = np.meshgrid(binned["lon"].values, binned["lat"].values)
+        u, v = binned["u_mean"].values, binned["v_mean"].values
+        ok = np.isfinite(u) & np.isfinite(v)
+        ax.quiver(lon[ok], lat[ok], u[ok], v[ok], transform=ccrs.PlateCarree(), zorder=4, color="white",
+                  edgecolor="black", linewidth=0.3, scale=None, width=0.004)
+    if colorbar:
+        cb = fig.colorbar(mesh, ax=ax, shrink=0.8, pad=0.02)
+        cb.set_label(label, fontsize=8)
+    ax.set_title(title or PANEL_TITLES.get(kind, var), fontsize=10)
+    return mesh
+
+
+def map_figure(binned, kind: str = "nll_diff", *, title: str | None = None, scale: str = "50m", figsize=(7.5, 5.5)):
+    """One static cartopy map of a binned result (2x2 degree or the 0.5 degree zoom) for `kind`."""
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=figsize)
+    ax = _geo_axes(fig, (1, 1, 1), _extent(binned), scale)
+    _draw_kind(ax, fig, binned, kind, title=title)
+    fig.tight_layout()
+    return fig
+
+
+def summary_maps_figure(binned, *, title: str | None = None, scale: str = "50m", figsize=(13, 10)):
+    """The four panels of Figure 4 (or 6 for the zoom): counts, NLL difference, rho, currents."""
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=figsize)
+    for i, kind in enumerate(("count", "nll_diff", "rho", "currents")):
+        ax = _geo_axes(fig, (2, 2, i + 1), _extent(binned), scale)
+        if KINDS[kind][0] in binned:
+            _draw_kind(ax, fig, binned, kind)
+        else:
+            ax.set_title(f"{PANEL_TITLES[kind]}: not available", fontsize=10)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+# ----------------------------------------------------------------------------------------------
+# trajectory with prediction ellipses (Figure 5)
+
+
+def pick_trajectory(predictions, days: int = 12) -> tuple[int, float]:
+    """(drifter id, start time) of the held-out `days`-day window with the fastest mean observed speed."""
+    lon, lat = predictions["lon"].values, predictions["lat"].values
+    ids, t = predictions["id"].values, predictions["t"].values
+    sp = np.hypot(predictions["u"].values, predictions["v"].values)
+    best = (None, None, -np.inf)
+    for i in np.unique(ids):
+        m = np.flatnonzero(ids == i)
+        m = m[np.argsort(t[m])]
+        if m.size < days:
+            continue
+        c = np.concatenate([[0.0], np.cumsum(sp[m])])
+        win = (c[days:] - c[:-days]) / days
+        k = int(np.argmax(win))
+        contiguous = t[m[k + days - 1]] - t[m[k]] <= days + 1
+        if contiguous and win[k] > best[2] and np.isfinite(lon[m]).all() and np.isfinite(lat[m]).all():
+            best = (int(i), float(t[m[k]]), float(win[k]))
+    if best[0] is None:
+        i = int(ids[0])
+        return i, float(t[ids == i].min())
+    return best[0], best[1]
+
+
+def trajectory_rows(predictions, drifter_id=None, start=None, days: int = 12) -> np.ndarray:
+    """Row indices (time-sorted) of `days` days of one held-out drifter (default: pick_trajectory)."""
+    from distviz.errors import DataError
+
+    if drifter_id is None:
+        drifter_id, s0 = pick_trajectory(predictions, days)
+        start = s0 if start is None else start
+    ids, t = predictions["id"].values, predictions["t"].values
+    m = np.flatnonzero(ids == drifter_id)
+    if m.size == 0:
+        raise DataError(f"Drifter {drifter_id} is not in the test set; pick one of the held-out ids.")
+    m = m[np.argsort(t[m])]
+    if start is not None:
+        m = m[t[m] >= start]
+    return m[:days]
+
+
+def ellipse_points(mu, cov, level: float = 0.7, n: int = 60) -> np.ndarray:
+    """Boundary of the level prediction region {(y-mu)^T S^-1 (y-mu) = chi2_2(level)} (eq. 6), shape (n, 2)."""
+    q = -2.0 * np.log(1.0 - level)
+    vals, vecs = np.linalg.eigh(np.asarray(cov, float))
+    ang = np.linspace(0, 2 * np.pi, n)
+    circ = np.stack([np.cos(ang), np.sin(ang)], 1) * np.sqrt(q * np.maximum(vals, 0))
+    return np.asarray(mu, float) + circ @ vecs.T
+
+
+def trajectory_ellipses_figure(predictions, drifter_id=None, *, start=None, days: int = 12, every: int = 2,
+                               level: float = 0.7, methods=("NGB", "IndepNGB"), scale: str = "50m",
+                               figsize=(12, 5.5)):
+    """Figure 5: a held-out trajectory with each method's `level` prediction ellipses every `every` days.
+
+    As in the paper, a predicted velocity is drawn as the displacement after one day at that velocity
+    (1 cm/s -> 0.864 km), from the drifter's position; axes are easting/northing (km) of a transverse
+    Mercator projection centred on the trajectory.
+    """
+    import cartopy.crs as ccrs
+    import cartopy.feature as cfeature
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Polygon
+    from matplotlib.ticker import FuncFormatter
+
+    from distviz.viz.palette import OKABE_ITO
+
+    configure_cartopy()
+    rows = trajectory_rows(predictions, drifter_id, start, days)
+    did = int(predictions["id"].values[rows[0]])
+    lon, lat = predictions["lon"].values[rows], predictions["lat"].values[rows]
+    proj = ccrs.TransverseMercator(central_longitude=float(np.mean(lon)), central_latitude=float(np.mean(lat)))
+    xy = proj.transform_points(ccrs.PlateCarree(), lon, lat)[:, :2]
+    fig = plt.figure(figsize=figsize)
+    day_m = 86400.0 / 100.0  # metres travelled in one day per cm/s
+    colors = {"NGB": OKABE_ITO["green"], "IndepNGB": OKABE_ITO["purple"]}
+    pad = 60e3
+    for k, m in enumerate(methods):
+        ax = fig.add_subplot(1, len(methods), k + 1, projection=proj)
+        if f"mean_{m}" not in predictions:
+            ax.set_title(f"{m}: not fitted")
+            continue
+        mu = predictions[f"mean_{m}"].values[rows] * day_m
+        S = predictions[f"cov_{m}"].values[rows] * day_m**2
+        ends = xy + mu
+        allx = np.concatenate([xy[:, 0], ends[:, 0]])
+        ally = np.concatenate([xy[:, 1], ends[:, 1]])
+        half = 0.5 * max(np.ptp(allx), np.ptp(ally)) + pad
+        cx, cy = 0.5 * (allx.min() + allx.max()), 0.5 * (ally.min() + ally.max())
+        ax.set_extent([cx - half, cx + half, cy - half * 0.9, cy + half * 0.9], crs=proj)
+        ax.add_feature(cfeature.LAND.with_scale(scale), facecolor="#d9d9d9", edgecolor="none", zorder=0)
+        ax.coastlines(scale, linewidth=0.6, color="#4d4d4d", zorder=1)
+        ax.plot(xy[:, 0], xy[:, 1], "-o", color=OKABE_ITO["sky"], alpha=0.6, ms=3, lw=1.5, zorder=2,
+                label="trajectory (daily)")
+        col = colors.get(m, OKABE_ITO["blue"])
+        for j in range(0, len(rows), max(1, int(every))):
+            pts = ellipse_points(ends[j], S[j], level)
+            ax.add_patch(Polygon(pts, closed=True, facecolor=col, alpha=0.25, edgecolor=col, lw=1.2, zorder=3))
+            ax.annotate("", xy=ends[j], xytext=xy[j], arrowprops=dict(arrowstyle="->", color="black", lw=0.8),
+                        zorder=4)
+        ax.set_title(f"{'ab'[k] if k < 2 else k}) {m}: {int(level * 100)}% prediction regions", fontsize=10)
+        step = 100e3 if half < 400e3 else 200e3
+        ax.set_xticks(np.arange(np.ceil((cx - half) / step), np.floor((cx + half) / step) + 1) * step)
+        ax.set_yticks(np.arange(np.ceil((cy - half * 0.9) / step), np.floor((cy + half * 0.9) / step) + 1) * step)
+        fmt = FuncFormatter(lambda v, _: f"{v / 1e3:.0f}")
+        ax.xaxis.set_major_formatter(fmt)
+        ax.yaxis.set_major_formatter(fmt)
+        ax.set_xlabel("Easting (km)")
+        ax.set_ylabel("Northing (km)")
+        if k == 0:
+            ax.legend(loc="lower right", fontsize=8)
+    fig.suptitle(f"Held-out drifter {did}: {len(rows)} days; velocity predictions drawn as 1-day displacements, "
+                 f"every {every} days", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+# ----------------------------------------------------------------------------------------------
+# plotly (interactive, for the app)
+
+
+def map_figure_plotly(binned, kind: str = "nll_diff", *, title: str | None = None, scale: str = "50m"):
+    """Interactive binned map: plotly heatmap over lon/lat with Natural Earth land and coastline traces."""
+    import plotly.graph_objects as go
+
+    from distviz.viz.geo import add_basemap
+
+    var, label, cmap, div = _kind(binned, kind)
+    vals = binned[var].values.astype(float)
+    if var == "n_test":
+        vals = np.where(vals > 0, vals, np.nan)
+    lo, hi = _limits(vals, div, kind)
+    n = binned["n_test"].values
+    z = np.where(np.isfinite(vals), vals, None)
+    fig = go.Figure(go.Heatmap(
+        x=binned["lon"].values, y=binned["lat"].values, z=z, colorscale=_PLOTLY_SCALES.get(cmap, "Viridis"),
+        zmin=lo, zmax=hi, zmid=0.0 if div else None, customdata=n,
+        colorbar=dict(title=dict(text=label, side="right"), len=0.85),
+        hovertemplate="lon %{x:.1f}°, lat %{y:.1f}°<br>value %{z:.3g}<br>test points %{customdata}<extra></extra>"))
+    add_basemap(fig, _extent(binned), scale)
+    if kind == "currents":
+        lon, lat = np.meshgrid(binned["lon"].values, binned["lat"].values)
+        u, v = binned["u_mean"].values, binned["v_mean"].values
+        ok = np.isfinite(u) & np.isfinite(v)
+        size = float(binned.attrs.get("bin_size_deg", 2.0))
+        sp = np.hypot(u[ok], v[ok])
+        k = 0.9 * size / max(float(np.nanmax(sp)) if sp.size else 1.0, 1e-9)
+        x0, y0 = lon[ok], lat[ok]
+        x1, y1 = x0 + k * u[ok], y0 + k * v[ok]
+        xs = np.stack([x0, x1, np.full_like(x0, np.nan)], 1).ravel()
+        ys = np.stack([y0, y1, np.full_like(y0, np.nan)], 1).ravel()
+        fig.add_trace(go.Scatter(x=np.where(np.isnan(xs), None, xs), y=np.where(np.isnan(ys), None, ys), mode="lines",
+                                 line=dict(color="white", width=1.5), hoverinfo="skip", name="current",
+                                 showlegend=False))
+        fig.add_trace(go.Scatter(x=x1, y=y1, mode="markers", marker=dict(symbol="arrow", angle=90 - np.degrees(
+            np.arctan2(v[ok], u[ok])), size=7, color="white", line=dict(color="black", width=0.5)),
+            hoverinfo="skip", showlegend=False))
+    fig.update_layout(title=title or PANEL_TITLES.get(kind, var), margin=dict(l=60, r=20, t=50, b=50),
+                      plot_bgcolor="white")
+    return fig
+
+
+def trajectory_ellipses_plotly(predictions, drifter_id=None, *, start=None, days: int = 12, every: int = 2,
+                               level: float = 0.7, methods=("NGB", "IndepNGB"), scale: str = "50m"):
+    """Interactive Figure 5: trajectory and both models' ellipses (1-day displacements) on lon/lat axes."""
+    import plotly.graph_objects as go
+
+    from distviz.viz.geo import add_basemap
+    from distviz.viz.palette import OKABE_ITO, hex_to_rgba
+
+    rows = trajectory_rows(predictions, drifter_id, start, days)
+    did = int(predictions["id"].values[rows[0]])
+    lon, lat = predictions["lon"].values[rows], predictions["lat"].values[rows]
+    km_day = 0.864  # km travelled in one day per cm/s
+    to_deg = np.stack([1.0 / (111.195 * np.cos(np.deg2rad(lat))), np.full_like(lat, 1.0 / 111.195)], 1)
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=lon, y=lat, mode="lines+markers", name="trajectory (daily)",
+                             line=dict(color=OKABE_ITO["sky"], width=2), marker=dict(size=5)))
+    colors = {"NGB": OKABE_ITO["green"], "IndepNGB": OKABE_ITO["purple"]}
+    allx, ally = list(lon), list(lat)
+    for m in methods:
+        if f"mean_{m}" not in predictions:
+            continue
+        col = colors.get(m, OKABE_ITO["blue"])
+        mu = predictions[f"mean_{m}"].values[rows]
+        S = predictions[f"cov_{m}"].values[rows]
+        xs, ys = [], []
+        for j in range(0, len(rows), max(1, int(every))):
+            pts = ellipse_points(mu[j] * km_day, S[j] * km_day**2, level) * to_deg[j] + [lon[j], lat[j]]
+            xs += list(pts[:, 0]) + [None]
+            ys += list(pts[:, 1]) + [None]
+            allx += list(pts[:, 0])
+            ally += list(pts[:, 1])
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", fill="toself", fillcolor=hex_to_rgba(col, 0.2),
+                                 line=dict(color=col, width=1.5), name=f"{m} {int(level * 100)}% region"))
+    pad = 0.5
+    bbox = (min(allx) - pad, max(allx) + pad, min(ally) - pad, max(ally) + pad)
+    add_basemap(fig, bbox, scale)
+    fig.update_layout(title=f"Held-out drifter {did}: {len(rows)} days, {int(level * 100)}% prediction regions "
+                            f"(1-day displacements)", plot_bgcolor="white", margin=dict(l=60, r=20, t=50, b=50))
+    return fig

@@ -1,0 +1,141 @@
+"""Offline maps: cartopy statics with the vendored Natural Earth files, plotly maps with coastline traces."""
+
+import socket
+import warnings
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from distviz.errors import ConfigError
+from distviz.experiments.drifters import binned_dataset, bin_edges
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch):
+    """Any socket connection or cartopy download attempt fails the test."""
+    import cartopy.io
+
+    def refuse(*a, **k):
+        raise AssertionError("a map function tried to open a network connection")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cartopy.io.DownloadWarning)
+        yield
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+
+
+def _predictions(n=600, seed=0):
+    """Fake test predictions over the North Atlantic with a correlated 'jet' band."""
+    rng = np.random.default_rng(seed)
+    lon = rng.uniform(-80, -41, n)
+    lat = rng.uniform(16, 54, n)
+    jet = np.abs(lat - (35 + 0.2 * (lon + 75))) < 2
+    mu = np.column_stack([np.where(jet, 80, 5), np.where(jet, 50, -3)]) + rng.normal(0, 2, (n, 2))
+    rho = np.where(jet, 0.7, 0.0)
+    sd = np.where(jet, 30, 10)
+    cov = np.stack([np.stack([sd**2, rho * sd**2], -1), np.stack([rho * sd**2, sd**2], -1)], -2)
+    covi = cov.copy()
+    covi[:, 0, 1] = covi[:, 1, 0] = 0
+    y = mu + rng.normal(0, 10, (n, 2))
+    ids = np.repeat(np.arange(n // 12), 12)[:n]
+    t = 16000 + np.tile(np.arange(12), n // 12 + 1)[:n]
+    return xr.Dataset({"lon": ("obs", lon), "lat": ("obs", lat), "id": ("obs", ids), "t": ("obs", t.astype(float)),
+                       "u": ("obs", y[:, 0]), "v": ("obs", y[:, 1]),
+                       "mean_NGB": (("obs", "comp"), mu), "cov_NGB": (("obs", "comp", "comp2"), cov),
+                       "mean_IndepNGB": (("obs", "comp"), mu), "cov_IndepNGB": (("obs", "comp", "comp2"), covi),
+                       "nll_NGB": ("obs", np.where(jet, 8.0, 7.0)), "nll_IndepNGB": ("obs", np.where(jet, 8.3, 6.95))})
+
+
+@pytest.fixture(scope="module")
+def binned():
+    p = _predictions()
+    return binned_dataset(p, bin_edges(-81, -40, 2.0), bin_edges(15, 55, 2.0), ["NGB", "IndepNGB"])
+
+
+def test_binned_dataset_values(binned):
+    assert binned["n_test"].sum() == 600
+    d = binned["nll_diff"].values
+    assert np.nanmin(d) == pytest.approx(-0.3) and np.nanmax(d) == pytest.approx(0.05)
+    assert np.nanmax(binned["rho"].values) == pytest.approx(0.7)
+
+
+@pytest.mark.parametrize("kind", ["count", "nll_diff", "rho", "currents", "area90_NGB"])
+def test_static_maps_draw_offline(binned, kind):
+    from distviz.viz import maps
+
+    fig = maps.map_figure(binned, kind)
+    fig.canvas.draw()  # forces cartopy to read the vendored shapefiles
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "Longitude" and ax.get_ylabel() == "Latitude"
+    assert len(fig.axes) == 2  # map + colour bar
+
+
+def test_diverging_map_is_centred_blue_for_ngb_better(binned):
+    from distviz.viz import maps
+
+    fig = maps.map_figure(binned, "nll_diff")
+    from matplotlib.collections import QuadMesh
+
+    mesh = next(c for c in fig.axes[0].collections if isinstance(c, QuadMesh))
+    assert mesh.norm.vcenter == 0.0 and mesh.norm.vmin == -mesh.norm.vmax
+    assert mesh.get_cmap().name == "RdBu_r"  # low (negative: NGB better) is blue
+    assert mesh.get_cmap()(0.0)[2] > mesh.get_cmap()(0.0)[0]
+
+
+def test_summary_maps_and_zoom(binned):
+    from distviz.viz import maps
+
+    fig = maps.summary_maps_figure(binned, title="test")
+    fig.canvas.draw()
+    assert sum(1 for a in fig.axes if hasattr(a, "projection")) == 4
+    p = _predictions(seed=1)
+    box = (p.lon >= -80) & (p.lon <= -74) & (p.lat >= 31) & (p.lat <= 35)
+    zoom = binned_dataset(p.isel(obs=np.flatnonzero(box.values)), np.arange(-80, -73.9, 0.5), np.arange(31, 35.01, 0.5),
+                          ["NGB", "IndepNGB"])
+    maps.map_figure(zoom, "count").canvas.draw()
+
+
+def test_cartopy_points_at_vendored_natural_earth():
+    import cartopy
+
+    from distviz.data import naturalearth as ne
+    from distviz.viz import maps
+
+    d = maps.configure_cartopy()
+    assert cartopy.config["pre_existing_data_dir"] == d
+    for scale in ne.SCALES:
+        for name in ne.NAMES:
+            assert ne.shapefile_path(name, scale).exists()
+    assert ne.on_land([-100.0, -60.0], [40.0, 30.0]).tolist() == [True, False]
+    with pytest.raises(ConfigError):
+        ne.shapefile_path("rivers", "10m")
+
+
+def test_plotly_maps_have_coastline_traces_and_no_geo_basemap(binned):
+    from distviz.viz import maps
+
+    for kind in ("count", "nll_diff", "rho", "currents"):
+        fig = maps.map_figure_plotly(binned, kind)
+        spec = fig.to_plotly_json()
+        names = [t.get("name") for t in spec["data"]]
+        assert "coastline" in names and "land" in names
+        assert all(t["type"] in ("heatmap", "scatter") for t in spec["data"])  # no scattergeo: no CDN topojson
+        assert "geo" not in spec["layout"] and spec["layout"]["xaxis"]["title"]["text"] == "Longitude (°E)"
+    hm = maps.map_figure_plotly(binned, "nll_diff").data[0]
+    assert hm.zmid == 0.0 and hm.zmin == -hm.zmax
+    with pytest.raises(ConfigError, match="Unknown map kind"):
+        maps.map_figure_plotly(binned, "temperature")
+
+
+def test_ellipse_points_lie_on_the_region_boundary():
+    from distviz.viz import maps
+
+    S = np.array([[4.0, 1.5], [1.5, 2.0]])
+    pts = maps.ellipse_points([1.0, -2.0], S, level=0.7)
+    r = pts - [1.0, -2.0]
+    d2 = np.einsum("ni,ij,nj->n", r, np.linalg.inv(S), r)
+    np.testing.assert_allclose(d2, -2 * np.log(0.3))
