@@ -280,3 +280,29 @@ def test_bad_input_raises_clear_errors():
         est.predict_particles(X[:, :1])
     with pytest.raises(ConfigError):
         WGBoost(gaussian_location_target(), n_rounds=2, init="zeros").fit(X, y).predict_density(X, [0.0])
+
+
+def test_trace_mmd_equals_the_metrics_module():
+    from distviz.metrics import mmd2_gaussian
+
+    rng = np.random.default_rng(8)
+    P = rng.normal(size=(30, 10, 1)) * 3
+    m, sd = rng.normal(size=30), rng.uniform(0.2, 1.0, size=30)
+    np.testing.assert_allclose(K.mmd2_gaussian_rows(P, m, sd, 0.025), mmd2_gaussian(P[..., 0], m, sd ** 2, 0.025),
+                               rtol=1e-10, atol=1e-13)
+    P2 = rng.normal(size=(30, 10, 2))
+    m2, sd2 = rng.normal(size=(30, 2)), rng.uniform(0.2, 1.0, size=(30, 2))
+    cov = np.zeros((30, 2, 2))
+    cov[:, [0, 1], [0, 1]] = sd2 ** 2
+    np.testing.assert_allclose(K.mmd2_gaussian_rows(P2, m2, sd2, 0.1), mmd2_gaussian(P2, m2, cov, 0.1),
+                               rtol=1e-10, atol=1e-13)
+
+
+def test_studies_are_registered_and_run_small():
+    from distviz.experiments import registry
+
+    for name in ("wgboost-synthetic", "wgboost-uci", "wgboost-cde", "wgboost-ood"):
+        assert name in registry.available()
+    res = registry.get("wgboost-synthetic").run(rounds=10, methods="ska,langevin")
+    assert set(res) == {"ska", "langevin"}
+    assert res["ska"]["mmd2@10"] == pytest.approx(0.1838, rel=0.02)   # authors' curve at round 10

@@ -45,8 +45,6 @@ def _accumulate(theta, G, Hd, E, c, want_psi):
     psi = np.zeros((n, N, d))
     inv = 1.0 / N
     Km = np.empty((N, N))
-    s1 = np.empty(d)
-    s2 = np.empty(d)
     for i in range(n):
         p = 0
         for a in range(N):
@@ -55,35 +53,19 @@ def _accumulate(theta, G, Hd, E, c, want_psi):
                 Km[a, b] = E[i, p]
                 Km[b, a] = E[i, p]
                 p += 1
-        if d == 1:
+        for t in range(d):
             for b in range(N):
-                tb = theta[i, b, 0]
+                tb = theta[i, b, t]
                 a1 = 0.0
                 a2 = 0.0
                 for a in range(N):
                     k = Km[a, b]
-                    gk = c * k * (tb - theta[i, a, 0])
-                    a1 += k * G[i, a, 0] + gk
+                    gk = c * k * (tb - theta[i, a, t])
+                    a1 += k * G[i, a, t] + gk
                     if want_psi:
-                        a2 += gk * gk - k * k * Hd[i, a, 0]
-                phi[i, b, 0] = a1 * inv
-                psi[i, b, 0] = a2 * inv
-        else:
-            for b in range(N):
-                s1[:] = 0.0
-                s2[:] = 0.0
-                for a in range(N):
-                    k = Km[a, b]
-                    ck = c * k
-                    kk = k * k
-                    for t in range(d):
-                        gk = ck * (theta[i, b, t] - theta[i, a, t])
-                        s1[t] += k * G[i, a, t] + gk
-                        if want_psi:
-                            s2[t] += gk * gk - kk * Hd[i, a, t]
-                for t in range(d):
-                    phi[i, b, t] = s1[t] * inv
-                    psi[i, b, t] = s2[t] * inv
+                        a2 += gk * gk - k * k * Hd[i, a, t]
+                phi[i, b, t] = a1 * inv
+                psi[i, b, t] = a2 * inv
     return phi, psi
 
 
@@ -153,13 +135,13 @@ def _mmd2_gaussian_1d(theta, mu, sd, h):
     out = np.empty(n)
     for i in range(n):
         s2 = sd[i] * sd[i]
-        a = 0.0
+        a = float(N)
         for p in range(N):
-            for q in range(N):
+            for q in range(p + 1, N):
                 dd = theta[i, p, 0] - theta[i, q, 0]
                 x = dd * dd / h
                 if x < _XMAX:
-                    a += np.exp(-x)
+                    a += 2.0 * np.exp(-x)
         b = 0.0
         c1 = np.sqrt(h / (h + 2.0 * s2))
         for p in range(N):

@@ -45,6 +45,10 @@ class Target:
         """Diagonal of the Hessian of log pi_i at each particle, shape (n, N, d)."""
         return np.diagonal(self.hess(theta, y), axis1=-2, axis2=-1).copy()
 
+    def grad_hess_diag(self, theta, y):
+        """Gradient and Hessian diagonal together (targets may share work between them)."""
+        return self.grad(theta, y), self.hess_diag(theta, y)
+
     def hess(self, theta, y):
         """Full Hessian of log pi_i at each particle, shape (n, N, d, d) (used by NKA)."""
         if self.d == 1:
@@ -132,6 +136,21 @@ class NormalTarget(Target):
         r = y[:, :1] - m
         e2 = np.exp(-2 * s)
         return np.stack([-e2 - 1.0 / self.s0 ** 2, -2 * r * r * e2 - self.b0 * np.exp(-s)], -1)
+
+    def grad_hess_diag(self, theta, y):
+        m, s = theta[..., 0], theta[..., 1]
+        r = y[:, :1] - m
+        e1 = np.exp(-s)
+        e2 = e1 * e1
+        r2e2 = r * r * e2
+        be1 = self.b0 * e1
+        g = np.empty(theta.shape)
+        h = np.empty(theta.shape)
+        g[..., 0] = r * e2 - m / self.s0 ** 2
+        g[..., 1] = r2e2 - (self.a0 + 1) + be1
+        h[..., 0] = -e2 - 1.0 / self.s0 ** 2
+        h[..., 1] = -2 * r2e2 - be1
+        return g, h
 
     def hess(self, theta, y):
         m, s = theta[..., 0], theta[..., 1]

@@ -66,28 +66,39 @@ class TreeLearner:
         return Binner(self.max_bins).fit_transform(X)
 
     def fit(self, Xb, R, w=None):
-        """Fit one tree to targets R (n, K); return (FlatTree, its prediction at the training rows (n, K))."""
+        """Fit one tree to targets R (n, K); return (HistTree, its prediction at the training rows (n, K))."""
         t = HistTree(**self._params()).fit(Xb, R, sample_weight=w)
-        ft = FlatTree(np.maximum(t._feature, 0), t.threshold_, t._left, t._right, t.value_)
-        return ft, t.value_[t.train_leaf_]
+        return t, t.value_[t.train_leaf_]
 
     def fit_many(self, Xb, R, w=None):
-        """Fit B trees to R (B, n, K) in one batched call; return (list of FlatTree, predictions (B, n, K))."""
+        """Fit B trees to R (B, n, K) in one batched call; return (Forest, predictions (B, n, K))."""
         f = fit_many(Xb, R, sample_weight=w, shared=False, **self._params())
-        trees = []
-        for b in range(R.shape[0]):
-            nn = int(f.n_nodes_[b])
-            trees.append(FlatTree(np.maximum(f.feature_[b, :nn], 0), f.threshold_[b, :nn], f.left_[b, :nn],
-                                  f.right_[b, :nn], f.value_[b, :nn]))
-        return trees, f.train_predict_
+        return f, f.train_predict_
 
     def predict(self, tree, X):
-        """Leaf values of `tree` at rows X, shape (m, K)."""
+        """Leaf values of `tree` (HistTree or FlatTree) at rows X, shape (m, K)."""
         return tree.predict(X)
 
     def predict_many(self, trees, X):
-        """Leaf values of each of B trees at rows X, shape (B, m, K)."""
-        return np.stack([t.predict(X) for t in trees])
+        """Leaf values of B trees (a Forest or a list of FlatTree) at rows X, shape (B, m, K)."""
+        if isinstance(trees, list):
+            return np.stack([t.predict(X) for t in trees])
+        return trees.predict(X)
+
+
+def flatten(tree) -> FlatTree:
+    """A FlatTree from a fitted HistTree's node table (or the FlatTree itself)."""
+    if isinstance(tree, FlatTree):
+        return tree
+    nd = tree.nodes_
+    return FlatTree(np.maximum(nd.feature, 0), np.where(nd.is_leaf, np.inf, nd.threshold), nd.left, nd.right,
+                    nd.value)
+
+
+def _flatten_round(trees):
+    if isinstance(trees, list):
+        return [flatten(t) for t in trees]
+    return [flatten(trees[b]) for b in range(len(trees))]
 
 
 _FIELDS = ("feature", "threshold", "left", "right", "value")
@@ -95,7 +106,7 @@ _FIELDS = ("feature", "threshold", "left", "right", "value")
 
 def trees_to_arrays(trees, shared=True) -> dict:
     """Concatenate the node arrays of all rounds' trees into a dict of arrays for np.savez."""
-    flat = trees if shared else [t for rnd in trees for t in rnd]
+    flat = [flatten(t) for t in trees] if shared else [t for rnd in trees for t in _flatten_round(rnd)]
     per_round = 1 if shared else (len(trees[0]) if trees else 0)
     sizes = np.array([len(t.left) for t in flat], dtype=np.int64)
     out = {"tree_sizes": sizes, "tree_per_round": np.array(per_round)}

@@ -114,9 +114,10 @@ class WGBoost:
     # ------------------------------------------------------------------ fitting
     def _direction(self, P, Y, rng):
         t, h = self.target_, float(self.bandwidth)
-        G = t.grad(P, Y)
         if self.method == "ska":
-            return K.ska_direction(P, G, t.hess_diag(P, Y), h)
+            G, Hd = t.grad_hess_diag(P, Y)
+            return K.ska_direction(P, G, Hd, h)
+        G = t.grad(P, Y)
         if self.method == "fka":
             return K.fka_direction(P, G, h)
         if self.method == "nka":
