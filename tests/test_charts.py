@@ -16,7 +16,7 @@ from distviz.families import charts
 
 SETTINGS = settings(max_examples=200, deadline=None)
 
-CHARTS = [("normal", {}), ("poisson", {}), ("gamma", {}), ("eta:poisson", {}), ("eta:bernoulli", {}),
+CHARTS = [("normal", {}), ("poisson", {}), ("gamma", {}), ("exponential", {}), ("eta:poisson", {}), ("eta:bernoulli", {}),
           ("eta:normal", {}), ("eta:gamma", {}), ("eta:exponential", {}), ("eta:categorical", {"K": 3}),
           ("eta:mvn", {"P": 2}), ("mvn_cholesky", {"P": 2})]
 IDS = [c[0] for c in CHARTS]
@@ -155,6 +155,8 @@ def test_chart_registry():
         assert required in names
     assert isinstance(charts.get("gaussian"), charts.NormalMeanLogScale)
     assert charts.get("eta:categorical", K=4).dim == 3
+    assert charts.get("categorical", K=4).dim == 3 and charts.get("bernoulli").family.name == "bernoulli"
+    np.testing.assert_allclose(charts.get("exponential").fisher(np.array([[0.3], [-2.0]])), 1.0)
     assert charts.get("natural:gamma").family.name == "gamma"
     assert isinstance(charts.get(F.get("poisson")), charts.ExponentialFamilyChart)
     mc = charts.get("mvn_cholesky", P=3)
@@ -163,3 +165,25 @@ def test_chart_registry():
         charts.get("weibull")
     with pytest.raises(ConfigError):
         charts.get("normal", K=3)
+
+
+@pytest.mark.parametrize("name", ["normal", "poisson", "gamma"])
+def test_charts_agree_with_ngboost(name):
+    """Our ngboost-style charts give ngboost's own gradients and Fisher information (the peer)."""
+    import ngboost as ngb
+    from ngboost.manifold import manifold
+    from ngboost.scores import LogScore
+
+    dist = {"normal": ngb.distns.Normal, "poisson": ngb.distns.Poisson, "gamma": ngb.distns.Gamma}[name]
+    D = manifold(LogScore, dist)
+    chart = charts.get(name)
+    rng = np.random.default_rng(11)
+    fam = chart.family
+    eta = fam.project_natural(fam.default_natural(50) + rng.normal(0, 0.3, (50, fam.dim)))
+    theta = chart.from_natural(eta)
+    y = chart.sample(theta, rng)
+    d = D(theta.T)
+    np.testing.assert_allclose(chart.nll_grad(y, theta), d.d_score(y), rtol=1e-7, atol=1e-7)
+    np.testing.assert_allclose(chart.fisher(theta), d.metric(), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(chart.natural_gradient(y, theta), d.grad(y, natural=True), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(chart.nll(y, theta), d.score(y), rtol=1e-9)

@@ -25,8 +25,8 @@ from distviz.errors import ConfigError
 
 from .base import ExponentialFamily, as_rng
 
-__all__ = ["Chart", "ExponentialFamilyChart", "NormalMeanLogScale", "PoissonLogRate", "GammaLogShapeLogRate",
-           "get", "available"]
+__all__ = ["Chart", "ExponentialFamilyChart", "DiagonalChart", "NormalMeanLogScale", "PoissonLogRate",
+           "GammaLogShapeLogRate", "ExponentialLogScale", "get", "available"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -240,8 +240,51 @@ class NormalMeanLogScale(Chart):
         return t[..., 0] + np.exp(t[..., 1]) * as_rng(rng).standard_normal(t.shape[:-1])
 
 
-class GammaLogShapeLogRate(Chart):
-    """Gamma in theta = (log alpha, log beta), as ngboost's Gamma."""
+class DiagonalChart(Chart):
+    """A chart whose coordinates map one-to-one onto eta: eta_k = phi_k(theta_k) (chain rule with a diagonal Jacobian).
+
+    nll_grad = J (eta* - T(y)), fisher = J g(eta) J and natural gradient = J^-1 g(eta)^-1 (eta* - T(y)),
+    with J = diag(phi'(theta)); subclasses give _eta(theta), _jac(theta) and _theta_of(eta).
+    """
+
+    def init_theta(self, y, sample_weight=None):
+        """Weighted marginal MLE by moment matching in the family's mean coordinates."""
+        eta = ExponentialFamilyChart(self.family).init_theta(y, sample_weight)
+        return self.from_natural(eta[None, :])[0]
+
+    def nll(self, y, theta):
+        return self.family.nll(y, self.to_natural(theta))
+
+    def nll_grad(self, y, theta):
+        t = self._theta(theta)
+        return self.family.nll_grad(y, self._eta(t)) * self._jac(t)
+
+    def fisher(self, theta):
+        t = self._theta(theta)
+        J = self._jac(t)
+        return self.family.fisher(self._eta(t)) * J[..., :, None] * J[..., None, :]
+
+    def natural_gradient(self, y, theta):
+        """J^-1 g(eta)^-1 (eta* - T(y)) with the family's closed-form solve_fisher."""
+        t = self._theta(theta)
+        eta = self._eta(t)
+        return self.family.solve_fisher(eta, self.family.nll_grad(y, eta)) / self._jac(t)
+
+    def to_natural(self, theta):
+        return self._eta(self._theta(theta))
+
+    def from_natural(self, eta):
+        return self._theta_of(self.family._params(eta))
+
+    def mean(self, theta):
+        return self.family.mean_and_variance(self.to_natural(theta))[0]
+
+    def sample(self, theta, rng=None):
+        return self.family.sample(self.to_natural(theta), rng)
+
+
+class GammaLogShapeLogRate(DiagonalChart):
+    """Gamma in theta = (log alpha, log beta), as ngboost's Gamma: eta = (e^theta1 - 1, -e^theta2)."""
 
     name = "gamma"
     dim = 2
@@ -252,47 +295,43 @@ class GammaLogShapeLogRate(Chart):
         from .univariate import Gamma
         self.family = Gamma()
 
-    def init_theta(self, y, sample_weight=None):
-        """Weighted marginal MLE via moment matching in the Gamma's mean coordinates."""
-        eta = ExponentialFamilyChart(self.family).init_theta(y, sample_weight)
-        return self.from_natural(eta[None, :])[0]
-
-    def nll(self, y, theta):
-        return self.family.nll(y, self.to_natural(theta))
-
-    def nll_grad(self, y, theta):
-        """Chain rule: d eta / d theta = diag(alpha, -beta) applied to (eta* - T(y))."""
-        t = self._theta(theta)
-        g = self.family.nll_grad(y, self.to_natural(t))
-        return g * np.stack([np.exp(t[..., 0]), -np.exp(t[..., 1])], axis=-1)
-
-    def fisher(self, theta):
-        """J^T g(eta) J with J = diag(alpha, -beta)."""
-        t = self._theta(theta)
-        J = np.stack([np.exp(t[..., 0]), -np.exp(t[..., 1])], axis=-1)
-        return self.family.fisher(self.to_natural(t)) * J[..., :, None] * J[..., None, :]
-
-    def natural_gradient(self, y, theta):
-        """J^-1 g(eta)^-1 (eta* - T(y)) with the Gamma's closed-form inverse Fisher."""
-        t = self._theta(theta)
-        J = np.stack([np.exp(t[..., 0]), -np.exp(t[..., 1])], axis=-1)
-        eta = self.to_natural(t)
-        return self.family.solve_fisher(eta, self.family.nll_grad(y, eta)) / J
-
-    def to_natural(self, theta):
-        t = self._theta(theta)
+    def _eta(self, t):
         return np.stack([np.exp(t[..., 0]) - 1.0, -np.exp(t[..., 1])], axis=-1)
 
-    def from_natural(self, eta):
-        e = self.family._params(eta)
+    def _jac(self, t):
+        return np.stack([np.exp(t[..., 0]), -np.exp(t[..., 1])], axis=-1)
+
+    def _theta_of(self, e):
         return np.stack([np.log(e[..., 0] + 1.0), np.log(-e[..., 1])], axis=-1)
 
     def mean(self, theta):
         t = self._theta(theta)
         return np.exp(t[..., 0] - t[..., 1])
 
-    def sample(self, theta, rng=None):
-        return self.family.sample(self.to_natural(theta), rng)
+
+class ExponentialLogScale(DiagonalChart):
+    """Exponential in theta = log scale = -log rate, as ngboost's Exponential: eta = -e^-theta, Fisher = 1."""
+
+    name = "exponential"
+    dim = 1
+    y_dim = 1
+    param_names = ["log scale"]
+
+    def __init__(self):
+        from .univariate import Exponential
+        self.family = Exponential()
+
+    def _eta(self, t):
+        return -np.exp(-t)
+
+    def _jac(self, t):
+        return np.exp(-t)
+
+    def _theta_of(self, e):
+        return -np.log(-e)
+
+    def mean(self, theta):
+        return np.exp(self._theta(theta)[..., 0])
 
 
 _MVN_CHOLESKY_MODULE = "distviz.families.mvn_cholesky"
@@ -313,16 +352,30 @@ def _mvn_cholesky(**kwargs):
                       "expected get_chart(P=...) or MVNCholesky(P=...).")
 
 
+def _natural(name):
+    def make(**kw):
+        from . import get as fam_get
+        chart = ExponentialFamilyChart(fam_get(name, **kw))
+        chart.name = name
+        return chart
+    return make
+
+
 _CHARTS = {
     "normal": lambda **kw: NormalMeanLogScale(**kw),
     "poisson": lambda **kw: PoissonLogRate(**kw),
     "gamma": lambda **kw: GammaLogShapeLogRate(**kw),
+    "exponential": lambda **kw: ExponentialLogScale(**kw),
+    "bernoulli": _natural("bernoulli"),      # logit = natural parameter (ngboost's Bernoulli)
+    "categorical": _natural("categorical"),  # logits against the last class (ngboost's k_categorical), K=...
     "mvn_cholesky": _mvn_cholesky,
 }
+_TAKES_KWARGS = {"mvn_cholesky", "categorical"}
 _CHART_ALIASES = {
     "gaussian": "normal", "normal_mean_log_scale": "normal", "mu_log_sigma": "normal",
     "poisson_log_rate": "poisson", "log_rate": "poisson",
-    "gamma_log_shape_log_rate": "gamma",
+    "gamma_log_shape_log_rate": "gamma", "exponential_log_scale": "exponential", "logit": "bernoulli",
+    "k_categorical": "categorical", "multiclass": "categorical",
     "mvn": "mvn_cholesky", "cholesky": "mvn_cholesky", "multivariate_normal": "mvn_cholesky",
     "mvn_chol": "mvn_cholesky",
 }
@@ -335,8 +388,9 @@ def available() -> list[str]:
 
 
 def get(name, **kwargs) -> Chart:
-    """A chart by name: 'normal' (mu, log sigma), 'poisson' (log rate), 'gamma' (log alpha, log beta),
-    'mvn_cholesky' (P=...), or 'eta:<family>' (natural chart, family kwargs such as K= or P=)."""
+    """A chart by name: ngboost's charts 'normal' (mu, log sigma), 'poisson' (log rate), 'gamma' (log alpha,
+    log beta), 'exponential' (log scale), 'bernoulli' (logit), 'categorical' (K=..., logits), 'mvn_cholesky'
+    (P=...), or 'eta:<family>' (the natural chart, family kwargs such as K= or P=)."""
     if isinstance(name, Chart):
         return name
     if isinstance(name, ExponentialFamily):
@@ -351,6 +405,6 @@ def get(name, **kwargs) -> Chart:
     key = _CHART_ALIASES.get(key, key)
     if key not in _CHARTS:
         raise ConfigError(f"unknown chart {name!r}; choose one of {', '.join(available())}.")
-    if key != "mvn_cholesky" and kwargs:
+    if key not in _TAKES_KWARGS and kwargs:
         raise ConfigError(f"chart {name!r} takes no options, got {sorted(kwargs)}; remove them.")
     return _CHARTS[key](**kwargs)
