@@ -354,44 +354,64 @@ class SparseGP(BaseEstimator):
         return self._c + self._Luu @ self.params_["m"], LL @ LL.T
 
 
-def beta_grid(n: int, low: float = 0.01) -> list[float]:
-    """The beta grid of Section 6.1: [n, n/2, n/4, ..., 0.01]."""
+def beta_grid(n: int, low: float = 0.01, factor: float = 2.0) -> list[float]:
+    """The beta grid of Section 6.1: [n, n/2, n/4, ..., 0.01] (factor=4 gives a coarser grid)."""
+    if factor <= 1:
+        raise ConfigError(f"beta grid factor must be > 1; got {factor}.")
     out, b = [], float(n)
     while b > low:
         out.append(b)
-        b /= 2.0
+        b /= factor
     out.append(low)
     return out
 
 
-def select_beta(estimator: SparseGP, X, y, X_val, y_val, grid=None, metric=None, refit=True, progress=None):
+def warm_start_params(model: SparseGP) -> dict:
+    """Constructor arguments that start a new SparseGP at a fitted model's parameters (q(u), Z, hyperparameters)."""
+    hp = model.hyperparameters_
+    return {**hp, "q_mean": model.params_["m"].copy(), "q_chol": np.array(obj.lower(model.params_["Lw"]))}
+
+
+def select_beta(estimator: SparseGP, X, y, X_val, y_val, grid=None, metric=None, refit=True, warm_start=False,
+                progress=None):
     """Pick beta on a validation split (Section 6.1) by log-loss (or squared error for dlm_square).
 
-    Returns (fitted estimator, best beta, {beta: validation score}); with refit=True the returned
-    estimator is refitted on X (+) X_val with the chosen beta, else it is the one fitted on X alone.
+    The grid runs from large to small beta; with warm_start each fit starts at the previous beta's
+    solution (off by default: a large beta can collapse q(u) to the prior and the kernel variance to
+    zero, a stationary point that warm-started fits then never leave). Returns (fitted estimator, best beta, {beta: validation score}); with refit=True the
+    returned estimator is refitted on X (+) X_val with the chosen beta, else it is the one fitted on X.
     """
     X, X_val = _check_X(X), _check_X(X_val, "X_val")
     y, y_val = _check_y(y, X.shape[0]), _check_y(y_val, X_val.shape[0], "y_val")
-    grid = beta_grid(X.shape[0]) if grid is None else list(grid)
+    grid = beta_grid(X.shape[0]) if grid is None else sorted((float(b) for b in grid), reverse=True)
     if metric is None:
         metric = "squared_error" if estimator.objective == "dlm_square" else "log_loss"
     if metric not in ("log_loss", "squared_error"):
         raise ConfigError(f"Unknown metric '{metric}'; choose 'log_loss' or 'squared_error'.")
     scores, models = {}, {}
+    base = estimator.get_params()
+    prev = None
     for k, b in enumerate(grid):
-        est = estimator.__class__(**{**estimator.get_params(), "beta": float(b)}).fit(X, y)
+        params = {**base, "beta": float(b)}
+        if warm_start and prev is not None:
+            init = warm_start_params(prev)
+            if not estimator.fit_hyperparameters:  # keep the given (fixed) hyperparameters
+                init = {key: init[key] for key in ("q_mean", "q_chol", "inducing")}
+            params.update(init)
+        est = estimator.__class__(**params).fit(X, y)
         if metric == "log_loss":
             scores[b] = est.score(X_val, y_val)
         else:
             target = est.lik_.target_mean(est.lik_.validate(y_val))
             scores[b] = float(np.mean((est.predict_mean(X_val) - target) ** 2))
         models[b] = est
+        prev = est if np.isfinite(scores[b]) else prev
         if progress is not None:
             progress(k + 1, len(grid))
     finite = {b: s for b, s in scores.items() if np.isfinite(s)}
     best = min(finite, key=finite.get) if finite else grid[0]
     if refit:
-        est = estimator.__class__(**{**estimator.get_params(), "beta": float(best)})
+        est = estimator.__class__(**{**base, "beta": float(best)})
         est.fit(np.vstack([X, X_val]), np.concatenate([y, y_val]))
     else:
         est = models[best]

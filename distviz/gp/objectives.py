@@ -250,8 +250,13 @@ class Objective:
             loss = -est.value.sum()
             g_mu, g_v, g_par = -est.d_mu, -est.d_v, -np.full(par.shape, est.d_par.sum())
         else:
-            loss, (g_mu, g_v, g_par) = self._lvg(mu, v, par, y)
+            with np.errstate(over="ignore", invalid="ignore"):
+                loss, (g_mu, g_v, g_par) = self._lvg(mu, v, par, y)
         n = pb.n_total
+        if not (np.isfinite(loss) and np.all(np.isfinite(g_mu)) and np.all(np.isfinite(g_v))):
+            # an overflowing trial point (e.g. exp(mu + v/2) in a line search): report +inf so the
+            # optimiser backtracks instead of crashing
+            return float("inf"), np.zeros_like(flat)
         grads = marginals_backward(cache, scale * np.asarray(g_mu) / n, scale * np.asarray(g_v) / n, pb.beta / n)
         grads["lik"] = scale * np.asarray(g_par, dtype=float) / n
         val = (scale * float(loss) + pb.beta * kl) / n

@@ -1,0 +1,215 @@
+"""Studies of direct loss minimisation for sparse GPs (Wei, Sheth & Khardon): gradient bias, DLM vs ELBO."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from distviz.errors import ConfigError, DataError
+from distviz.experiments import registry
+from distviz.gp import estimators as E
+from distviz.gp.likelihoods import make_likelihood
+from distviz.gp.model import SparseGP, beta_grid, select_beta
+
+# --------------------------------------------------------------------------------------- gradient bias
+
+
+def gradient_bias(y=5, mu=0.0, sigma=1.0, sample_sizes=(1, 10, 100, 1000), replicates=2000, seed=0,
+                  forms=("reparam", "price")) -> dict:
+    """Bias / spread of bMC and uPS estimates of grad_{mu, sigma} log E_{N(f|mu, sigma^2)} Poisson(y | e^f).
+
+    Truth by 200-node Gauss-Hermite quadrature. Each estimator is drawn `replicates` times per L.
+    """
+    if sigma <= 0 or y < 0 or y != int(y) or replicates < 2:
+        raise ConfigError("Need sigma > 0, a non-negative integer y and at least 2 replicates.")
+    lik = make_likelihood("poisson")
+    par = np.zeros(0)
+    rng = np.random.default_rng(seed)
+    v = sigma * sigma
+    q = E.quadrature(lik, float(y), mu, v, par)
+    truth = np.array([q.d_mu[0], 2.0 * sigma * q.d_v[0]])
+    rows, plot = {}, {"L": list(sample_sizes)}
+    R = int(replicates)
+    yy, mm, vv = np.full(R, float(y)), np.full(R, float(mu)), np.full(R, v)
+    methods = [(f"bMC-{f}", f) for f in forms] + [("uPS", None)]
+    for name, form in methods:
+        series = {k: [] for k in ("bias_mu", "bias_sigma", "sd_mu", "sd_sigma", "se_mu", "se_sigma", "seconds")}
+        for L in sample_sizes:
+            t0 = time.perf_counter()
+            if form is None:
+                st = E.SamplerStats()
+                est = E.ups(lik, yy, mm, vv, par, int(L), rng, stats=st, value=False)
+            else:
+                est = E.bmc(lik, yy, mm, vv, par, int(L), rng, form=form)
+            sec = time.perf_counter() - t0
+            g = np.stack([est.d_mu, 2.0 * sigma * est.d_v], axis=1)
+            bias = g.mean(axis=0) - truth
+            sd = g.std(axis=0, ddof=1)
+            se = sd / np.sqrt(R)
+            row = {"L": int(L), "bias_mu": bias[0], "bias_sigma": bias[1], "sd_mu": sd[0], "sd_sigma": sd[1],
+                   "z_mu": bias[0] / se[0], "z_sigma": bias[1] / se[1],
+                   "rmse_mu": float(np.sqrt(bias[0] ** 2 + sd[0] ** 2)),
+                   "rmse_sigma": float(np.sqrt(bias[1] ** 2 + sd[1] ** 2)), "seconds": sec}
+            if form is None:
+                row["accept_rate_paper"] = st.accepted_paper / max(st.proposals, 1)
+                row["fallback_share"] = st.fallback / (R * L)
+            rows[f"{name} L={L}"] = row
+            for k, val in zip(series, (bias[0], bias[1], sd[0], sd[1], se[0], se[1], sec)):
+                series[k].append(float(val))
+        plot[name] = series
+    return {**rows, "truth": {"grad_mu": truth[0], "grad_sigma": truth[1], "log_E": q.value[0],
+                              "y": y, "mu": mu, "sigma": sigma, "replicates": R},
+            "plot": plot}
+
+
+def _bias_table(res: dict) -> str:
+    """Plain-text table of the gradient-bias study."""
+    t = res["truth"]
+    out = [f"q(f) = N({t['mu']}, {t['sigma']}^2), y = {t['y']}, {t['replicates']} replicates; quadrature: "
+           f"d/dmu = {t['grad_mu']:.5f}, d/dsigma = {t['grad_sigma']:.5f}",
+           f"{'estimator':22s} {'bias_mu':>10s} {'sd_mu':>9s} {'z_mu':>7s} {'bias_sig':>10s} {'sd_sig':>9s} "
+           f"{'z_sig':>7s} {'sec':>6s}"]
+    for k, r in res.items():
+        if k in ("truth", "plot"):
+            continue
+        out.append(f"{k:22s} {r['bias_mu']:10.4f} {r['sd_mu']:9.4f} {r['z_mu']:7.1f} {r['bias_sigma']:10.4f} "
+                   f"{r['sd_sigma']:9.4f} {r['z_sigma']:7.1f} {r['seconds']:6.2f}")
+    out.append("z = bias / standard error of the mean over replicates (|z| < 3: no detectable bias).")
+    return "\n".join(out)
+
+
+@registry.study("dlm-gradient-bias", options=[
+    registry.Option("y", int, 5, "observed count"),
+    registry.Option("mu", float, 0.0, "mean of q(f)"),
+    registry.Option("sigma", float, 1.0, "standard deviation of q(f)"),
+    registry.Option("replicates", int, 2000, "independent estimates per sample size"),
+    registry.Option("seed", int, 0, "random seed"),
+], format_table=_bias_table)
+def dlm_gradient_bias(y=5, mu=0.0, sigma=1.0, replicates=2000, seed=0) -> dict:
+    """Bias and spread of bMC (eq. 7-8) vs uPS (Prop. 1) gradients of log E_q p(y|f), Poisson, L = 1..1000."""
+    return gradient_bias(y=y, mu=mu, sigma=sigma, replicates=replicates, seed=seed)
+
+
+# --------------------------------------------------------------------------------------- DLM vs ELBO
+
+
+def load_counts(n_train=1000, n_test=2000, seed=0):
+    """RAND health-insurance experiment counts (statsmodels' bundled `randhie`): doctor visits on 9 covariates."""
+    try:
+        from statsmodels.datasets import randhie
+    except ImportError as exc:  # pragma: no cover - statsmodels is a declared dependency
+        raise DataError("The count data set needs statsmodels (pip install statsmodels).") from exc
+    df = randhie.load_pandas().data
+    y = df["mdvis"].to_numpy(float)
+    X = df.drop(columns=["mdvis"]).to_numpy(float)
+    rng = np.random.default_rng(seed)
+    idx = rng.permutation(len(y))
+    if n_train + n_test > len(y):
+        raise ConfigError(f"randhie has {len(y)} rows; ask for at most that many train + test rows.")
+    tr, te = idx[:n_train], idx[n_train:n_train + n_test]
+    return X[tr], y[tr], X[te], y[te]
+
+
+def _metrics(model, X, y, y_shift, y_scale):
+    """Test log-loss and squared error in the original units of y."""
+    ll = model.score(X, y) + np.log(y_scale)
+    target = model.lik_.target_mean(model.lik_.validate(y))
+    mse = float(np.mean((model.predict_mean(X) - target) ** 2)) * y_scale ** 2
+    return ll, mse
+
+
+def dlm_vs_elbo(data="concrete", split=0, n_inducing=20, max_iter=100, max_train=400, grid_factor=4.0,
+                val_fraction=0.2, seed=0, gradient="exact", progress=None) -> dict:
+    """Test log-loss and squared error of ELBO, beta-ELBO, DLM-log and DLM-square (joint and fixed hyperparameters).
+
+    Regression on a UCI split (y standardised on the training part; metrics in original units) or
+    Poisson count regression on statsmodels' randhie (data="randhie"). beta is chosen on a validation
+    split over beta_grid(n, factor=grid_factor) (factor 2 = the paper's grid), by log-loss for
+    ELBO/DLM-log and squared error for DLM-square. Fixed variants reuse the ELBO fit's hyperparameters
+    and inducing inputs (Section 6.1).
+    """
+    t_start = time.perf_counter()
+    if data == "randhie":
+        likelihood = "poisson"
+        Xtr, ytr, Xte, yte = load_counts(n_train=max_train, seed=seed)
+        shift, scale = 0.0, 1.0
+    else:
+        from distviz.data.uci import load_uci
+        likelihood = "gaussian"
+        s = load_uci(data, split)
+        Xtr, ytr, Xte, yte = s.X_train, s.y_train, s.X_test, s.y_test
+        if max_train and Xtr.shape[0] > max_train:
+            keep = np.random.default_rng(seed).choice(Xtr.shape[0], max_train, replace=False)
+            Xtr, ytr = Xtr[keep], ytr[keep]
+        shift, scale = float(ytr.mean()), float(ytr.std()) or 1.0
+        ytr, yte = (ytr - shift) / scale, (yte - shift) / scale
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(Xtr.shape[0])
+    n_val = max(1, int(round(val_fraction * Xtr.shape[0])))
+    va, tr = perm[:n_val], perm[n_val:]
+    Xa, ya, Xv, yv = Xtr[tr], ytr[tr], Xtr[va], ytr[va]
+    grid = beta_grid(len(tr), factor=grid_factor)
+    common = dict(likelihood=likelihood, n_inducing=n_inducing, max_iter=max_iter, random_state=seed)
+    dlm_kw = (dict(gradient=gradient, n_samples=10, max_iter=max(300, 3 * max_iter), learning_rate=0.03)
+              if gradient != "exact" else {})
+    res = {}
+
+    def record(name, model, beta, t0):
+        ll, mse = _metrics(model, Xte, yte, shift, scale)
+        res[name] = {"test_log_loss": ll, "test_sq_error": mse, "beta": float(beta),
+                     "seconds": time.perf_counter() - t0}
+
+    t0 = time.perf_counter()
+    elbo = SparseGP(objective="elbo", beta=1.0, **common).fit(Xa, ya)
+    record("ELBO", elbo, 1.0, t0)
+    hp = elbo.hyperparameters_
+    fixed = dict(fit_hyperparameters=False, **hp)
+    specs = [("beta-ELBO", dict(objective="elbo")),
+             ("DLM-log (joint)", dict(objective="dlm_log", **dlm_kw)),
+             ("DLM-log (fixed)", dict(objective="dlm_log", **dlm_kw, **fixed)),
+             ("DLM-square (joint)", dict(objective="dlm_square")),
+             ("DLM-square (fixed)", dict(objective="dlm_square", **fixed))]
+    for k, (name, kw) in enumerate(specs):
+        t0 = time.perf_counter()
+        base = SparseGP(**{**common, **kw})
+        model, best, _ = select_beta(base, Xa, ya, Xv, yv, grid=grid, refit=False)
+        record(name, model, best, t0)
+        if progress is not None:
+            progress(k + 1, len(specs))
+    res["info"] = {"data": data, "likelihood": likelihood, "n_train": int(len(tr)), "n_val": int(n_val),
+                   "n_test": int(Xte.shape[0]), "n_inducing": n_inducing, "beta_grid": grid,
+                   "gradient": gradient, "seconds": time.perf_counter() - t_start}
+    return res
+
+
+def _vs_table(res: dict) -> str:
+    """Plain-text table of the DLM-vs-ELBO study."""
+    info = res["info"]
+    out = [f"{info['data']} ({info['likelihood']}): n_train={info['n_train']} n_val={info['n_val']} "
+           f"n_test={info['n_test']} M={info['n_inducing']}, beta grid {len(info['beta_grid'])} values",
+           f"{'method':20s} {'test log-loss':>14s} {'test sq.error':>14s} {'beta':>9s} {'sec':>6s}"]
+    for k, r in res.items():
+        if k == "info":
+            continue
+        out.append(f"{k:20s} {r['test_log_loss']:14.4f} {r['test_sq_error']:14.4f} {r['beta']:9.3g} "
+                   f"{r['seconds']:6.1f}")
+    out.append(f"total {info['seconds']:.1f} s")
+    return "\n".join(out)
+
+
+@registry.study("dlm-vs-elbo", options=[
+    registry.Option("data", str, "concrete", "UCI set (boston, concrete, energy, wine, yacht) or 'randhie' (counts)"),
+    registry.Option("split", int, 0, "UCI split index"),
+    registry.Option("n-inducing", int, 20, "number of inducing points M"),
+    registry.Option("max-iter", int, 100, "L-BFGS iterations per fit"),
+    registry.Option("max-train", int, 400, "training rows used (subsampled; randhie: rows drawn)"),
+    registry.Option("grid-factor", float, 4.0, "beta grid ratio (2 = the paper's [n, n/2, ..., 0.01])"),
+    registry.Option("gradient", str, "exact", "log-loss DLM gradient: exact, bmc or ups"),
+    registry.Option("seed", int, 0, "random seed"),
+], format_table=_vs_table)
+def dlm_vs_elbo_study(data="concrete", split=0, n_inducing=20, max_iter=100, max_train=400, grid_factor=4.0,
+                      gradient="exact", seed=0) -> dict:
+    """Test log-loss and squared error of ELBO, beta-ELBO, DLM-log, DLM-square on UCI regression or randhie counts."""
+    return dlm_vs_elbo(data=data, split=split, n_inducing=n_inducing, max_iter=max_iter, max_train=max_train,
+                       grid_factor=grid_factor, gradient=gradient, seed=seed)
