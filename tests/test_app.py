@@ -28,7 +28,7 @@ def page(path=None, timeout=120, **query):
 
 # ------------------------------------------------------------------------------------------- explorer
 def test_explorer_renders_and_reacts_to_family_and_sliders():
-    at = page("pages/explorer.py")
+    at = page("app_pages/explorer.py")
     assert not at.exception
     first = specs(at)
     assert first, "the explorer shows a plotly figure"
@@ -48,7 +48,7 @@ def test_explorer_renders_and_reacts_to_family_and_sliders():
 
 def test_explorer_reads_state_from_url():
     at = AppTest.from_file(APP, default_timeout=60).run()
-    at.switch_page("pages/explorer.py")
+    at.switch_page("app_pages/explorer.py")
     at.query_params["family"] = "poisson"
     at.query_params["poisson.rate"] = "12.5"
     at.run()
@@ -107,3 +107,23 @@ def test_bad_upload_shows_the_error():
     assert len(at.error) == 1 and "upload" in at.error[0].value.lower()
     with pytest.raises(DataError, match="both an input and the target"):
         load_data(FitConfig(dataset="upload", x_cols=("a",), y_col="a"), b"a,b\n" + b"".join(b"%d,%d\n" % (i, i) for i in range(20)))
+
+
+# ------------------------------------------------------------------------------------------- evolution
+def test_evolution_round_slider_changes_figures_without_refit():
+    from distviz.ui.lab import model_store
+
+    at = page("app_pages/evolution.py", n="200", rounds="20")
+    assert not at.exception and not at.error
+    first = specs(at)
+    assert len(first) >= 4, "fit, NLL, iterates and geometry panels"
+    n_models = len(model_store().items)
+    at.slider(key="evo.round").set_value(5).run()
+    assert not at.exception
+    assert specs(at) != first
+    assert len(model_store().items) == n_models, "scrubbing must not refit"
+    at.button(key="evo.playbtn").click().run()
+    assert not at.exception
+    at.sidebar.selectbox(key="lab.algo").set_value("wg_fka").run()
+    assert not at.exception and not at.error
+    assert any("particles" in s["layout"].get("title", {}).get("text", "") for s in specs(at))

@@ -87,7 +87,7 @@ def browser():
 
 def open_page(browser, url: str, n_plots: int, shot: Path, timeout_ms: int = 45000) -> dict:
     """Open `url`, wait for the app to settle and `n_plots` plotly charts, screenshot; return what was seen."""
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    ctx = browser.new_context(viewport={"width": 1400, "height": 2400})  # Streamlit scrolls inside: a tall viewport
     page = ctx.new_page()
     requests = []
     page.on("request", lambda req: requests.append(req.url))
@@ -95,12 +95,13 @@ def open_page(browser, url: str, n_plots: int, shot: Path, timeout_ms: int = 450
     page.goto(url, wait_until="domcontentloaded")
     page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)
     # the app is busy while the status widget is shown; wait until it has gone and the charts are drawn
-    page.wait_for_function(
-        """(n) => !document.querySelector('[data-testid="stStatusWidget"]')
-                 && document.querySelectorAll('.js-plotly-plot .main-svg').length >= n""",
-        arg=n_plots, timeout=timeout_ms, polling=200)
+    settled = """(n) => !document.querySelector('[data-testid="stStatusWidget"]')
+                 && !document.querySelector('[data-testid="stSkeleton"]')
+                 && document.querySelectorAll('.js-plotly-plot .main-svg').length >= n"""
+    page.wait_for_function(settled, arg=n_plots, timeout=timeout_ms, polling=200)
     first_paint = time.perf_counter() - t0
-    page.wait_for_timeout(600)
+    page.wait_for_timeout(1000)  # a rerun may start right after the first paint: wait for it to settle too
+    page.wait_for_function(settled, arg=n_plots, timeout=timeout_ms, polling=200)
     shot.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(shot), full_page=True)
     n_exc = page.locator('[data-testid="stException"]').count()

@@ -11,11 +11,11 @@ from .lab import ALGORITHMS, FitResult, fit_model
 from .state import recall, remember
 
 PAGES = [
-    ("pages/evolution.py", "Evolution", ":material/slow_motion_video:"),
-    ("pages/split_gains.py", "Split gains & entropy", ":material/account_tree:"),
-    ("pages/drifters.py", "Drifters", ":material/waves:"),
-    ("pages/posterior.py", "Posterior regression", ":material/blur_on:"),
-    ("pages/explorer.py", "Family explorer", ":material/search:"),
+    ("app_pages/evolution.py", "Evolution", ":material/slow_motion_video:"),
+    ("app_pages/split_gains.py", "Split gains & entropy", ":material/account_tree:"),
+    ("app_pages/drifters.py", "Drifters", ":material/waves:"),
+    ("app_pages/posterior.py", "Posterior regression", ":material/blur_on:"),
+    ("app_pages/explorer.py", "Family explorer", ":material/search:"),
 ]
 
 

@@ -37,8 +37,9 @@ ALGORITHMS = OrderedDict([
                      "The mirror step written additively in η with a plug-in target (biased; see the note).")),
     ("ngd_mean", ("crossed: N-law realised in η*", "law",
                   "The natural step written additively in η* with a plug-in target (biased; see the note).")),
-    ("ngboost", ("NGBoost chart (Normal: μ, log σ)", "ngboost",
-                 "NGBoost's own parametrisation: natural gradient in an unconstrained chart θ.")),
+    ("ngboost", ("NGBoost chart (μ, log σ) / Cholesky", "ngboost",
+                 "NGBoost's own parametrisation: natural gradient in an unconstrained chart θ — (μ, log σ) for the "
+                 "Normal, the Cholesky factor of the precision for the multivariate Normal — with its line search.")),
     ("wg_ska", ("WGBoost SKA (diagonal Newton)", "wg",
                 "Particles per input flow to the pointwise posterior; SKA is the default, fast, diagonal Newton direction.")),
     ("wg_fka", ("WGBoost FKA (first order)", "wg", "Kernel-smoothed first-order Wasserstein gradient (SVGD-like).")),
@@ -248,14 +249,10 @@ def make_estimator(cfg: FitConfig):
                        learning_rate=float(cfg.learning_rate), n_rounds=int(cfg.n_rounds),
                        max_depth=int(cfg.max_depth), init_rounds=1000, random_state=int(cfg.seed), display_size=60)
     if kind == "ngboost":
-        try:
-            from distviz.boosting import ngboost as ngb_mod
-        except ImportError:
-            raise ConfigError("NGBoost charts arrive with distviz.boosting.ngboost, which is not installed yet; "
-                              "choose an exponential-family law.") from None
-        cls = ngb_mod.NGBoost
-        return cls(family=cfg.family, n_rounds=int(cfg.n_rounds), learning_rate=float(cfg.learning_rate),
-                   max_depth=int(cfg.max_depth), random_state=int(cfg.seed), **cfg.family_kwargs())
+        from distviz.boosting.ngboost import NGBoost
+        return NGBoost(chart="normal" if cfg.family == "normal" else "mvn_cholesky", n_estimators=int(cfg.n_rounds),
+                       learning_rate=float(cfg.learning_rate), max_depth=int(cfg.max_depth),
+                       early_stopping_rounds=None, validation_fraction=0.2, random_state=int(cfg.seed))
     if kind == "gp":
         try:
             from distviz import gp

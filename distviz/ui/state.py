@@ -78,19 +78,23 @@ def get(page: str, name: str, default: Any = None) -> Any:
     return st.session_state.get(f"{page}.{name}", default)
 
 
-def sync_query_params(page: str, *, keep: Iterable[str] = ()) -> None:
-    """Write the values of the page's registered widgets into the URL (only when they changed)."""
-    reg = st.session_state.get(_REGISTERED, {}).pop(page, {})  # widgets drawn in this run only
+def sync_query_params(*pages: str, keep_others: bool = False) -> None:
+    """Write the values of the widgets the given pages drew in this run into the URL (only when changed).
+
+    With keep_others=True the parameters already in the URL that these pages did not draw are kept
+    (used by fragments, which rerun only part of a page).
+    """
     want = {}
-    for name, key in reg.items():
-        v = st.session_state.get(key)
-        if v is not None:
-            st.session_state[_SHADOW + key] = v  # survives Streamlit's clean-up of widget state on page switch
-            want[name] = ("1" if v else "0") if isinstance(v, bool) else (f"{v:g}" if isinstance(v, float) else str(v))
-    for name in keep:
-        if name in st.query_params and name not in want:
-            want[name] = st.query_params[name]
+    for page in pages:
+        reg = st.session_state.get(_REGISTERED, {}).pop(page, {})  # widgets drawn in this run only
+        for name, key in reg.items():
+            v = st.session_state.get(key)
+            if v is not None:
+                st.session_state[_SHADOW + key] = v  # survives Streamlit's clean-up of widget state on page switch
+                want[name] = ("1" if v else "0") if isinstance(v, bool) else (f"{v:g}" if isinstance(v, float) else str(v))
     current = {k: st.query_params[k] for k in st.query_params}
+    if keep_others:
+        want = {**current, **want}
     if current != want:
         st.query_params.from_dict(want)
 

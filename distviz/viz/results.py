@@ -116,6 +116,8 @@ def lab_figures(model, data, kind: str, algo: str) -> list:
                                                   title="predictive density p(y | x) (Bayes average over particles)"))
         figs.append(nll_from_trace(model.trace_, algo=algo[3:], title="negative log predictive per round"))
         return figs
+    if kind == "ngboost":
+        return _ngboost_figures(model, data, G, algo)
     fam = model.family_ if hasattr(model, "family_") else None
     eta = np.asarray(model.predict_natural(G))
     teta = truth.truth_eta(G) if truth is not None else None
@@ -124,6 +126,35 @@ def lab_figures(model, data, kind: str, algo: str) -> list:
     if hasattr(model, "trace_"):
         figs.append(nll_from_trace(model.trace_, algo=algo, current=getattr(model, "best_iteration_", None),
                                    title="NLL and generalised entropy per round (marker: round used to predict)"))
+    return figs
+
+
+def _ngboost_figures(model, data, G, algo):
+    """NGBoost: fitted Gaussian mean and mean +- 1.645 sd per output, truth when known, NLL curves."""
+    gx = G[:, 0]
+    X = np.asarray(data.X, dtype=float)
+    dist = model.predict_dist(G)
+    m, sd = dist.mean, dist.sd
+    yy = np.asarray(data.y, dtype=float).reshape(len(X), -1)
+    truth = getattr(data, "truth", None)
+    tm = tlo = thi = None
+    if truth is not None:
+        fam = truth.get_family()
+        tm, tlo, thi = vf.predictive_band(fam, truth.truth_eta(G), seed=1)
+        if tm.ndim == 1:
+            tm, tlo, thi = tm[:, None], tlo[:, None], thi[:, None]
+    figs = []
+    for j in range(m.shape[1]):
+        ylab = data.y_label if m.shape[1] == 1 else f"output y{j + 1}"
+        figs.append(vf.regression_figure(
+            X[:, 0], yy[:, j], gx, m[:, j], m[:, j] - 1.645 * sd[:, j], m[:, j] + 1.645 * sd[:, j],
+            truth=None if tm is None else tm[:, j], truth_lo=None if tlo is None else tlo[:, j],
+            truth_hi=None if thi is None else thi[:, j], x_label=data.x_label, y_label=ylab, algo=algo,
+            title="data, NGBoost mean and 90% band" + ("" if m.shape[1] == 1 else f" (output {j + 1})")))
+    tr = np.asarray(model.train_loss_, dtype=float)
+    va = np.asarray(model.valid_loss_, dtype=float)
+    figs.append(vf.nll_figure(np.arange(len(tr)), tr, va if va.size == tr.size else None, None, algo=algo,
+                              title="NGBoost NLL per round"))
     return figs
 
 

@@ -1,0 +1,81 @@
+"""Evolution: replay the boosting rounds from the stored trace (fit, iterates, particles, geometry, NLL)."""
+
+import streamlit as st
+
+from distviz.ui.common import explainer, fit_or_last
+from distviz.ui.lab import LAW_ALGOS, PAGE as LAB, config_widgets, fit_model
+from distviz.ui.playback import round_player
+from distviz.ui.state import qp_key, sync_query_params
+from distviz.viz import results as vr
+
+PAGE = "evo"
+
+st.title("Evolution")
+explainer("""
+The model of the sidebar (the same settings as the Lab) is fitted once; its **trace** stores the
+iterate of every traced row at every round, so the slider and the **play** button replay the fit
+without refitting. *Top*: data, the fitted mean and 90% band at the chosen round (dashed: truth).
+*Iterates*: every coordinate of the natural parameter η (top row) and of the mean parameter
+η* = E[T(y)] (bottom row) against x. *Geometry*: for one input x, the path of the iterate from the
+constant start through the rounds in the η chart and in the η* chart, **MGD and NGD overlaid**: MGD
+moves by tree outputs added in η* (straight-ish in η*, curved in η); NGD adds in η (the reverse).
+*NLL*: training and validation negative log-likelihood and the generalised entropy, marker at the round.
+For WGBoost the particles of every input are shown (WGBoost paper, Figs. 2 and 4).
+""")
+st.sidebar.header("Fit settings")
+cfg, upload = config_widgets(st.sidebar)
+res = fit_or_last(cfg, upload)
+if res is None:
+    sync_query_params(LAB)
+    st.stop()
+model, data, algo = res.model, res.data, res.config.algorithm
+trace = getattr(model, "trace_", None)
+if res.kind not in ("law", "wg") or trace is None:
+    sync_query_params(LAB)
+    st.info("Evolution replays the traces of the exponential-family laws and of WGBoost; choose one of them "
+            "(NGBoost and the GP baseline show their curves in the Lab).")
+    st.stop()
+
+R = vr.trace_rounds(trace)
+geo = None
+if res.kind == "law":
+    import numpy as np
+
+    x = trace["X"].values[:, 0]
+    lo, hi = float(np.min(x)), float(np.max(x))
+    x0 = st.sidebar.slider("Geometry panel: input x", lo, hi, step=(hi - lo) / 100,
+                           key=qp_key(PAGE, "x0", round(lo + 0.3 * (hi - lo), 6), lo=lo, hi=hi),
+                           help="The input whose iterate path is drawn in both charts.")
+    others = {a: res if a == algo else None for a in dict.fromkeys([algo, "mgd", "ngd"])}
+    for a in others:
+        if others[a] is None:
+            try:
+                others[a] = fit_model(cfg.with_algorithm(a), upload)
+            except Exception as exc:  # a failing companion fit only removes its path from the panel
+                st.sidebar.caption(f"{a.upper()} companion fit failed: {exc}")
+    geo = {a: r.model for a, r in others.items() if r is not None}
+
+
+def draw(r):
+    if res.kind == "wg":
+        st.plotly_chart(vr.wg_round_figure(model, data, r, algo[3:]), key="evo.particles")
+        st.plotly_chart(vr.nll_from_trace(trace, current=r, algo=algo[3:], title="negative log predictive per round"),
+                        key="evo.nll")
+        return
+    figs = vr.law_round_figures(model, data, r, algo)
+    c1, c2 = st.columns(2, gap="medium")
+    for i, f in enumerate(figs["fit"]):
+        (c1 if i % 2 == 0 else c2).plotly_chart(f, key=f"evo.fit{i}")
+    (c2 if len(figs["fit"]) % 2 else c1).plotly_chart(figs["nll"], key="evo.nll")
+    st.plotly_chart(figs["iterates"], key="evo.iterates")
+    paths, teta, tstar = vr.geometry_paths(geo, float(st.session_state[f"{PAGE}.x0"]), data)
+    fam = model.family_
+    st.plotly_chart(vr.vf.geometry_figure(paths, natural_names=fam.natural_names, mean_names=fam.mean_names, current=r,
+                                          target_eta=teta, target_star=tstar,
+                                          title=f"geometry at x = {st.session_state[f'{PAGE}.x0']:.3g}: "
+                                                f"iterate paths up to the last round, ring = round {r}"),
+                    key="evo.geometry")
+
+
+round_player(PAGE, R, draw)
+sync_query_params(LAB, PAGE, keep_others=True)

@@ -1,0 +1,46 @@
+"""A round slider with play / pause that replays a trace inside a fragment (no refit, no full rerun)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import streamlit as st
+
+from .state import qp_key, sync_query_params
+
+
+def round_player(page: str, n_rounds: int, draw: Callable[[int], None], *, default: int | None = None,
+                 interval: float = 0.35, label: str = "Boosting round") -> None:
+    """Draw play / pause, a round slider (in the URL as `round`) and `draw(round)` in one fragment.
+
+    While playing, the fragment reruns every `interval` seconds and advances the round by about 1/40
+    of the range, stopping at the last round.
+    """
+    n_rounds = max(int(n_rounds), 1)
+    play_key = f"{page}.playing"
+    playing = bool(st.session_state.get(play_key, False))
+    rkey = qp_key(page, "round", int(n_rounds if default is None else default), lo=0, hi=n_rounds)
+
+    def toggle():
+        st.session_state[play_key] = not st.session_state.get(play_key, False)
+        if st.session_state[play_key] and st.session_state.get(rkey, 0) >= n_rounds:
+            st.session_state[rkey] = 0  # replay from the start
+
+    @st.fragment(run_every=interval if playing else None)
+    def frame():
+        if bool(st.session_state.get(play_key, False)) != playing:
+            st.rerun()  # play / pause changed the timer: rerun the page so the fragment gets its new interval
+        if playing:
+            step = max(1, n_rounds // 40)
+            nxt = min(n_rounds, int(st.session_state.get(rkey, 0)) + step)
+            st.session_state[rkey] = nxt
+            if nxt >= n_rounds:
+                st.session_state[play_key] = False
+        c1, c2 = st.columns([1, 9], vertical_alignment="bottom")
+        c1.button("⏸ pause" if playing else "▶ play", key=f"{page}.playbtn", on_click=toggle,
+                  help="Replay the rounds from the stored trace (nothing is refitted).")
+        r = c2.slider(label, 0, n_rounds, key=rkey, help="Scrub through the rounds; round 0 is the constant start.")
+        draw(int(r))
+        sync_query_params(page, keep_others=True)
+
+    frame()
