@@ -10,11 +10,28 @@ is the row; every method broadcasts the row's datum over the particle axis.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
+from scipy.special import gammaln
 
 from distviz.errors import ConfigError, DataError
 
 LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+def lse(a, axis=-1, keepdims=False):
+    """log sum exp along `axis` (plain numpy; scipy's version is slow on small batched arrays)."""
+    m = np.max(a, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    out = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
+def _logratio_softmax(theta):
+    """Class probabilities q_1..q_{K-1} and log z = log(1 + sum_j e^theta_j) of log-ratio coordinates."""
+    m = np.maximum(theta.max(axis=-1, keepdims=True), 0.0)
+    e = np.exp(theta - m)
+    e0 = np.exp(-m)
+    z = e0 + e.sum(axis=-1, keepdims=True)
+    return e / z, (np.log(z) + m)[..., 0]
 
 
 class Target:
@@ -246,31 +263,34 @@ class CategoricalTarget(Target):
         return onehot
 
     def _probs(self, theta):
-        z = np.concatenate([theta, np.zeros(theta.shape[:-1] + (1,))], -1)
-        return np.exp(z - logsumexp(z, axis=-1, keepdims=True))
+        p, _ = _logratio_softmax(theta)
+        return np.concatenate([p, 1.0 - p.sum(axis=-1, keepdims=True)], -1)
 
     def logpdf(self, theta, y):
-        z = np.concatenate([theta, np.zeros(theta.shape[:-1] + (1,))], -1)
-        lse = logsumexp(z, axis=-1)
-        return np.einsum("inj,ij->in", theta, y) - lse - 0.5 * np.sum(theta ** 2, -1) / self.s0 ** 2
+        _, logz = _logratio_softmax(theta)
+        return np.einsum("inj,ij->in", theta, y) - logz - 0.5 * np.sum(theta ** 2, -1) / self.s0 ** 2
 
     def grad(self, theta, y):
-        p = self._probs(theta)[..., :-1]
+        p, _ = _logratio_softmax(theta)
         return y[:, None, :] - p - theta / self.s0 ** 2
 
     def hess_diag(self, theta, y):
-        p = self._probs(theta)[..., :-1]
+        p, _ = _logratio_softmax(theta)
         return -p * (1 - p) - 1.0 / self.s0 ** 2
 
+    def grad_hess_diag(self, theta, y):
+        p, _ = _logratio_softmax(theta)
+        return y[:, None, :] - p - theta / self.s0 ** 2, -p * (1 - p) - 1.0 / self.s0 ** 2
+
     def hess(self, theta, y):
-        p = self._probs(theta)[..., :-1]
+        p, _ = _logratio_softmax(theta)
         h = p[..., :, None] * p[..., None, :]
         idx = np.arange(p.shape[-1])
         h[..., idx, idx] -= p + 1.0 / self.s0 ** 2
         return h
 
     def averaged(self, theta, y):
-        p = self._probs(theta)[..., :-1]
+        p, _ = _logratio_softmax(theta)
         return y.mean(axis=0) - p - theta / self.s0 ** 2, -p * (1 - p) - 1.0 / self.s0 ** 2
 
     def averaged_hess(self, theta, y):
@@ -280,16 +300,13 @@ class CategoricalTarget(Target):
         yg = np.asarray(ygrid, dtype=np.int64)
         if np.any(yg < 0) or np.any(yg >= self.K):
             raise DataError(f"Class labels for the predictive must lie in 0..{self.K - 1}.")
+        _, logz = _logratio_softmax(theta)
         z = np.concatenate([theta, np.zeros(theta.shape[:-1] + (1,))], -1)
-        lp = z - logsumexp(z, axis=-1, keepdims=True)
-        return lp[..., yg]
+        return z[..., yg] - logz[..., None]
 
     def log_likelihood_rows(self, y, theta):
-        z = np.concatenate([theta, np.zeros(theta.shape[:-1] + (1,))], -1)
-        lp = z - logsumexp(z, axis=-1, keepdims=True)
-        last = 1.0 - y.sum(axis=1)
-        yy = np.concatenate([y, last[:, None]], 1)
-        return np.einsum("ink,ik->in", lp, yy)
+        _, logz = _logratio_softmax(theta)
+        return np.einsum("ink,ik->in", theta, y) - logz
 
     def point(self, theta):
         return self._probs(theta).mean(axis=1)

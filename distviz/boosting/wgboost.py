@@ -18,11 +18,10 @@ import time
 
 import numpy as np
 import xarray as xr
-from scipy.special import logsumexp
 
 from distviz.boosting import wg_kernels as K
 from distviz.boosting.wg_init import init_flow
-from distviz.boosting.wg_targets import Target, make_target
+from distviz.boosting.wg_targets import Target, lse, make_target
 from distviz.boosting.wg_trees import TreeLearner, trees_from_arrays, trees_to_arrays
 from distviz.errors import ConfigError, DataError
 
@@ -147,7 +146,7 @@ class WGBoost:
     def _nll(self, P, Y):
         """Negative log predictive (eq. 6) averaged over rows."""
         ll = self.target_.log_likelihood_rows(Y, P)
-        return float(-np.mean(logsumexp(ll, axis=1) - np.log(P.shape[1])))
+        return float(-np.mean(lse(ll, axis=1) - np.log(P.shape[1])))
 
     def fit(self, X, y, eval_set=None, progress=None):
         """Fit the N particle boostings to the pointwise posteriors of (X, y); eval_set=(X_val, y_val)."""
@@ -314,13 +313,13 @@ class WGBoost:
         P = self.predict_particles(X)
         yg = np.atleast_1d(np.asarray(y_grid))
         ll = self.target_.log_likelihood(yg, P)
-        return np.exp(logsumexp(ll, axis=1) - np.log(P.shape[1]))
+        return np.exp(lse(ll, axis=1) - np.log(P.shape[1]))
 
     def predict_logpdf(self, X, y):
         """log p(y_i | x_i) of the eq. 6 predictive at each row's own y."""
         P = self.predict_particles(X)
         Y = self.target_.prepare_y(y)
-        return logsumexp(self.target_.log_likelihood_rows(Y, P), axis=1) - np.log(P.shape[1])
+        return lse(self.target_.log_likelihood_rows(Y, P), axis=1) - np.log(P.shape[1])
 
     def predict_mean(self, X):
         """Point prediction: the Bayes action under squared loss (mean of the predictive), Section 3.1."""
