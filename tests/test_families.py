@@ -169,7 +169,7 @@ def test_projections_and_kl(name, data):
     # points well inside do not move
     np.testing.assert_allclose(fam.project_natural(eta), eta, rtol=1e-9, atol=1e-9)
     m = fam.to_mean(eta)
-    if fam.name in ("poisson", "exponential", "normal", "mvn"):
+    if fam.name in ("poisson", "exponential", "normal", "mvn", "categorical"):
         np.testing.assert_allclose(fam.project_mean(m), m, rtol=1e-7, atol=1e-9 * _scale(m).max())
     # KL(p || q) is the Bregman divergence of A: >= 0 and 0 at p == q
     kl = fam.kl(eta, eta[::-1])

@@ -181,11 +181,11 @@ class ExponentialFamily:
         raise NotImplementedError
 
     def project_natural(self, eta) -> np.ndarray:
-        """A nearby natural parameter at least `margin` inside the natural domain."""
+        """A nearby natural parameter at least `margin` inside the natural domain (NaN rows stay NaN)."""
         return self._params(eta).copy()
 
     def project_mean(self, mean) -> np.ndarray:
-        """A nearby mean parameter at least `margin` inside the mean domain."""
+        """A nearby mean parameter at least `margin` inside the mean domain (NaN rows stay NaN)."""
         raise NotImplementedError
 
     def mean_and_variance(self, eta):

@@ -135,14 +135,16 @@ class Categorical(ExponentialFamily):
         return np.isfinite(m).all(axis=-1) & (m > 0).all(axis=-1) & (m.sum(axis=-1) < 1)
 
     def project_mean(self, mean):
-        """Clip all K probabilities (including the reference class) to >= margin and renormalise."""
-        m = np.nan_to_num(self._params(mean), nan=1.0 / self.K)
+        """Clip negative probabilities (all K, the reference class included) to 0, renormalise, and mix
+        rows with a probability below margin towards uniform so every probability is >= margin."""
+        m = self._params(mean)
         P = np.concatenate([m, 1.0 - m.sum(axis=-1, keepdims=True)], axis=-1)
         P = np.maximum(P, 0.0)
         s = P.sum(axis=-1, keepdims=True)
         P = np.where(s > 0, P / np.where(s > 0, s, 1.0), 1.0 / self.K)
         eps = self.margin
-        P = eps + (1.0 - self.K * eps) * P
+        P = np.where((P < eps).any(axis=-1, keepdims=True), eps + (1.0 - self.K * eps) * P, P)
+        P[np.isnan(m).any(axis=-1)] = np.nan
         return P[..., :-1]
 
     def mean_and_variance(self, eta):

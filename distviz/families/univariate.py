@@ -77,7 +77,7 @@ class Poisson(ExponentialFamily):
         return np.isfinite(m) & (m > 0)
 
     def project_mean(self, mean):
-        return np.clip(np.nan_to_num(self._params(mean), nan=self.margin), self.margin, None)
+        return np.maximum(self._params(mean), self.margin)
 
     def mean_and_variance(self, eta):
         lam = np.exp(self._params(eta)[..., 0])
@@ -146,8 +146,7 @@ class Bernoulli(ExponentialFamily):
         return (m > 0) & (m < 1)
 
     def project_mean(self, mean):
-        m = np.nan_to_num(self._params(mean), nan=0.5)
-        return np.clip(m, self.margin, 1.0 - self.margin)
+        return np.clip(self._params(mean), self.margin, 1.0 - self.margin)
 
     def mean_and_variance(self, eta):
         p = expit(self._params(eta)[..., 0])
@@ -486,7 +485,7 @@ class Exponential(ExponentialFamily):
         return np.minimum(self._params(eta), -self.margin)
 
     def project_mean(self, mean):
-        return np.maximum(np.nan_to_num(self._params(mean), nan=1.0), self.margin)
+        return np.maximum(self._params(mean), self.margin)
 
     def mean_and_variance(self, eta):
         m = -1.0 / self._params(eta)[..., 0]
