@@ -342,10 +342,7 @@ def _mvn_cholesky(**kwargs):
     if importlib.util.find_spec(_MVN_CHOLESKY_MODULE) is None:
         raise ConfigError("the mvn_cholesky chart is not available in this installation; use 'eta:mvn' instead.")
     mod = importlib.import_module(_MVN_CHOLESKY_MODULE)
-    for attr in ("get_chart", "make_chart"):
-        if hasattr(mod, attr):
-            return getattr(mod, attr)(**kwargs)
-    for attr in ("MVNCholesky", "MultivariateNormalCholesky", "MVNCholeskyChart", "CholeskyMVN", "MVNPrecisionCholesky"):
+    for attr in ("get_chart", "MVNCholesky"):
         if hasattr(mod, attr):
             return getattr(mod, attr)(**kwargs)
     raise ConfigError("distviz.families.mvn_cholesky defines no chart class this registry knows; "
