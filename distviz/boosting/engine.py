@@ -38,7 +38,8 @@ Engine::
                   callbacks=[cb, ...], progress=lambda r, n: ...)
 
 ``Xb`` is a ``distviz.trees.BinnedX`` (or raw X; the tree bins it); ``valid`` rows must be
-binned with the same ``Binner``.  Each ``callback(info: RoundInfo)`` is called after every
+binned with the same ``Binner``.  A callback with a ``start(F_train)`` method gets the start
+iterate before the first round.  Each ``callback(info: RoundInfo)`` is called after every
 round (``info.round`` = number of rounds done, 1-based) and may
 
 - return True to stop boosting, or
@@ -142,7 +143,7 @@ def _tree_class():
 def _leaf_output(tree, n_out: int) -> np.ndarray:
     """Per-training-row output of a fitted tree, read from its leaf of each row, shape (n, n_out)."""
     leaf = tree.train_leaf_
-    vals = np.asarray(tree.nodes_["value"] if isinstance(tree.nodes_, dict) else tree.value_)
+    vals = np.asarray(tree.nodes_["value"])
     out = vals[leaf]
     return out.reshape(out.shape[0], n_out)
 
@@ -251,6 +252,9 @@ class BoostingEngine:
         else:
             res.valid_loss.append(np.nan)
 
+        for cb in callbacks:
+            if hasattr(cb, "start"):
+                cb.start(F)
         active = np.ones(law.dim, dtype=bool)
         n_trees = np.zeros(law.dim, dtype=int)
         best_round, best_val = 0, res.valid_loss[0]
@@ -258,6 +262,8 @@ class BoostingEngine:
             t0 = time.perf_counter()
             cols = np.flatnonzero(active)
             R = law.targets(F, data, self.learning_rate)
+            if not np.isfinite(R).all():   # a row whose target overflowed gets no update this round
+                R = np.where(np.isfinite(R), R, 0.0)
             trees, groups, f = self._fit_trees(Xb, R, w, cols, tree_kwargs)
             scale = self._line_search(F, f, data, w, res.train_loss[-1]) if self.line_search else 1.0
             mult = self.learning_rate * scale

@@ -131,7 +131,7 @@ def make_bernoulli(n: int = 1000, p: int = 1, random_state=None) -> SyntheticDat
 
 def _normal_mu_sigma(X):
     x = X[:, 0]
-    return 2.0 * np.sin(x), np.exp(-1.0 + 0.4 * x)
+    return 2.0 * np.sin(x), 0.5 + 0.4 * (1.0 + np.sin(0.8 * x))
 
 
 def _normal_eta(X):
@@ -140,13 +140,13 @@ def _normal_eta(X):
 
 
 def make_normal(n: int = 1000, p: int = 1, random_state=None) -> SyntheticData:
-    """Heteroscedastic Normal: mean 2 sin(x1), standard deviation exp(-1 + 0.4 x1) (0.11 to 1.2)."""
+    """Heteroscedastic Normal: mean 2 sin(x1), standard deviation 0.5 + 0.4 (1 + sin(0.8 x1)) (0.5 to 1.3)."""
     rng = np.random.default_rng(random_state)
     X = _design(n, p, rng)
     mu, s = _normal_mu_sigma(X)
     y = mu + s * rng.standard_normal(len(X))
     return _finish("normal", "normal", {}, X, y, _normal_eta, lambda Z: _normal_mu_sigma(Z)[0],
-                   "Normal: mu(x) = 2 sin(x1), sigma(x) = exp(-1 + 0.4 x1)")
+                   "Normal: mu(x) = 2 sin(x1), sigma(x) = 0.5 + 0.4 (1 + sin(0.8 x1))")
 
 
 def _gamma_shape_rate(X):

@@ -1,0 +1,319 @@
+"""``DistributionalBoosting``: exponential-family boosting with the five laws, in scikit-learn style.
+
+Usage::
+
+    from distviz.boosting import DistributionalBoosting
+    m = DistributionalBoosting("poisson", law="mgd", n_rounds=300, learning_rate=0.1).fit(X, y)
+    m.predict_mean(X_new)      # eta*(x) = E[T(y) | x]
+    m.trace_                   # xarray.Dataset: NLL, entropy, eta / eta* per round, node tables
+    m.save("model.nc"); DistributionalBoosting.load("model.nc")
+
+Laws (mirror_vs_natural_boosting.tex): ``mgd`` (M-law additive in eta*), ``ngd`` (N-law additive
+in eta), ``gd`` (raw gradient additive in eta), and the crossed, biased ``mgd_natural`` /
+``ngd_mean``; see ``distviz.boosting.laws``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from distviz.errors import ConfigError, DataError
+
+from .engine import BoostingEngine, BoostingResult, Round
+from .laws import LAWS, make_law
+from .trace import TraceRecorder, build_trace, display_subset
+
+__all__ = ["DistributionalBoosting"]
+
+_PARAMS = ("family", "law", "n_rounds", "learning_rate", "max_depth", "max_bins", "min_weight_leaf", "l2",
+           "early_stopping_rounds", "validation_fraction", "domain", "trace_rows", "random_state")
+
+
+class DistributionalBoosting:
+    """Gradient boosting of an exponential-family distribution (MGD, NGD, GD, crossed laws) with a full trace.
+
+    After an early-stopped fit (``early_stopping_rounds`` with ``eval_set`` or
+    ``validation_fraction``), ``predict_*`` use the best round (``best_iteration_``) by default;
+    without validation data they use all fitted rounds.  ``score`` returns the mean NLL (lower is
+    better).  Extra keyword arguments are family options (``K=3`` for categorical, ``P=2`` for mvn).
+    """
+
+    def __init__(self, family="normal", law="mgd", n_rounds=500, learning_rate=0.1, max_depth=3, max_bins=255,
+                 min_weight_leaf=1.0, l2=0.0, early_stopping_rounds=None, validation_fraction=None,
+                 domain="project", trace_rows=2000, random_state=None, **family_kwargs):
+        """Store the settings; validation happens in fit."""
+        self.family = family
+        self.law = law
+        self.n_rounds = n_rounds
+        self.learning_rate = learning_rate
+        self.max_depth = max_depth
+        self.max_bins = max_bins
+        self.min_weight_leaf = min_weight_leaf
+        self.l2 = l2
+        self.early_stopping_rounds = early_stopping_rounds
+        self.validation_fraction = validation_fraction
+        self.domain = domain
+        self.trace_rows = trace_rows
+        self.random_state = random_state
+        self.family_kwargs = dict(family_kwargs)
+
+    # ------------------------------------------------------------------ sklearn plumbing
+    def get_params(self, deep: bool = True) -> dict:
+        """Constructor parameters, family options included (scikit-learn style)."""
+        out = {k: getattr(self, k) for k in _PARAMS}
+        out.update(self.family_kwargs)
+        return out
+
+    def set_params(self, **params) -> "DistributionalBoosting":
+        """Set constructor parameters; unknown names are taken as family options."""
+        for k, v in params.items():
+            if k in _PARAMS:
+                setattr(self, k, v)
+            else:
+                self.family_kwargs[k] = v
+        return self
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"DistributionalBoosting({args})"
+
+    def _family_obj(self):
+        from distviz.families import ExponentialFamily, get
+        if isinstance(self.family, ExponentialFamily):
+            return self.family
+        return get(self.family, **self.family_kwargs)
+
+    def _check_config(self):
+        if str(self.law).lower() not in LAWS:
+            raise ConfigError(f"Unknown law {self.law!r}; choose one of: {', '.join(LAWS)}.")
+        if not (isinstance(self.n_rounds, (int, np.integer)) and self.n_rounds >= 1):
+            raise ConfigError(f"n_rounds must be a positive integer, got {self.n_rounds!r}; pass e.g. n_rounds=300.")
+        if not (np.isfinite(self.learning_rate) and 0 < self.learning_rate):
+            raise ConfigError(f"learning_rate must be a positive number, got {self.learning_rate!r}; pass e.g. 0.1.")
+        if not (isinstance(self.max_depth, (int, np.integer)) and self.max_depth >= 1):
+            raise ConfigError(f"max_depth must be an integer >= 1, got {self.max_depth!r}.")
+        if self.validation_fraction is not None and not (0 < self.validation_fraction < 1):
+            raise ConfigError(f"validation_fraction must lie in (0, 1) or be None, got {self.validation_fraction!r}.")
+        if self.early_stopping_rounds is not None and not (
+                isinstance(self.early_stopping_rounds, (int, np.integer)) and self.early_stopping_rounds >= 1):
+            raise ConfigError(f"early_stopping_rounds must be a positive integer or None, got {self.early_stopping_rounds!r}.")
+        if self.domain not in ("project", "backtrack"):
+            raise ConfigError(f"domain must be 'project' or 'backtrack', got {self.domain!r}.")
+        if not (isinstance(self.trace_rows, (int, np.integer)) and self.trace_rows >= 1):
+            raise ConfigError(f"trace_rows must be a positive integer, got {self.trace_rows!r}.")
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y, sample_weight=None, eval_set=None, progress=None) -> "DistributionalBoosting":
+        """Boost on (X, y); eval_set = (X_val, y_val[, w_val]) enables validation NLL and early stopping."""
+        from distviz.trees import Binner
+
+        self._check_config()
+        fam = self._family_obj()
+        X = _check_X(X)
+        y = fam.check_y(y)
+        if len(y) != X.shape[0]:
+            raise DataError(f"X has {X.shape[0]} rows but y has {len(y)}; pass one target per row.")
+        w = _check_weight(sample_weight, X.shape[0])
+        rng = np.random.default_rng(self.random_state)
+        valid = None
+        if eval_set is not None:
+            if not isinstance(eval_set, (tuple, list)) or len(eval_set) not in (2, 3):
+                raise DataError("eval_set must be a tuple (X_val, y_val) or (X_val, y_val, w_val).")
+            Xv = _check_X(eval_set[0], "X_val")
+            yv = fam.check_y(eval_set[1])
+            if Xv.shape[1] != X.shape[1] or len(yv) != Xv.shape[0]:
+                raise DataError("eval_set must have the same features as X and one target per row.")
+            wv = _check_weight(eval_set[2], Xv.shape[0]) if len(eval_set) == 3 else None
+            valid = (Xv, yv, wv)
+        elif self.validation_fraction is not None:
+            perm = rng.permutation(X.shape[0])
+            k = int(round(self.validation_fraction * X.shape[0]))
+            if k < 1 or k >= X.shape[0]:
+                raise DataError(f"validation_fraction={self.validation_fraction} leaves no training or validation rows.")
+            vi, ti = np.sort(perm[:k]), np.sort(perm[k:])
+            valid = (X[vi], y[vi], None if w is None else w[vi])
+            X, y, w = X[ti], y[ti], (None if w is None else w[ti])
+        law = make_law(self.law, fam, domain=self.domain)
+        binner = Binner(max_bins=self.max_bins)
+        Xb = binner.fit_transform(X) if w is None else binner.fit(X, sample_weight=w).transform(X)
+        vb = None if valid is None else (binner.transform(valid[0]), valid[1], valid[2])
+        idx = display_subset(X.shape[0], int(self.trace_rows), rng)
+        rec = TraceRecorder(law, idx)
+        eng = BoostingEngine(law, n_rounds=int(self.n_rounds), learning_rate=float(self.learning_rate),
+                             tree_params=self._tree_params(), tree_mode="shared",
+                             early_stopping_rounds=self.early_stopping_rounds)
+        res = eng.fit(Xb, y, sample_weight=w, valid=vb, callbacks=[rec], progress=progress)
+        self._law = law
+        self.family_ = fam
+        self.result_ = res
+        self.forest_ = _Forest.from_result(res)
+        self.n_rounds_ = res.n_rounds
+        self.best_iteration_ = int(res.best_iteration)
+        self.n_features_in_ = X.shape[1]
+        T = law.prepare(y, w).T
+        self.trace_ = build_trace(res, rec, law, X=X, y=y, T=T, attrs=self._trace_attrs())
+        return self
+
+    def _tree_params(self) -> dict:
+        return {"max_depth": int(self.max_depth), "min_weight_leaf": float(self.min_weight_leaf), "l2": float(self.l2)}
+
+    def _trace_attrs(self) -> dict:
+        p = self.get_params()
+        p["family"] = self.family_.name
+        p["family_kwargs"] = {k: v for k, v in self.family_kwargs.items()}
+        p = {k: (v if isinstance(v, (int, float, str, dict)) else str(v)) for k, v in p.items() if v is not None}
+        return p
+
+    # ------------------------------------------------------------------ predict
+    def _check_fitted(self):
+        if not hasattr(self, "forest_"):
+            raise ConfigError("This DistributionalBoosting is not fitted yet; call fit(X, y) first.")
+
+    def _rounds(self, n_rounds):
+        if n_rounds is None:
+            return self.best_iteration_
+        n_rounds = int(n_rounds)
+        if not 0 <= n_rounds <= self.n_rounds_:
+            raise ConfigError(f"n_rounds must lie in [0, {self.n_rounds_}], got {n_rounds}.")
+        return n_rounds
+
+    def _raw(self, X, n_rounds=None):
+        self._check_fitted()
+        X = _check_X(X, n_features=self.n_features_in_)
+        return self.forest_.predict(self._law, X, self._rounds(n_rounds))
+
+    def predict_natural(self, X, n_rounds=None) -> np.ndarray:
+        """Natural parameter eta(x), shape (n, d); n_rounds defaults to best_iteration_."""
+        F = self._raw(X, n_rounds)
+        return np.asarray(self._law.natural(F))
+
+    def predict_mean(self, X, n_rounds=None) -> np.ndarray:
+        """Mean parameter eta*(x) = E[T(y) | x], shape (n, d); n_rounds defaults to best_iteration_."""
+        F = self._raw(X, n_rounds)
+        return np.asarray(self._law.mean(F))
+
+    predict = predict_mean
+
+    def predict_params(self, X, n_rounds=None) -> dict:
+        """y-scale summaries for UIs: {'mean': E[y|x], 'variance': Var[y|x]} (shapes as the family gives)."""
+        m, v = self.family_.mean_and_variance(self.predict_natural(X, n_rounds))
+        return {"mean": np.asarray(m), "variance": np.asarray(v)}
+
+    def staged_predict_natural(self, X):
+        """Yield eta(x) after rounds 1, 2, ..., n_rounds_."""
+        self._check_fitted()
+        X = _check_X(X, n_features=self.n_features_in_)
+        for r, F in enumerate(self.forest_.staged(self._law, X, self.n_rounds_)):
+            if r:
+                yield np.asarray(self._law.natural(F))
+
+    def staged_predict_mean(self, X):
+        """Yield eta*(x) after rounds 1, 2, ..., n_rounds_."""
+        self._check_fitted()
+        X = _check_X(X, n_features=self.n_features_in_)
+        for r, F in enumerate(self.forest_.staged(self._law, X, self.n_rounds_)):
+            if r:
+                yield np.asarray(self._law.mean(F))
+
+    def nll(self, X, y, n_rounds=None) -> np.ndarray:
+        """Per-row negative log-likelihood of y under the fitted distribution."""
+        y = self.family_.check_y(y)
+        return self.family_.nll(y, self.predict_natural(X, n_rounds))
+
+    def score(self, X, y, sample_weight=None, n_rounds=None) -> float:
+        """Weighted mean NLL on (X, y) (lower is better)."""
+        v = self.nll(X, y, n_rounds)
+        w = _check_weight(sample_weight, len(v))
+        return float(np.average(v, weights=w))
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path) -> None:
+        """Write model and trace to one NetCDF file (no pickle); load() predicts bit-identically."""
+        from .io import save_model
+        save_model(self, path)
+
+    @classmethod
+    def load(cls, path) -> "DistributionalBoosting":
+        """Read a model written by save()."""
+        from .io import load_model
+        return load_model(path)
+
+
+class _Forest:
+    """Flat arrays of all trees (feature, threshold, children, value) for fast, reproducible prediction."""
+
+    def __init__(self, init, multiplier, offsets, feature, threshold, left, right, value):
+        self.init = np.asarray(init, dtype=float)
+        self.multiplier = np.asarray(multiplier, dtype=float)
+        self.offsets = np.asarray(offsets, dtype=np.int64)
+        self.feature = np.asarray(feature, dtype=np.int64)
+        self.threshold = np.asarray(threshold, dtype=float)
+        self.left = np.asarray(left, dtype=np.int64)
+        self.right = np.asarray(right, dtype=np.int64)
+        self.value = np.asarray(value, dtype=float)
+
+    @classmethod
+    def from_result(cls, res: BoostingResult) -> "_Forest":
+        """Flatten the engine's rounds (one shared tree per round)."""
+        from .io import tree_arrays
+        feats, thr, lef, rig, val, offs, mult = [], [], [], [], [], [0], []
+        K = len(res.init)
+        for rnd in res.rounds:
+            a = tree_arrays(rnd.trees[0], K)
+            feats.append(a["feature"]); thr.append(a["threshold"]); val.append(a["value"])
+            lef.append(a["left"]); rig.append(a["right"])
+            offs.append(offs[-1] + len(a["feature"]))
+            mult.append(rnd.multiplier)
+        cat = (lambda L, shape: np.concatenate(L) if L else np.zeros(shape))
+        return cls(res.init, mult, offs, cat(feats, (0,)), cat(thr, (0,)), cat(lef, (0,)), cat(rig, (0,)),
+                   cat(val, (0, K)))
+
+    def staged(self, law, X, n_rounds):
+        """Yield the iterate after 0..n_rounds rounds, applying law.update (projection) each round."""
+        from .io import apply_tree
+        m = X.shape[0]
+        F, _ = law.update(np.tile(self.init, (m, 1)), np.zeros((m, len(self.init))))
+        yield F
+        for r in range(n_rounds):
+            a, b = self.offsets[r], self.offsets[r + 1]
+            leaf = apply_tree(X, self.feature[a:b], self.threshold[a:b], self.left[a:b], self.right[a:b])
+            F, _ = law.update(F, self.multiplier[r] * self.value[a:b][leaf])
+            yield F
+
+    def predict(self, law, X, n_rounds):
+        """The iterate after n_rounds rounds."""
+        F = None
+        for F in self.staged(law, X, n_rounds):
+            pass
+        return F
+
+
+def _check_X(X, name="X", n_features=None) -> np.ndarray:
+    """Validate a feature matrix: numeric, 2-D (1-D is one feature), finite."""
+    try:
+        X = np.asarray(X, dtype=float)
+    except (TypeError, ValueError):
+        raise DataError(f"{name} must be numeric; convert its columns to numbers first.") from None
+    if X.ndim == 1:
+        X = X[:, None]
+    if X.ndim != 2 or X.shape[0] == 0:
+        raise DataError(f"{name} must be a non-empty 2-D array (n_samples, n_features), got shape {X.shape}.")
+    if not np.isfinite(X).all():
+        raise DataError(f"{name} contains NaN or infinite values; impute or drop those rows first.")
+    if n_features is not None and X.shape[1] != n_features:
+        raise DataError(f"{name} has {X.shape[1]} features but the model was fitted with {n_features}.")
+    return X
+
+
+def _check_weight(w, n):
+    """Validate sample weights: None or n finite non-negative numbers with a positive sum."""
+    if w is None:
+        return None
+    w = np.asarray(w, dtype=float).reshape(-1)
+    if len(w) != n:
+        raise DataError(f"sample_weight has {len(w)} entries for {n} rows; pass one weight per row.")
+    if not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+        raise DataError("sample_weight must be finite, non-negative and not all zero.")
+    return w
