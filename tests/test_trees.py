@@ -51,7 +51,7 @@ def _f32(a):
     return np.asarray(a, dtype=np.float32).astype(np.float64)
 
 
-def _data(rng, n=300, p=4, K=3, discrete=False):
+def _data(rng, n=250, p=4, K=3, discrete=False):
     if discrete:
         X = rng.integers(0, 6, size=(n, p)).astype(np.float64)
     else:
@@ -99,6 +99,20 @@ def test_exact_mode_matches_sklearn(seed, depth, msl, mwf, discrete):
         assert _wsse(p_ours, R, w) == pytest.approx(_wsse(p_sk, R, w), rel=1e-9)
     assert ours.n_leaves_ == sk.get_n_leaves()
     assert ours.depth_ == sk.get_depth()
+
+
+@pytest.mark.parametrize("msl", [1, 4])
+def test_exact_mode_matches_sklearn_unweighted(msl):
+    rng = np.random.default_rng(6)
+    X, R, _ = _data(rng, n=250, K=2)
+    sk = DecisionTreeRegressor(max_depth=4, min_samples_leaf=msl, random_state=0).fit(X, R)
+    ours = HistTree(max_depth=4, max_bins="exact", min_samples_leaf=msl).fit(X, R)
+    np.testing.assert_allclose(ours.predict(X), sk.predict(X), atol=1e-9)
+    # constant weights: same tree, gains scale with the weight
+    two = HistTree(max_depth=4, max_bins="exact", min_samples_leaf=msl).fit(X, R, sample_weight=np.full(250, 2.0))
+    np.testing.assert_allclose(two.predict(X), ours.predict(X), atol=1e-12)
+    np.testing.assert_allclose(two.nodes_.gain, 2 * ours.nodes_.gain, rtol=1e-10)
+    np.testing.assert_array_equal(two.nodes_.n_samples, ours.nodes_.n_samples)
 
 
 def test_exact_mode_single_output_and_1d_targets():
@@ -248,8 +262,8 @@ def test_integer_weights_equal_repeated_rows():
 @pytest.mark.parametrize("max_bins", ["exact", 16])
 def test_zero_weight_equals_dropping_rows(max_bins):
     rng = np.random.default_rng(13)
-    X, R, w = _data(rng, n=300, K=2)
-    w[rng.random(300) < 0.3] = 0.0
+    X, R, w = _data(rng, n=250, K=2)
+    w[rng.random(250) < 0.3] = 0.0
     keep = w > 0
     a = HistTree(max_depth=4, max_bins=max_bins).fit(X, R, sample_weight=w)
     b = HistTree(max_depth=4, max_bins=max_bins).fit(X[keep], R[keep], sample_weight=w[keep])

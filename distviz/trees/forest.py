@@ -9,7 +9,7 @@ from distviz.errors import ConfigError, DataError
 from .binning import BinnedX, Binner, _check_X
 from .grower import grow_many
 from .predictor import apply_binned_many, apply_raw_many
-from .tree import HistTree, _capacity, _check_params, _check_weight, _reg_gains
+from .tree import HistTree, _capacity, _check_params, _check_weight
 
 __all__ = ["fit_many", "Forest", "SharedForest"]
 
@@ -17,7 +17,7 @@ __all__ = ["fit_many", "Forest", "SharedForest"]
 class Forest:
     """B independent trees with array-backed node tables (B, M); predict returns (B, n, K)."""
 
-    def __init__(self, params, binner, n_nodes, feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf):
+    def __init__(self, params, binner, o, n_nodes, feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf):
         self.params = params
         self.binner_ = binner
         self.n_nodes_ = n_nodes
@@ -28,11 +28,12 @@ class Forest:
         self.depth_ = depth
         self.gain_ = gain
         self.sums_ = sums
+        self._o = o
         self.feature_gains_ = feat_gain
         self.train_leaf_ = train_leaf
         l2 = float(params["l2"])
         with np.errstate(all="ignore"):
-            self.value_ = sums[:, :, 2:] / (sums[:, :, :1] + l2)
+            self.value_ = sums[:, :, o:] / (sums[:, :, :1] + l2)
         internal = left >= 0
         thr = np.full(feature.shape, np.nan)
         thr[internal] = binner.threshold_table_[feature[internal], split_bin[internal]]
@@ -55,6 +56,7 @@ class Forest:
         tree._right = self.right_[t, :nn]
         tree._depth = self.depth_[t, :nn]
         tree._sums = self.sums_[t, :nn]
+        tree._o = self._o
         tree._gain = self.gain_[t, :nn]
         tree._gain_reg = tree._gain
         tree._feat_gain = self.feature_gains_[t, :nn]
@@ -168,11 +170,13 @@ def fit_many(X, R_batch, sample_weight=None, shared: bool = False, **tree_params
         params["max_depth"], params["max_leaves"], params["min_weight_leaf"], params["min_samples_leaf"],
         params["l2"], params["criterion"],
     )
-    n_pos = int(np.count_nonzero(w)) if sample_weight is not None else n
+    unit = sample_weight is None or bool((w == 1.0).all())
+    n_pos = n if unit else int(np.count_nonzero(w))
+    o = 1 if unit else 2
     M = _capacity(depth, leaves, n_pos)
     out = grow_many(
-        codes_T, binner.n_bins_, int(binner.n_bins_.max()), np.ascontiguousarray(Rb), w, M, depth, leaves,
+        codes_T, binner.n_bins_, int(binner.n_bins_.max()), np.ascontiguousarray(Rb), w, o, M, depth, leaves,
         float(params["min_weight_leaf"]), float(params["min_samples_leaf"]), float(params["l2"]),
     )
     n_nodes, feature, split_bin, left, right, dep, gain, sums, feat_gain, train_leaf = out
-    return Forest(params, binner, n_nodes, feature, split_bin, left, right, dep, gain, sums, feat_gain, train_leaf)
+    return Forest(params, binner, o, n_nodes, feature, split_bin, left, right, dep, gain, sums, feat_gain, train_leaf)

@@ -7,9 +7,9 @@ parent's histogram minus the smaller one, written into the parent's slot.  Witho
 every splittable leaf is expanded, so the result equals depth-wise growth; with ``max_leaves`` the
 leaf with the largest gain is expanded first (LightGBM's leaf-wise growth).
 
-``grow_tree`` (variance criterion) runs entirely in numba; ``grow_many`` grows B trees on B target
-blocks that share X in one call, building the shared root histogram once for all B*K columns and
-growing the trees in parallel.  ``grow_entropy`` drives the same kernels from Python because the
+``grow_tree`` (variance criterion) runs entirely in numba; ``grow_batch`` grows B trees on B target
+blocks that share X in one call (B = 1 for a single tree), building the shared root histogram once
+for all B*K columns; ``grow_many_parallel`` grows the B trees in parallel threads.  ``grow_entropy`` drives the same kernels from Python because the
 family's A* is a Python callable.
 """
 
@@ -18,48 +18,54 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .histogram import PARALLEL_MIN_WORK, gather_rows, hist_parallel, hist_serial
+from .histogram import PARALLEL_MIN_WORK, gather_rows, hist_parallel, hist_serial, row_stats
 from .splitting import best_split_entropy, best_split_variance, partition
 
-__all__ = ["grow_tree", "grow_single", "grow_many", "grow_entropy", "node_sums"]
+__all__ = ["grow_tree", "grow_batch", "grow_many", "grow_entropy", "node_sums"]
 
 
 @njit(cache=True)
-def _build(codes_T, rows, start, stop, G, col_off, K, buf, out, allow_parallel):
+def _build(codes_T, rows, start, stop, G, col_off, o, K, buf, out, allow_parallel):
     """Histogram of rows[start:stop] into out; gathers the row statistics first unless it is the whole sample."""
     m = stop - start
     n = codes_T.shape[1]
-    if m == n:
+    if m == n and col_off == o:
         gathered = False
         src = G
     else:
-        gather_rows(G, rows, start, stop, col_off, K, buf)
+        gather_rows(G, rows, start, stop, col_off, o, K, buf)
         gathered = True
         src = buf
     if allow_parallel and m * codes_T.shape[0] >= PARALLEL_MIN_WORK:
-        hist_parallel(codes_T, rows, start, stop, src, gathered, col_off, K, out)
+        hist_parallel(codes_T, rows, start, stop, src, gathered, out)
     else:
-        hist_serial(codes_T, rows, start, stop, src, gathered, col_off, K, out)
+        hist_serial(codes_T, rows, start, stop, src, gathered, out)
 
 
 @njit(cache=True)
 def grow_tree(
-    codes_T, n_bins, nb_max, G, col_off, K, root_hist, have_root_hist,
+    codes_T, n_bins, nb_max, G, col_off, o, K, root_hist, have_root_hist,
     max_depth, max_leaves, min_w, min_cnt, l2, allow_parallel,
     feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf,
 ):
-    """Grow one variance-criterion tree into the preallocated node arrays; returns the number of nodes."""
+    """Grow one variance-criterion tree into the preallocated node arrays; returns the number of nodes.
+
+    G (n, .) holds the row statistics: the leading o columns and this tree's K target columns at
+    col_off (see histogram.py); root_hist, when have_root_hist, is the root histogram (p, nb_max, o+K).
+    """
     p, n = codes_T.shape
     M = feature.shape[0]
+    C = o + K
+    ci = o - 1
     n_slots = (M + 1) // 2 + 2
-    hist = np.empty((n_slots, p, nb_max, K + 2))
+    hist = np.empty((n_slots, p, nb_max, C))
     free = np.empty(n_slots, dtype=np.int64)
     for s in range(n_slots):
         free[s] = n_slots - 1 - s
     n_free = n_slots
     rows = np.arange(n).astype(np.int32)
     tmp = np.empty(n, dtype=np.int32)
-    buf = np.empty((n, K + 2))
+    buf = np.empty((n, C))
     start = np.empty(M, dtype=np.int64)
     stop = np.empty(M, dtype=np.int64)
     slot = np.full(M, -1, dtype=np.int64)
@@ -75,116 +81,110 @@ def grow_tree(
     gain[:] = np.nan
     feat_gain[:, :] = np.nan
 
-    # root totals
     sums[0, :] = 0.0
     for i in range(n):
-        sums[0, 0] += G[i, 0]
-        sums[0, 1] += G[i, 1]
+        for c in range(o):
+            sums[0, c] += G[i, c]
         for k in range(K):
-            sums[0, 2 + k] += G[i, col_off + k]
+            sums[0, o + k] += G[i, col_off + k]
     start[0] = 0
     stop[0] = n
     depth[0] = 0
     n_nodes = 1
     n_leaves = 1
     n_open = 0
-    if max_depth > 0 and max_leaves > 1 and sums[0, 1] >= 2 * min_cnt and sums[0, 0] >= 2 * min_w:
-        n_free -= 1
-        s = free[n_free]
-        slot[0] = s
-        if have_root_hist:
-            hist[s] = root_hist
+    first = True
+    while True:
+        if first:  # the root: its histogram is built (or given) like a smaller child's
+            first = False
+            small = 0
+            large = -1
+            sj = -1
+            can_small = max_depth > 0 and max_leaves > 1 and sums[0, ci] >= 2 * min_cnt and sums[0, 0] >= 2 * min_w
+            can_large = False
+            use_root = have_root_hist
         else:
-            _build(codes_T, rows, 0, n, G, col_off, K, buf, hist[s], allow_parallel)
-        g, f, b = best_split_variance(hist[s], n_bins, sums[0], K, l2, min_w, min_cnt, feat_gain[0])
-        if f >= 0:
-            bgain[0] = g
-            bfeat[0] = f
-            bbin[0] = b
-            is_open[0] = True
-            n_open += 1
-        else:
-            free[n_free] = s
-            n_free += 1
-            slot[0] = -1
-
-    while n_open > 0 and n_leaves < max_leaves:
-        # expand the open leaf with the largest gain (lowest id on ties)
-        j = -1
-        bestg = -np.inf
-        for c in range(n_nodes):
-            if is_open[c] and bgain[c] > bestg:
-                bestg = bgain[c]
-                j = c
-        is_open[j] = False
-        n_open -= 1
-        f = bfeat[j]
-        b = bbin[j]
-        sj = slot[j]
-        mid = partition(codes_T[f], rows, start[j], stop[j], b, tmp)
-        L = n_nodes
-        R = n_nodes + 1
-        n_nodes += 2
-        n_leaves += 1
-        feature[j] = f
-        split_bin[j] = b
-        left[j] = L
-        right[j] = R
-        gain[j] = bgain[j]
-        start[L] = start[j]
-        stop[L] = mid
-        start[R] = mid
-        stop[R] = stop[j]
-        depth[L] = depth[j] + 1
-        depth[R] = depth[j] + 1
-        # child totals from the parent's histogram: bins 0..b of feature f go left
-        hf = hist[sj, f]
-        sums[L, :] = 0.0
-        for bb in range(b + 1):
-            for c in range(K + 2):
-                sums[L, c] += hf[bb, c]
-        for c in range(K + 2):
-            sums[R, c] = sums[j, c] - sums[L, c]
-        can_L = depth[L] < max_depth and sums[L, 1] >= 2 * min_cnt and sums[L, 0] >= 2 * min_w
-        can_R = depth[R] < max_depth and sums[R, 1] >= 2 * min_cnt and sums[R, 0] >= 2 * min_w
-        if n_leaves >= max_leaves:
-            can_L = False
-            can_R = False
-        if not can_L and not can_R:
-            free[n_free] = sj
-            n_free += 1
+            if n_open == 0 or n_leaves >= max_leaves:
+                break
+            use_root = False
+            # expand the open leaf with the largest gain (lowest id on ties)
+            j = -1
+            bestg = -np.inf
+            for c in range(n_nodes):
+                if is_open[c] and bgain[c] > bestg:
+                    bestg = bgain[c]
+                    j = c
+            is_open[j] = False
+            n_open -= 1
+            f = bfeat[j]
+            b = bbin[j]
+            sj = slot[j]
             slot[j] = -1
+            mid = partition(codes_T[f], rows, start[j], stop[j], b, tmp)
+            L = n_nodes
+            R = n_nodes + 1
+            n_nodes += 2
+            n_leaves += 1
+            feature[j] = f
+            split_bin[j] = b
+            left[j] = L
+            right[j] = R
+            gain[j] = bgain[j]
+            start[L] = start[j]
+            stop[L] = mid
+            start[R] = mid
+            stop[R] = stop[j]
+            depth[L] = depth[j] + 1
+            depth[R] = depth[j] + 1
+            # child totals from the parent's histogram: bins 0..b of feature f go left
+            hf = hist[sj, f]
+            sums[L, :] = 0.0
+            for bb in range(b + 1):
+                for c in range(C):
+                    sums[L, c] += hf[bb, c]
+            for c in range(C):
+                sums[R, c] = sums[j, c] - sums[L, c]
+            room = n_leaves < max_leaves
+            can_L = room and depth[L] < max_depth and sums[L, ci] >= 2 * min_cnt and sums[L, 0] >= 2 * min_w
+            can_R = room and depth[R] < max_depth and sums[R, ci] >= 2 * min_cnt and sums[R, 0] >= 2 * min_w
+            if (stop[L] - start[L]) <= (stop[R] - start[R]):
+                small, large, can_small, can_large = L, R, can_L, can_R
+            else:
+                small, large, can_small, can_large = R, L, can_R, can_L
+        if not can_small and not can_large:
+            if sj >= 0:
+                free[n_free] = sj
+                n_free += 1
             continue
-        small = L if (stop[L] - start[L]) <= (stop[R] - start[R]) else R
-        large = R if small == L else L
-        can_small = can_L if small == L else can_R
-        can_large = can_R if small == L else can_L
         # histogram of the smaller child into a fresh slot; larger = parent - smaller, in the parent's slot
         n_free -= 1
         ss = free[n_free]
-        _build(codes_T, rows, start[small], stop[small], G, col_off, K, buf, hist[ss], allow_parallel)
+        if use_root:
+            hist[ss] = root_hist
+        else:
+            _build(codes_T, rows, start[small], stop[small], G, col_off, o, K, buf, hist[ss], allow_parallel)
         if can_large:
             hp = hist[sj]
             hs = hist[ss]
             for ff in range(p):
                 for bb in range(n_bins[ff]):
-                    for c in range(K + 2):
+                    for c in range(C):
                         hp[ff, bb, c] -= hs[ff, bb, c]
             slot[large] = sj
-        else:
+        elif sj >= 0:
             free[n_free] = sj
             n_free += 1
-        slot[j] = -1
         if can_small:
             slot[small] = ss
         else:
             free[n_free] = ss
             n_free += 1
-        for c in (small, large):
-            sc = slot[c]
-            if sc < 0:
+        for q in range(2):
+            c = small if q == 0 else large
+            if c < 0 or slot[c] < 0:
                 continue
-            g, f2, b2 = best_split_variance(hist[sc], n_bins, sums[c], K, l2, min_w, min_cnt, feat_gain[c])
+            sc = slot[c]
+            g, f2, b2 = best_split_variance(hist[sc], n_bins, sums[c], o, l2, min_w, min_cnt, feat_gain[c])
             if f2 >= 0:
                 bgain[c] = g
                 bfeat[c] = f2
@@ -204,116 +204,94 @@ def grow_tree(
 
 
 @njit(cache=True)
-def grow_single(codes_T, n_bins, nb_max, Y, w, M, max_depth, max_leaves, min_w, min_cnt, l2, allow_parallel):
-    """Allocate the node arrays and grow one tree on targets Y (n, K) with weights w (n,)."""
-    p, n = codes_T.shape
-    K = Y.shape[1]
-    G = np.empty((n, K + 2))
-    for i in range(n):
-        wi = w[i]
-        G[i, 0] = wi
-        G[i, 1] = 1.0 if wi > 0 else 0.0
-        for k in range(K):
-            G[i, 2 + k] = wi * Y[i, k]
-    feature = np.empty(M, dtype=np.int64)
-    split_bin = np.empty(M, dtype=np.int64)
-    left = np.empty(M, dtype=np.int64)
-    right = np.empty(M, dtype=np.int64)
-    depth = np.empty(M, dtype=np.int64)
-    gain = np.empty(M)
-    sums = np.empty((M, K + 2))
-    feat_gain = np.empty((M, p))
-    train_leaf = np.empty(n, dtype=np.int64)
-    dummy = np.empty((1, 1, 1))
-    nn = grow_tree(
-        codes_T, n_bins, nb_max, G, 2, K, dummy, False, max_depth, max_leaves, min_w, min_cnt, l2,
-        allow_parallel, feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf,
-    )
-    return nn, feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf
-
-
-@njit(cache=True)
-def _many_prepare(codes_T, nb_max, Yb, w, M, allow_parallel):
-    """Row statistics [w, 1{w>0}, w*Y_1..B] (n, 2+B*K) and the shared root histogram of all B*K columns."""
+def _many_prepare(codes_T, nb_max, Yb, w, o, allow_parallel):
+    """Row statistics [w, (1{w>0}), w*Y_1..B] (n, o+B*K) and the shared root histogram of all B*K columns."""
     B, n, K = Yb.shape
     p = codes_T.shape[0]
-    G = np.empty((n, 2 + B * K))
+    G = np.empty((n, o + B * K))
     for i in range(n):
         wi = w[i]
         G[i, 0] = wi
-        G[i, 1] = 1.0 if wi > 0 else 0.0
+        if o == 2:
+            G[i, 1] = 1.0 if wi > 0 else 0.0
         for t in range(B):
             for k in range(K):
-                G[i, 2 + t * K + k] = wi * Yb[t, i, k]
-    root = np.empty((p, nb_max, 2 + B * K))
+                G[i, o + t * K + k] = wi * Yb[t, i, k]
+    root = np.empty((p, nb_max, o + B * K))
     rows = np.arange(n).astype(np.int32)
     if allow_parallel and n * p >= PARALLEL_MIN_WORK:
-        hist_parallel(codes_T, rows, 0, n, G, False, 2, B * K, root)
+        hist_parallel(codes_T, rows, 0, n, G, False, root)
     else:
-        hist_serial(codes_T, rows, 0, n, G, False, 2, B * K, root)
+        hist_serial(codes_T, rows, 0, n, G, False, root)
     return G, root
 
 
 @njit(cache=True)
-def _tree_root(root, t, K):
+def _tree_root(root, t, o, K):
     """Root histogram of tree t sliced out of the shared one."""
     p, nb, _ = root.shape
-    out = np.empty((p, nb, K + 2))
+    out = np.empty((p, nb, o + K))
     for f in range(p):
         for b in range(nb):
-            out[f, b, 0] = root[f, b, 0]
-            out[f, b, 1] = root[f, b, 1]
+            for c in range(o):
+                out[f, b, c] = root[f, b, c]
             for k in range(K):
-                out[f, b, 2 + k] = root[f, b, 2 + t * K + k]
+                out[f, b, o + k] = root[f, b, o + t * K + k]
     return out
 
 
 @njit(cache=True)
-def _alloc_many(B, M, K, p, n):
+def _alloc_many(B, M, C, p, n):
     return (
         np.empty((B, M), dtype=np.int64), np.empty((B, M), dtype=np.int64), np.empty((B, M), dtype=np.int64),
         np.empty((B, M), dtype=np.int64), np.empty((B, M), dtype=np.int64), np.empty((B, M)),
-        np.empty((B, M, K + 2)), np.empty((B, M, p)), np.empty((B, n), dtype=np.int64), np.empty(B, dtype=np.int64),
+        np.empty((B, M, C)), np.empty((B, M, p)), np.empty((B, n), dtype=np.int64), np.empty(B, dtype=np.int64),
     )
 
 
 @njit(cache=True)
-def grow_many_serial(codes_T, n_bins, nb_max, Yb, w, M, max_depth, max_leaves, min_w, min_cnt, l2):
-    """B trees on Yb (B, n, K) sharing X, grown one after another in one call (for small problems)."""
+def grow_batch(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2, allow_parallel):
+    """B trees on Yb (B, n, K) sharing X, grown one after another in one call (B = 1: a single HistTree).
+
+    The root histogram of all B*K columns is built in one pass; allow_parallel lets large node
+    histograms use the feature-parallel kernel.  Returns (n_nodes (B,), node arrays (B, M, ...)).
+    """
     B, n, K = Yb.shape
     p = codes_T.shape[0]
-    G, root = _many_prepare(codes_T, nb_max, Yb, w, M, False)
-    feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf, n_nodes = _alloc_many(B, M, K, p, n)
+    G, root = _many_prepare(codes_T, nb_max, Yb, w, o, allow_parallel)
+    feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf, n_nodes = _alloc_many(B, M, o + K, p, n)
     for t in range(B):
-        rh = _tree_root(root, t, K)
+        rh = root if B == 1 else _tree_root(root, t, o, K)
         n_nodes[t] = grow_tree(
-            codes_T, n_bins, nb_max, G, 2 + t * K, K, rh, True, max_depth, max_leaves, min_w, min_cnt, l2, False,
-            feature[t], split_bin[t], left[t], right[t], depth[t], gain[t], sums[t], feat_gain[t], train_leaf[t],
+            codes_T, n_bins, nb_max, G, o + t * K, o, K, rh, True, max_depth, max_leaves, min_w, min_cnt, l2,
+            allow_parallel, feature[t], split_bin[t], left[t], right[t], depth[t], gain[t], sums[t], feat_gain[t],
+            train_leaf[t],
         )
     return n_nodes, feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf
 
 
 @njit(cache=True, parallel=True)
-def grow_many_parallel(codes_T, n_bins, nb_max, Yb, w, M, max_depth, max_leaves, min_w, min_cnt, l2):
+def grow_many_parallel(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2):
     """B trees on Yb (B, n, K) sharing X, grown in parallel threads in one call."""
     B, n, K = Yb.shape
     p = codes_T.shape[0]
-    G, root = _many_prepare(codes_T, nb_max, Yb, w, M, True)
-    feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf, n_nodes = _alloc_many(B, M, K, p, n)
+    G, root = _many_prepare(codes_T, nb_max, Yb, w, o, True)
+    feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf, n_nodes = _alloc_many(B, M, o + K, p, n)
     for t in prange(B):
-        rh = _tree_root(root, t, K)
+        rh = _tree_root(root, t, o, K)
         n_nodes[t] = grow_tree(
-            codes_T, n_bins, nb_max, G, 2 + t * K, K, rh, True, max_depth, max_leaves, min_w, min_cnt, l2, False,
+            codes_T, n_bins, nb_max, G, o + t * K, o, K, rh, True, max_depth, max_leaves, min_w, min_cnt, l2, False,
             feature[t], split_bin[t], left[t], right[t], depth[t], gain[t], sums[t], feat_gain[t], train_leaf[t],
         )
     return n_nodes, feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf
 
 
-def grow_many(codes_T, n_bins, nb_max, Yb, w, M, max_depth, max_leaves, min_w, min_cnt, l2):
-    """Dispatch to the serial or the thread-parallel batch grower by problem size."""
+def grow_many(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2):
+    """Grow B trees in one call: trees in parallel threads for large batches, else one after another."""
     B, n, K = Yb.shape
-    fn = grow_many_parallel if (B > 1 and n * codes_T.shape[0] * B * (K + 2) >= 4 * PARALLEL_MIN_WORK) else grow_many_serial
-    return fn(codes_T, n_bins, nb_max, Yb, w, M, max_depth, max_leaves, min_w, min_cnt, l2)
+    if B > 1 and n * codes_T.shape[0] * B * (K + o) >= 4 * PARALLEL_MIN_WORK and n * codes_T.shape[0] < 8 * PARALLEL_MIN_WORK:
+        return grow_many_parallel(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2)
+    return grow_batch(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2, True)
 
 
 @njit(cache=True)
@@ -368,7 +346,7 @@ def grow_entropy(codes_T, n_bins, nb_max, GT, conjugate, M, max_depth, max_leave
     n_nodes, n_leaves = 1, 1
     if splittable(0, 1):
         h = np.empty((p, nb_max, 2 + d))
-        _build(codes_T, rows, 0, n, GT, 2, d, buf, h, allow_par)
+        _build(codes_T, rows, 0, n, GT, 2, 2, d, buf, h, allow_par)
         consider(0, h)
     while best and n_leaves < max_leaves:
         j = max(best, key=lambda c: (best[c][0], -c))
@@ -389,7 +367,7 @@ def grow_entropy(codes_T, n_bins, nb_max, GT, conjugate, M, max_depth, max_leave
             continue
         small, large = (L, R) if (mid - s0) <= (s1 - mid) else (R, L)
         hs = np.empty((p, nb_max, 2 + d))
-        _build(codes_T, rows, seg[small, 0], seg[small, 1], GT, 2, d, buf, hs, allow_par)
+        _build(codes_T, rows, seg[small, 0], seg[small, 1], GT, 2, 2, d, buf, hs, allow_par)
         if can[small]:
             consider(small, hs)
         if can[large]:

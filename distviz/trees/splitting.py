@@ -28,14 +28,19 @@ REL_TOL = 1e-12
 
 
 @njit(cache=True)
-def best_split_variance(h, n_bins, tot, K, l2, min_w, min_cnt, feat_gain):
-    """Best (gain, feature, bin) of one node histogram h (p, nb, K+2) with totals tot (K+2,); fills feat_gain (p,)."""
+def best_split_variance(h, n_bins, tot, o, l2, min_w, min_cnt, feat_gain):
+    """Best (gain, feature, bin) of one node histogram h (p, nb, o+K) with totals tot (o+K,); fills feat_gain (p,).
+
+    Column 0 is the weight, column o-1 the row count (the weight itself when o = 1), o.. the sums.
+    """
     p = h.shape[0]
+    K = h.shape[2] - o
+    ci = o - 1
     WJ = tot[0]
-    cJ = tot[1]
+    cJ = tot[ci]
     sJ = 0.0
     for k in range(K):
-        sJ += tot[2 + k] * tot[2 + k]
+        sJ += tot[o + k] * tot[o + k]
     parent = sJ / (WJ + l2)
     best = -np.inf
     bf = -1
@@ -48,11 +53,12 @@ def best_split_variance(h, n_bins, tot, K, l2, min_w, min_cnt, feat_gain):
         SL[:] = 0.0
         hf = h[f]
         for b in range(n_bins[f] - 1):
-            WL += hf[b, 0]
-            cL += hf[b, 1]
+            hb = hf[b]
+            WL += hb[0]
+            cL += hb[ci]
             for k in range(K):
-                SL[k] += hf[b, 2 + k]
-            if hf[b, 1] == 0.0:
+                SL[k] += hb[o + k]
+            if hb[ci] == 0.0:
                 continue
             cR = cJ - cL
             if cR < min_cnt:
@@ -66,7 +72,7 @@ def best_split_variance(h, n_bins, tot, K, l2, min_w, min_cnt, feat_gain):
             sR = 0.0
             for k in range(K):
                 a = SL[k]
-                c = tot[2 + k] - a
+                c = tot[o + k] - a
                 sL += a * a
                 sR += c * c
             tL = sL / (WL + l2)

@@ -7,7 +7,7 @@ import numpy as np
 from distviz.errors import ConfigError, DataError
 
 from .binning import BinnedX, Binner, _check_X
-from .grower import grow_entropy, grow_single, node_sums
+from .grower import grow_batch, grow_entropy, node_sums
 from .histogram import row_stats
 from .nodes import TreeNodes
 from .predictor import apply_binned, apply_raw
@@ -164,7 +164,8 @@ class HistTree:
             raise ConfigError("pass both family and T (the rows' sufficient statistics) or neither.")
         if self.criterion == "entropy" and family is None:
             raise ConfigError("criterion='entropy' needs family and T; pass them to fit or use criterion='variance'.")
-        n_pos = int(np.count_nonzero(w)) if sample_weight is not None else n
+        unit = sample_weight is None or bool((w == 1.0).all())
+        n_pos = n if unit else int(np.count_nonzero(w))
         M = _capacity(depth, leaves, n_pos)
         nb = binner.n_bins_
         nb_max = int(nb.max())
@@ -172,22 +173,24 @@ class HistTree:
         min_cnt = float(self.min_samples_leaf)
         l2 = float(self.l2)
         if self.criterion == "variance":
-            nn, feature, split_bin, left, right, dep, gain, sums, feat_gain, train_leaf = grow_single(
-                codes_T, nb, nb_max, R, w, M, depth, leaves, min_w, min_cnt, l2, True
-            )
+            out = grow_batch(codes_T, nb, nb_max, R[None], w, 1 if unit else 2, M, depth, leaves, min_w, min_cnt, l2, True)
+            nn = int(out[0][0])
+            feature, split_bin, left, right, dep, gain, sums, feat_gain, train_leaf = (a[0] for a in out[1:])
+            o = 1 if unit else 2
             sums = sums[:nn]
             gain_reg = gain[:nn]
             gain = gain_reg
             GT = None
         else:
-            GT = row_stats(T, w)
+            GT = row_stats(T, w, 2)
+            o = 2
             nn, feature, split_bin, left, right, dep, gain, feat_gain, train_leaf = grow_entropy(
                 codes_T, nb, nb_max, GT, family.conjugate, M, depth, leaves, min_w, min_cnt
             )
             left, right = left[:nn], right[:nn]
-            sums = node_sums(train_leaf, row_stats(R, w), left, right, nn)
+            sums = node_sums(train_leaf, row_stats(R, w, 2), left, right, nn)
             gain = gain[:nn]
-            gain_reg = _reg_gains(sums, left[:nn], right[:nn], l2)
+            gain_reg = _reg_gains(sums, left[:nn], right[:nn], l2, o)
         self.binner_ = binner
         self.n_outputs_ = R.shape[1]
         self.n_features_in_ = codes_T.shape[0]
@@ -197,14 +200,15 @@ class HistTree:
         self._right = right[:nn]
         self._depth = dep[:nn]
         self._sums = sums
+        self._o = o
         self._gain = gain
         self._gain_reg = gain_reg
         self._feat_gain = feat_gain[:nn]
         self._threshold = None
-        self.value_ = sums[:, 2:] / (sums[:, :1] + l2)
+        self.value_ = sums[:, o:] / (sums[:, :1] + l2)
         self.train_leaf_ = train_leaf
         if family is not None:
-            GT = row_stats(T, w) if GT is None else GT
+            GT = row_stats(T, w, 2) if GT is None else GT
             self._gain_ent = _entropy_gains(family, GT, train_leaf, self._left, self._right, nn, float(w.sum()))
         else:
             self._gain_ent = None
@@ -274,7 +278,7 @@ class HistTree:
                 is_leaf=leaf,
                 depth=self._depth,
                 weight=self._sums[:, 0].copy(),
-                n_samples=self._sums[:, 1].astype(np.int64),
+                n_samples=self._sums[:, self._o - 1].astype(np.int64),
                 value=self.value_,
                 gain=np.where(leaf, np.nan, self._gain),
                 gain_reg=np.where(leaf, np.nan, self._gain_reg),
@@ -321,9 +325,9 @@ class HistTree:
         return self.value_[self.apply(X)]
 
 
-def _reg_gains(sums, left, right, l2):
+def _reg_gains(sums, left, right, l2, o=2):
     """Gain^reg (regularised form) of every internal node from the node sums (NaN for leaves)."""
-    t = (sums[:, 2:] ** 2).sum(axis=1) / (sums[:, 0] + l2)
+    t = (sums[:, o:] ** 2).sum(axis=1) / (sums[:, 0] + l2)
     out = np.full(sums.shape[0], np.nan)
     internal = left >= 0
     out[internal] = t[left[internal]] + t[right[internal]] - t[internal]

@@ -1,0 +1,173 @@
+"""Benchmark distviz.trees against scikit-learn's DecisionTreeRegressor and one LightGBM iteration.
+
+Usage: python benchmarks/trees.py [--quick]
+
+Every figure is the best of 3 repetitions (wall clock, after a warm-up call that also compiles
+numba), measured in the same run as its peer; ratios are peer time / our time (> 1: we are faster).
+What is timed:
+  * sklearn: DecisionTreeRegressor(max_depth=3).fit(X, R) on raw float X.
+  * ours (raw): HistTree(max_depth=3).fit(X, R): binning of X (255 quantile bins) + tree growth.
+  * ours (binned): HistTree(max_depth=3).fit(Xb, R) on a BinnedX made once outside the timer
+    (what boosting does every round).
+  * LightGBM: Booster.update() = exactly one boosting iteration (gradients, growth of one tree with
+    max_depth=3, num_leaves=8, max_bin=255, training-score update) on a Dataset constructed and a
+    Booster created outside the timer; ours: residuals y - mean, HistTree.fit(Xb, residuals) and the
+    training-score update via train_leaf_, i.e. the same work.
+  * fit_many: fit_many(Xb, R (B, n, K), max_depth=3) vs B sklearn fits on raw X and vs B HistTree fits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from distviz.trees import Binner, HistTree, fit_many  # noqa: E402
+
+
+def best_of(fn, reps: int = 3, inner: int = 1) -> float:
+    """Best wall time of reps repetitions of inner calls, per call, in seconds."""
+    best = np.inf
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / inner)
+    return best
+
+
+def make_data(n: int, p: int, K: int, seed: int = 0):
+    """Features N(0, I_p) and K noisy versions of a nonlinear signal."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    Z = np.concatenate([X, rng.normal(size=(n, max(0, 4 - p)))], axis=1)
+    f = np.sin(2 * Z[:, 0]) + Z[:, 1] * Z[:, 2] + 0.5 * (Z[:, 3] > 0.3)
+    R = f[:, None] * np.linspace(0.5, 1.5, K)[None, :] + rng.normal(scale=0.5, size=(n, K))
+    return X, R
+
+
+def fmt(t: float) -> str:
+    return f"{t * 1e3:10.2f} ms" if t >= 1e-3 else f"{t * 1e6:10.1f} us"
+
+
+def row(name, ours, peer, peer_name):
+    print(f"{name:<34} ours {fmt(ours)}   {peer_name} {fmt(peer)}   ratio {peer / ours:7.1f}x")
+
+
+def bench_sklearn(quick: bool):
+    from sklearn.tree import DecisionTreeRegressor
+
+    print("\n== depth-3 tree fit vs scikit-learn DecisionTreeRegressor (p = 10) ==")
+    for n in (10_000, 100_000):
+        for K in (1, 20):
+            if quick and n > 10_000:
+                continue
+            X, R = make_data(n, 10, K)
+            y = R[:, 0] if K == 1 else R
+            Xb = Binner(255).fit_transform(X)
+            HistTree(max_depth=3).fit(Xb, R)  # warm-up / compile
+            HistTree(max_depth=3).fit(X, R)
+            t_sk = best_of(lambda: DecisionTreeRegressor(max_depth=3).fit(X, y))
+            t_raw = best_of(lambda: HistTree(max_depth=3).fit(X, R))
+            t_bin = best_of(lambda: HistTree(max_depth=3).fit(Xb, R))
+            row(f"n={n:>7} K={K:>2} ours(raw X)", t_raw, t_sk, "sklearn")
+            row(f"n={n:>7} K={K:>2} ours(BinnedX)", t_bin, t_sk, "sklearn")
+
+
+def bench_lightgbm(quick: bool):
+    try:
+        import lightgbm as lgb
+    except ImportError:
+        print("\n(lightgbm not installed: LightGBM comparison skipped)")
+        return
+    threads = os.cpu_count() or 1
+    print(f"\n== one boosting iteration vs LightGBM Booster.update() (p = 10, K = 1, depth 3, 255 bins, {threads} threads) ==")
+    for n in (100_000, 1_000_000):
+        if quick and n > 100_000:
+            continue
+        X, R = make_data(n, 10, 1)
+        y = R[:, 0]
+        params = dict(
+            objective="regression", max_depth=3, num_leaves=8, max_bin=255, learning_rate=1.0,
+            min_data_in_leaf=1, min_sum_hessian_in_leaf=1e-3, lambda_l2=0.0, verbose=-1,
+            num_threads=threads, boost_from_average=True, bagging_fraction=1.0, feature_fraction=1.0,
+        )
+        ds = lgb.Dataset(X, y, params={"max_bin": 255, "verbose": -1}, free_raw_data=False).construct()
+        boosters = [lgb.Booster(params=params, train_set=ds) for _ in range(4)]
+        boosters[0].update()  # warm-up
+        it = iter(boosters[1:])
+        t_lgb = best_of(lambda: next(it).update())
+
+        Xb = Binner(255).fit_transform(X)
+        score = np.full(n, y.mean())
+
+        def ours():
+            r = (y - score)[:, None]
+            tree = HistTree(max_depth=3).fit(Xb, r)
+            return score + tree.value_[tree.train_leaf_, 0]
+
+        ours()
+        t_ours = best_of(ours)
+        row(f"n={n:>8} one iteration", t_ours, t_lgb, "LightGBM")
+        t_bin_ours = best_of(lambda: Binner(255).fit_transform(X), reps=1)
+        t_bin_lgb = best_of(lambda: lgb.Dataset(X, y, params={"max_bin": 255, "verbose": -1}).construct(), reps=1)
+        row(f"n={n:>8} binning (once per fit)", t_bin_ours, t_bin_lgb, "LightGBM")
+
+
+def bench_many(quick: bool):
+    from sklearn.tree import DecisionTreeRegressor
+
+    print("\n== fit_many: B = 10 trees sharing X (depth 3) ==")
+    for n, p, K in ((200, 5, 10), (10_000, 10, 1), (10_000, 10, 5)):
+        X, _ = make_data(n, p, 1)
+        rng = np.random.default_rng(1)
+        B = 10
+        Rb = np.sin(X[None, :, :1] * rng.normal(size=(B, 1, K))) + rng.normal(scale=0.3, size=(B, n, K))
+        Xb = Binner(255).fit_transform(X)
+        fit_many(Xb, Rb, max_depth=3)
+        fit_many(Xb, Rb, max_depth=3, shared=True)
+        inner = 50 if n <= 1000 else 1
+        t_many = best_of(lambda: fit_many(Xb, Rb, max_depth=3), inner=inner)
+        t_shared = best_of(lambda: fit_many(Xb, Rb, max_depth=3, shared=True), inner=inner)
+        t_loop = best_of(lambda: [HistTree(max_depth=3).fit(Xb, Rb[b]) for b in range(B)], inner=inner)
+        t_sk = best_of(
+            lambda: [DecisionTreeRegressor(max_depth=3).fit(X, Rb[b] if K > 1 else Rb[b, :, 0]) for b in range(B)],
+            inner=max(1, inner // 10),
+        )
+        tag = f"n={n:>6} p={p:>2} K={K:>2}"
+        row(f"{tag} fit_many", t_many, t_sk, "10x sklearn")
+        row(f"{tag} fit_many", t_many, t_loop, "10x HistTree")
+        row(f"{tag} shared tree (B*K cols)", t_shared, t_sk, "10x sklearn")
+
+
+def bench_small():
+    print("\n== per-call latency, depth 3, BinnedX input (WGBoost-sized calls) ==")
+    for n, p, K in ((200, 1, 10), (200, 5, 10)):
+        X, R = make_data(n, p, K)
+        Xb = Binner(255).fit_transform(X)
+        tree = HistTree(max_depth=3)
+        tree.fit(Xb, R)
+        t_fit = best_of(lambda: tree.fit(Xb, R), inner=500)
+        t_pred = best_of(lambda: tree.predict(Xb), inner=500)
+        print(f"n={n} p={p} K={K}: fit {fmt(t_fit)}   predict {fmt(t_pred)}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="skip the largest sizes")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    bench_small()
+    bench_sklearn(args.quick)
+    bench_lightgbm(args.quick)
+    bench_many(args.quick)
+    print(f"\ntotal benchmark time {time.perf_counter() - t0:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
