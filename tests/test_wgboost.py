@@ -306,3 +306,22 @@ def test_studies_are_registered_and_run_small():
     res = registry.get("wgboost-synthetic").run(rounds=10, methods="ska,langevin")
     assert set(res) == {"ska", "langevin"}
     assert res["ska"]["mmd2@10"] == pytest.approx(0.1838, rel=0.02)   # authors' curve at round 10
+
+
+def test_subsample_progress_and_init_options():
+    rng = np.random.default_rng(9)
+    X = rng.uniform(-2, 2, size=(120, 1))
+    y = X[:, 0] + 0.3 * rng.standard_normal(120)
+    calls = []
+    est = WGBoost("normal", n_rounds=25, subsample=0.5, init_rounds=300, random_state=3)
+    est.fit(X, y, progress=lambda r, m: calls.append((r, m)))
+    assert calls[-1] == (25, 25) and len(calls) == 25
+    assert np.all(np.isfinite(est.predict_particles(X)))
+    assert est.trace_["train_nll"].values[-1] < est.trace_["train_nll"].values[0]
+    z = WGBoost("normal", n_rounds=1, init="zeros").fit(X, y)
+    np.testing.assert_array_equal(z.init_particles_, 0.0)
+    g = WGBoost("normal", n_rounds=1, init="normal", random_state=2).fit(X, y)
+    np.testing.assert_array_equal(g.init_particles_, np.random.default_rng(2).standard_normal((10, 2)))
+    a = WGBoost("normal", n_rounds=3, init_rounds=50, random_state=5).fit(X, y).predict_particles(X)
+    b = WGBoost("normal", n_rounds=3, init_rounds=50, random_state=5).fit(X, y).predict_particles(X)
+    np.testing.assert_array_equal(a, b)                     # random_state makes fits reproducible
