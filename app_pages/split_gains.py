@@ -1,6 +1,73 @@
-"""Placeholder until the page lands."""
+"""Split gains & entropy: the tree of a round, top splits, Gain^reg vs Gain^ent, importance, criterion comparison."""
 
 import streamlit as st
 
-st.title("split_gains")
-st.info("This page is being built.")
+from distviz.ui.common import explainer, fit_or_last
+from distviz.ui.lab import LAW_ALGOS, PAGE as LAB, config_widgets, standalone_trees
+from distviz.ui.playback import round_player
+from distviz.ui.state import qp_key, sync_query_params, user_errors
+from distviz.viz import results as vr
+from distviz.viz import trees as vt
+
+PAGE = "split"
+
+st.title("Split gains & entropy")
+explainer("""
+Every boosting round grows one regression tree on the round's target (the law's pseudo-residual).
+*Tree*: the tree of the chosen round; each split shows its feature and threshold, the gain that chose it
+(Gain^reg, or Gain^NGD for the natural law) and **Gain^ent**, the decrease of the generalised entropy
+H = −Σ_J (W_J/W) A\\*(η\\*_J) the split would give if every leaf predicted its own mean of T(y); leaves
+show their weight and output. *Top splits*: the largest gains over all rounds. *Scatter*: Gain^reg
+against Gain^ent for every split — where they disagree, the regression criterion and the likelihood
+criterion would choose different splits. *Importance*: each feature's share of the cumulative split
+gain. *Entropy and NLL*: the training NLL and the entropy of each round's partition. *Standalone
+trees*: one tree grown directly on T(y) with `criterion="variance"` and one with `criterion="entropy"`.
+Use **Input features p > 1** in the sidebar to add noise features.
+""")
+st.sidebar.header("Fit settings")
+cfg, upload = config_widgets(st.sidebar, algorithms=LAW_ALGOS)
+res = fit_or_last(cfg, upload)
+if res is None or res.kind != "law":
+    sync_query_params(LAB)
+    st.stop()
+model, data = res.model, res.data
+trace = model.trace_
+names = data.feature_names
+gain_name = trace.attrs.get("gain_name", "Gain^reg")
+R = vr.trace_rounds(trace)
+
+
+def draw(r):
+    r = max(int(r), 1)
+    st.plotly_chart(vt.tree_figure(trace, r, names, gain_name=gain_name,
+                                   title=f"tree of round {r} ({gain_name} chose the splits)"), key="split.tree")
+    c1, c2 = st.columns(2, gap="medium")
+    c1.plotly_chart(vt.gain_scatter_figure(trace, current=r, title="Gain^reg vs Gain^ent of every split"), key="split.scatter")
+    c2.plotly_chart(vt.importance_figure(trace, names, current=r, title="gain-based feature importance over rounds"),
+                    key="split.importance")
+
+
+round_player(PAGE, R, draw, default=1)
+c1, c2 = st.columns(2, gap="medium")
+with c1:
+    st.subheader("Top splits over all rounds")
+    st.dataframe(vt.top_splits(trace, 12, names), hide_index=True, height=380)
+with c2:
+    st.plotly_chart(vr.nll_from_trace(trace, algo=cfg.algorithm, title="generalised entropy next to the training NLL"),
+                    key="split.nll")
+
+st.subheader('Standalone trees: criterion="variance" vs criterion="entropy"')
+depth = st.slider("Standalone tree depth", 1, 6, key=qp_key(PAGE, "tdepth", 3, lo=1, hi=6),
+                  help="Both trees are grown on T(y) of the same data with this depth.")
+with user_errors():
+    tdata, T, fam, trees = standalone_trees(cfg, upload, depth)
+    st.plotly_chart(vt.criterion_comparison_figure(tdata.X[:, 0], T, {k: v["pred"] for k, v in trees.items()},
+                                                   stat_names=fam.param_names, x_label=tdata.x_label,
+                                                   steps=tdata.X.shape[1] == 1,
+                                                   title="leaf means of T(y) against the first input"),
+                    key="split.criteria")
+    cols = st.columns(len(trees))
+    for col, (crit, v) in zip(cols, trees.items()):
+        col.metric(f'criterion="{crit}": leafwise NLL', f"{v['nll']:.4f}",
+                   help=f"{v['leaves']} leaves, grown in {v['seconds'] * 1000:.0f} ms; every leaf predicts its mean of T(y).")
+sync_query_params(LAB, PAGE, keep_others=True)

@@ -127,3 +127,19 @@ def test_evolution_round_slider_changes_figures_without_refit():
     at.sidebar.selectbox(key="lab.algo").set_value("wg_fka").run()
     assert not at.exception and not at.error
     assert any("particles" in s["layout"].get("title", {}).get("text", "") for s in specs(at))
+
+
+# ------------------------------------------------------------------------------------------- split gains
+def test_split_gains_round_and_family_change_the_tree():
+    at = page("app_pages/split_gains.py", n="200", rounds="20", p="2")
+    assert not at.exception and not at.error
+    first = specs(at)
+    assert len(first) >= 5, "tree, scatter, importance, NLL/entropy, criterion comparison"
+    assert at.dataframe, "top splits table"
+    at.slider(key="split.round").set_value(7).run()
+    assert not at.exception
+    assert specs(at)[0] != first[0], "the tree of another round is drawn"
+    at.sidebar.selectbox(key="lab.family").set_value("poisson").run()
+    assert not at.exception and not at.error
+    assert specs(at) != first
+    assert len(at.metric) >= 2, "leafwise NLL of both criteria"

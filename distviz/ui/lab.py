@@ -67,6 +67,7 @@ class FitConfig:
     K: int = 3
     dataset: str = "synthetic"
     n: int = 500
+    p: int = 1
     seed: int = 0
     algorithm: str = "mgd"
     n_rounds: int = 100
@@ -145,9 +146,9 @@ def parse_csv(data: bytes) -> "pd.DataFrame":
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def _synthetic(family: str, n: int, seed: int):
+def _synthetic(family: str, n: int, seed: int, p: int = 1):
     from distviz.data.synthetic import make_synthetic
-    return make_synthetic(family, n=n, p=1, random_state=seed)
+    return make_synthetic(family, n=n, p=p, random_state=seed)
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
@@ -161,7 +162,7 @@ def _real(name: str):
 def load_data(cfg: FitConfig, upload: bytes | None = None) -> LabData:
     """The data set named by `cfg` (DataError when it is absent or does not suit the family)."""
     if cfg.dataset == "synthetic":
-        s = _synthetic(cfg.family, int(cfg.n), int(cfg.seed))
+        s = _synthetic(cfg.family, int(cfg.n), int(cfg.seed), int(cfg.p))
         ylab = "y" if cfg.family != "mvn" else "y1, y2"
         return LabData(s.X, s.y, "x1 (input, unitless)", ylab, f"synthetic {cfg.family}", truth=s,
                        feature_names=[f"x{i + 1}" for i in range(s.X.shape[1])])
@@ -312,7 +313,7 @@ def config_widgets(box, *, algorithms=None, show_data=True) -> tuple[FitConfig, 
     K = 3
     if fam == "categorical":
         K = box.slider("Classes K", 2, 6, key=qp_key(PAGE, "K", 3, lo=2, hi=6), help="Number of classes of the categorical family.")
-    upload, x_cols, y_col, n, seed = None, (), "", 500, 0
+    upload, x_cols, y_col, n, seed, p = None, (), "", 500, 0, 1
     dataset = "synthetic"
     if show_data:
         dkeys = list(DATASETS)
@@ -323,6 +324,8 @@ def config_widgets(box, *, algorithms=None, show_data=True) -> tuple[FitConfig, 
         if dataset == "synthetic":
             n = box.select_slider("Rows n", [200, 300, 500, 1000, 2000, 5000], key=qp_key(PAGE, "n", 500, options=[200, 300, 500, 1000, 2000, 5000]),
                                   help="Number of simulated (x, y) pairs (20% are held out for validation).")
+            p = box.slider("Input features p", 1, 5, key=qp_key(PAGE, "p", 1, lo=1, hi=5),
+                           help="x1 drives the truth; x2..xp are pure noise (watch the trees ignore them).")
             seed = box.number_input("Random seed", 0, 10_000, step=1, key=qp_key(PAGE, "seed", 0, lo=0, hi=10_000),
                                     help="Seed of the simulation and of the fit.")
         if dataset == "upload":
@@ -355,10 +358,36 @@ def config_widgets(box, *, algorithms=None, show_data=True) -> tuple[FitConfig, 
     if wg:
         n_particles = box.slider("Particles per input N", 2, 30, key=qp_key(PAGE, "particles", 10, lo=2, hi=30),
                                  help="WGBoost approximates each input's posterior by N particles.")
-    cfg = FitConfig(family=fam, K=int(K), dataset=dataset, n=int(n), seed=int(seed), algorithm=algo,
+    cfg = FitConfig(family=fam, K=int(K), dataset=dataset, n=int(n), p=int(p), seed=int(seed), algorithm=algo,
                     n_rounds=int(n_rounds), learning_rate=float(lr), max_depth=int(depth), n_particles=int(n_particles),
                     upload_hash=data_hash(upload), x_cols=tuple(x_cols), y_col=str(y_col))
     return cfg, upload
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _standalone_trees(key: tuple, _cfg: FitConfig, _upload, depth: int):
+    from distviz import families
+    from distviz.trees import HistTree
+    from distviz.viz.trees import leafwise_nll
+
+    data = load_data(_cfg, _upload)
+    fam = families.get(_cfg.family, **_cfg.family_kwargs())
+    y = fam.check_y(data.y)
+    T = np.asarray(fam.sufficient_stats(y), dtype=float)
+    out = {}
+    for crit in ("variance", "entropy"):
+        t0 = time.perf_counter()
+        tree = HistTree(max_depth=int(depth), criterion=crit, min_weight_leaf=5.0).fit(data.X, T, family=fam, T=T)
+        secs = time.perf_counter() - t0
+        pred = np.asarray(tree.predict(data.X), dtype=float)
+        out[crit] = {"pred": pred, "nll": leafwise_nll(fam, y, T, pred), "leaves": int(len(tree.leaf_ids_)),
+                     "seconds": secs, "tree": tree}
+    return data, T, fam, out
+
+
+def standalone_trees(cfg: FitConfig, upload=None, depth: int = 3):
+    """Two standalone HistTrees on T(y) of the Lab's data: criterion="variance" vs criterion="entropy" (cached)."""
+    return _standalone_trees((cfg.key(), int(depth)), cfg, upload, int(depth))
 
 
 def default_config(**kw) -> FitConfig:

@@ -1,0 +1,210 @@
+"""Figures and tables of boosted trees from a trace: the tree of a round, top splits, Gain^reg vs Gain^ent,
+gain importance over rounds, and the variance-vs-entropy criterion comparison of standalone trees.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .palette import COORD_COLORS, OKABE_ITO, ROLE_COLORS
+from .style import apply_style
+
+__all__ = ["round_nodes", "tree_figure", "top_splits", "gain_scatter_figure", "importance_figure",
+           "criterion_comparison_figure", "leafwise_nll"]
+
+
+def round_nodes(trace, r: int) -> pd.DataFrame:
+    """The node table of round r (r >= 1) as a DataFrame, padding rows dropped."""
+    cols = {}
+    for k in trace.data_vars:
+        if k.startswith("node_") and trace[k].dims[:2] == ("round", "node") and trace[k].ndim == 2:
+            cols[k[5:]] = trace[k].values[r]
+    df = pd.DataFrame(cols)
+    if "n_samples" in df:
+        df = df[df["n_samples"] >= 0]
+    elif "depth" in df:
+        df = df[df["depth"] >= 0]
+    if "node_value" in trace:
+        vals = trace["node_value"].values[r][: len(df)]
+        df["value"] = [tuple(np.round(v, 4)) for v in vals]
+    df.index.name = "node"
+    return df
+
+
+def _is_leaf(df):
+    if "is_leaf" in df:
+        return df["is_leaf"].to_numpy() == 1
+    return df["left"].to_numpy() < 0
+
+
+def tree_figure(trace, r: int, feature_names=None, *, gain_name="Gain^reg", title=None) -> go.Figure:
+    """The tree of round r: internal nodes show feature <= threshold, gain and Gain^ent; leaves show weight and value."""
+    df = round_nodes(trace, r)
+    fig = go.Figure()
+    if df.empty:
+        fig.add_annotation(text="round 0 is the constant start: no tree", showarrow=False, x=0.5, y=0.5)
+        return apply_style(fig, title=title, height=300)
+    names = list(feature_names or [])
+    leaf = _is_leaf(df)
+    left, right = df["left"].to_numpy(), df["right"].to_numpy()
+    ids = df.index.to_numpy()
+    pos = {}
+    counter = [0]
+
+    def place(i, depth):
+        if i < 0 or i not in set(ids):
+            return
+        row = np.flatnonzero(ids == i)[0]
+        if leaf[row]:
+            pos[i] = (counter[0], depth)
+            counter[0] += 1
+            return
+        place(int(left[row]), depth + 1)
+        place(int(right[row]), depth + 1)
+        kids = [pos[k][0] for k in (int(left[row]), int(right[row])) if k in pos]
+        pos[i] = (float(np.mean(kids)) if kids else counter[0], depth)
+
+    place(int(ids[0]), 0)
+    ex, ey = [], []
+    for row, i in enumerate(ids):
+        if not leaf[row] and i in pos:
+            for k in (int(left[row]), int(right[row])):
+                if k in pos:
+                    ex += [pos[i][0], pos[k][0], None]
+                    ey += [-pos[i][1], -pos[k][1], None]
+    fig.add_scatter(x=ex, y=ey, mode="lines", line=dict(color="#999999", width=1.5), hoverinfo="skip", showlegend=False)
+    gain = df["gain"].to_numpy() if "gain" in df else np.full(len(df), np.nan)
+    gent = df["gain_ent"].to_numpy() if "gain_ent" in df else np.full(len(df), np.nan)
+    feat = df["feature"].to_numpy() if "feature" in df else np.zeros(len(df), int)
+    thr = df["threshold"].to_numpy() if "threshold" in df else np.full(len(df), np.nan)
+    w = df["weight"].to_numpy() if "weight" in df else df["n_samples"].to_numpy()
+    vals = df["value"].tolist() if "value" in df else [()] * len(df)
+    xi, yi, ti, hi, xl, yl, tl, hl = [], [], [], [], [], [], [], []
+    for row, i in enumerate(ids):
+        if i not in pos:
+            continue
+        x, d = pos[i]
+        if leaf[row]:
+            v = ", ".join(f"{a:.3g}" for a in vals[row])
+            xl.append(x), yl.append(-d), tl.append(f"w={w[row]:.0f}<br>({v})")
+            hl.append(f"leaf {i}<br>weight {w[row]:.1f}<br>value ({v})")
+        else:
+            f = int(feat[row])
+            fname = names[f] if 0 <= f < len(names) else f"x{f + 1}"
+            ge = "—" if not np.isfinite(gent[row]) else f"{gent[row]:.3g}"
+            xi.append(x), yi.append(-d)
+            ti.append(f"<b>{fname} ≤ {thr[row]:.3g}</b><br>{gain_name} {gain[row]:.3g}<br>Gain^ent {ge}")
+            hi.append(f"node {i}: {fname} ≤ {thr[row]:.4g}<br>weight {w[row]:.1f}<br>{gain_name} {gain[row]:.4g}"
+                      f"<br>Gain^ent {ge}")
+    fig.add_scatter(x=xi, y=yi, mode="markers+text", text=ti, textposition="top center", hovertext=hi, hoverinfo="text",
+                    marker=dict(size=16, color=OKABE_ITO["blue"], symbol="square"), name="split (feature ≤ threshold)",
+                    textfont=dict(size=11))
+    fig.add_scatter(x=xl, y=yl, mode="markers+text", text=tl, textposition="bottom center", hovertext=hl, hoverinfo="text",
+                    marker=dict(size=12, color=OKABE_ITO["orange"]), name="leaf (weight, value)", textfont=dict(size=10))
+    depth = int(max(p[1] for p in pos.values()))
+    fig.update_xaxes(visible=False, range=[-0.8, counter[0] - 0.2])
+    fig.update_yaxes(visible=False, range=[-depth - 0.9, 0.7])
+    return apply_style(fig, title=title, height=200 + 120 * depth)
+
+
+def top_splits(trace, k: int = 15, feature_names=None) -> pd.DataFrame:
+    """The k internal nodes with the largest gain over all rounds (round, node, depth, feature, threshold, gains)."""
+    rows = []
+    names = list(feature_names or [])
+    feat = trace["node_feature"].values
+    gain = trace["node_gain"].values
+    reg = trace["node_gain_reg"].values if "node_gain_reg" in trace else gain
+    ent = trace["node_gain_ent"].values if "node_gain_ent" in trace else np.full_like(gain, np.nan)
+    thr = trace["node_threshold"].values
+    dep = trace["node_depth"].values if "node_depth" in trace else np.zeros_like(feat)
+    w = trace["node_weight"].values if "node_weight" in trace else np.full_like(gain, np.nan)
+    ok = np.isfinite(gain) & (feat >= 0)
+    if "node_is_leaf" in trace:
+        ok &= trace["node_is_leaf"].values == 0
+    r_idx, n_idx = np.nonzero(ok)
+    order = np.argsort(-gain[r_idx, n_idx], kind="stable")[:k]
+    for o in order:
+        r, n = r_idx[o], n_idx[o]
+        f = int(feat[r, n])
+        rows.append({"round": int(r), "node": int(n), "depth": int(dep[r, n]),
+                     "feature": names[f] if 0 <= f < len(names) else f"x{f + 1}", "threshold": float(thr[r, n]),
+                     "weight": float(w[r, n]), "Gain^reg": float(reg[r, n]), "Gain^ent": float(ent[r, n])})
+    return pd.DataFrame(rows)
+
+
+def gain_scatter_figure(trace, *, current=None, title=None) -> go.Figure:
+    """Gain^reg against Gain^ent of every split of every round, coloured by round (current round ringed)."""
+    reg = trace["node_gain_reg"].values if "node_gain_reg" in trace else trace["node_gain"].values
+    ent = trace["node_gain_ent"].values if "node_gain_ent" in trace else np.full_like(reg, np.nan)
+    rr = np.repeat(trace["round"].values[:, None], reg.shape[1], axis=1)
+    ok = np.isfinite(reg) & np.isfinite(ent)
+    if "node_is_leaf" in trace:
+        ok &= trace["node_is_leaf"].values == 0
+    fig = go.Figure()
+    fig.add_scatter(x=reg[ok], y=ent[ok], mode="markers", name="splits (colour: round)",
+                    marker=dict(color=rr[ok], colorscale="Cividis", size=7, opacity=0.75,
+                                colorbar=dict(title="round", thickness=12)),
+                    hovertext=[f"round {int(a)}" for a in rr[ok]], hoverinfo="text+x+y")
+    if current is not None:
+        c = ok & (rr == int(current))
+        fig.add_scatter(x=reg[c], y=ent[c], mode="markers", name=f"round {int(current)}",
+                        marker=dict(color="rgba(0,0,0,0)", size=13, line=dict(color=ROLE_COLORS["marker"], width=2)))
+    fig.update_xaxes(title_text="Gain^reg (weighted variance reduction of the tree target)")
+    fig.update_yaxes(title_text="Gain^ent (entropy decrease, nats per observation)")
+    return apply_style(fig, title=title, height=420)
+
+
+def importance_figure(trace, feature_names=None, *, current=None, title=None) -> go.Figure:
+    """Cumulative gain-based feature importance over rounds (share of the total split gain per feature)."""
+    fg = trace["node_gain"].values
+    feat = trace["node_feature"].values
+    ok = np.isfinite(fg) & (feat >= 0)
+    if "node_is_leaf" in trace:
+        ok &= trace["node_is_leaf"].values == 0
+    p = int(trace.sizes.get("feature", max(int(feat.max()) + 1, 1)))
+    per_round = np.zeros((fg.shape[0], p))
+    for j in range(p):
+        per_round[:, j] = np.where(ok & (feat == j), fg, 0.0).sum(axis=1)
+    cum = np.cumsum(per_round, axis=0)
+    share = cum / np.maximum(cum.sum(axis=1, keepdims=True), 1e-300)
+    names = list(feature_names or [f"x{j + 1}" for j in range(p)])
+    fig = go.Figure()
+    rounds = trace["round"].values
+    for j in range(p):
+        fig.add_scatter(x=rounds, y=share[:, j], mode="lines", stackgroup="one", name=names[j] if j < len(names) else f"x{j + 1}",
+                        line=dict(color=COORD_COLORS[j % len(COORD_COLORS)], width=1))
+    if current is not None:
+        fig.add_vline(x=int(current), line=dict(color=ROLE_COLORS["marker"], dash="dash"))
+    fig.update_xaxes(title_text="boosting round")
+    fig.update_yaxes(title_text="share of cumulative split gain", range=[0, 1])
+    return apply_style(fig, title=title, height=380)
+
+
+def leafwise_nll(family, y, T, pred_mean) -> float:
+    """Mean NLL when every row gets its leaf's mean of T(y) as eta* (projected into the mean domain)."""
+    m = family.project_mean(np.asarray(pred_mean, dtype=float))
+    eta = family.to_natural(m)
+    return float(np.mean(family.nll(y, eta)))
+
+
+def criterion_comparison_figure(x, T, preds: dict, *, stat_names, x_label="x", title=None, steps=True) -> go.Figure:
+    """Leaf means of T(y) over x for standalone trees grown with different criteria (one panel per statistic)."""
+    x = np.asarray(x, dtype=float)
+    o = np.argsort(x, kind="stable")
+    K = T.shape[1]
+    cols = min(K, 3)
+    fig = make_subplots(rows=1, cols=cols, subplot_titles=[f"leaf mean of {s}" for s in stat_names[:cols]])
+    colors = {"variance": OKABE_ITO["blue"], "entropy": OKABE_ITO["vermillion"]}
+    for j in range(cols):
+        fig.add_scatter(x=x[o], y=T[o, j], mode="markers", marker=dict(color=ROLE_COLORS["data"], size=4, opacity=0.4),
+                        name="T(y) of the rows", showlegend=j == 0, row=1, col=j + 1)
+        for crit, P in preds.items():
+            fig.add_scatter(x=x[o], y=np.asarray(P)[o, j], mode="lines" if steps else "markers",
+                            line=dict(color=colors.get(crit, "#555"), width=2.5, shape="hv"),
+                            marker=dict(color=colors.get(crit, "#555"), size=5),
+                            name=f'criterion="{crit}"', showlegend=j == 0, row=1, col=j + 1)
+        fig.update_xaxes(title_text=x_label, row=1, col=j + 1)
+    return apply_style(fig, title=title, height=400)
