@@ -264,3 +264,14 @@ def test_get_set_params_round_trip():
     m.set_params(n_rounds=5, K=3)
     assert m.n_rounds == 5 and m.get_params()["K"] == 3
     assert set(LAWS) == set(ALL_LAWS)
+
+
+def test_laws_study_reports_every_law():
+    from distviz.experiments import registry
+
+    out = registry.get("laws").run(family="bernoulli", n=400, rounds=10, depth=2, patience=5)
+    assert set(out) >= set(ALL_LAWS) | {"oracle"}
+    for law in ALL_LAWS:
+        r = out[law]
+        assert np.isfinite(r["test_nll"]) and r["oracle_nll"] == out["oracle"]["test_nll"]
+        assert 0 <= r["best_iteration"] <= 10

@@ -272,20 +272,20 @@ def _rowwise(func, A) -> np.ndarray:
 
 def _project(family, F, coord, return_mask=False, fallback=None):
     """Project rows of F outside the open domain back inside; non-finite rows take `fallback` rows."""
-    finite = np.isfinite(F).all(axis=1)
-    if coord == "mean":
-        ok = np.asarray(family.in_mean_domain(np.where(finite[:, None], F, 0.0)), dtype=bool)
+    in_dom = family.in_mean_domain if coord == "mean" else family.in_natural_domain
+    if np.isfinite(F).all():
+        finite = None
+        ok = np.asarray(in_dom(F), dtype=bool)
     else:
-        ok = np.asarray(family.in_natural_domain(np.where(finite[:, None], F, 0.0)), dtype=bool)
-    ok &= finite
+        finite = np.isfinite(F).all(axis=1)
+        ok = np.asarray(in_dom(np.where(finite[:, None], F, 0.0)), dtype=bool) & finite
     if ok.all():
         return (F, np.zeros(F.shape[0], dtype=bool)) if return_mask else F
     bad = ~ok
     F = F.copy()
-    if fallback is not None and (~finite).any():
-        F[~finite] = fallback[~finite]
-    else:
-        F[~finite] = np.nan_to_num(F[~finite], nan=0.0, posinf=1e300, neginf=-1e300)
+    if finite is not None:
+        nf = ~finite
+        F[nf] = fallback[nf] if fallback is not None else np.nan_to_num(F[nf], nan=0.0, posinf=1e300, neginf=-1e300)
     F[bad] = family.project_mean(F[bad]) if coord == "mean" else family.project_natural(F[bad])
     return (F, bad) if return_mask else F
 
