@@ -1,6 +1,83 @@
-"""Placeholder until the page lands."""
+"""Drifters: multivariate NGBoost vs independent NGBoost (and their averages) on ocean-drifter velocities."""
 
+import numpy as np
 import streamlit as st
 
-st.title("drifters")
-st.info("This page is being built.")
+from distviz.errors import DistvizError
+from distviz.ui.common import explainer
+from distviz.ui.drifters import SOURCES, available_sources, metrics_frame, run_comparison
+from distviz.ui.lab import MAX_UPLOAD_MB
+from distviz.ui.state import qp_key, recall, remember, sync_query_params, user_errors
+
+PAGE = "drift"
+
+st.title("Drifters: NGB vs Indep NGB")
+explainer("""
+Ocean drifters report their velocity (u, v) every day. **NGB** predicts a *bivariate* Gaussian for
+(u, v) from wind stress, wind speed, geostrophic velocity, position and day of year (multivariate NGBoost,
+Cholesky-of-precision chart); **Indep NGB** predicts u and v with two independent Normal NGBoosts
+(no correlation). The drifters are split by id (train / validation / test) and the test rows are scored
+(Table 2 of the paper): NLL (lower is better), RMSE, and the coverage and area of the 90% prediction
+regions. *Pool* and *Mix* rows average the two models (log-linear pool and mixture, one global weight or
+one per region). The **maps** bin the test rows on a lon/lat grid: number of points, the mean NLL
+difference NGB − Indep NGB (blue: NGB better), NGB's predicted correlation ρ and the mean predicted
+currents. The **trajectory** view shows one held-out drifter with both models' 70% ellipses of the
+one-day displacement. Maps are drawn offline from vendored Natural Earth coastlines.
+""")
+
+st.sidebar.header("Drifter data")
+sources = available_sources()
+source = st.sidebar.selectbox("Data", sources, format_func=lambda k: SOURCES[k], key=qp_key(PAGE, "source", sources[0], options=sources),
+                              help="The real subset is read from ../shared/data when present; the sample ships with distviz.")
+upload = None
+if source == "upload":
+    up = st.sidebar.file_uploader(f"Drifter CSV (up to {MAX_UPLOAD_MB} MB)", type=["csv"], key=f"{PAGE}.upload",
+                                  help="Columns as the processed drifter table: Tx, Ty, Wx, Wy, u_av, v_av, lon, lat, t, u, v, id. "
+                                       "Parsed as data only.")
+    upload = None if up is None else up.getvalue()
+rounds = st.sidebar.select_slider("Boosting rounds (max)", [30, 60, 100, 200, 300], key=qp_key(PAGE, "rounds", 60, options=[30, 60, 100, 200, 300]),
+                                  help="Upper bound on the rounds; early stopping on the validation drifters picks the count.")
+lr = st.sidebar.select_slider("Learning rate", [0.02, 0.05, 0.1, 0.2], key=qp_key(PAGE, "lr", 0.1, options=[0.02, 0.05, 0.1, 0.2]),
+                              help="Shrinkage of every tree (the paper uses 0.01 with many more rounds).")
+max_train = None
+if source == "sample":
+    max_train = st.sidebar.select_slider("Training rows (sample)", [1000, 2000, 5000, 10000, 30000],
+                                         key=qp_key(PAGE, "train", 2000, options=[1000, 2000, 5000, 10000, 30000]),
+                                         help="A random subset of the training rows keeps the first fit quick.")
+
+res = None
+try:
+    res = remember("drift", run_comparison(source, rounds, lr, max_train, upload))
+except DistvizError as exc:
+    st.error(str(exc))
+    res = recall("drift")
+    if res is not None:
+        st.caption("Showing the last successful comparison.")
+
+if res is not None:
+    from distviz.viz import maps
+
+    info = res.info
+    st.caption(f"{info.get('source')} — {info.get('n_drifters')} drifters, {info.get('n_train')} training / "
+               f"{info.get('n_val')} validation / {info.get('n_test')} test rows; {info.get('units', '')}.")
+    st.dataframe(metrics_frame(res), hide_index=True)
+    c1, c2 = st.columns([1, 1])
+    region = c1.radio("Region", ["whole area (2° bins)", "Gulf Stream box (0.5° bins)"], horizontal=True,
+                      key=qp_key(PAGE, "region", "whole area (2° bins)", options=["whole area (2° bins)", "Gulf Stream box (0.5° bins)"]))
+    kinds = list(maps.KINDS)
+    kind = c2.radio("Map", kinds, format_func=lambda k: maps.PANEL_TITLES.get(k, k), horizontal=True,
+                    key=qp_key(PAGE, "map", "nll_diff", options=kinds))
+    binned = res.binned if region.startswith("whole") else res.zoom
+    with user_errors():
+        if int(np.nansum(binned["n_test"].values)) == 0:
+            st.info("No test points fall in this region; choose the whole area.")
+        else:
+            st.plotly_chart(maps.map_figure_plotly(binned, kind), key="drift.mapfig")
+    pred = res.predictions
+    ids = [int(i) for i in np.unique(pred["id"].values)]
+    default_id = maps.pick_trajectory(pred)[0]
+    did = st.selectbox("Held-out drifter for the trajectory view", ids, index=ids.index(default_id) if default_id in ids else 0,
+                       key=f"{PAGE}.drifter", help="Default: the held-out window with the fastest mean speed.")
+    with user_errors():
+        st.plotly_chart(maps.trajectory_ellipses_plotly(pred, did), key="drift.trajfig")
+sync_query_params(PAGE)

@@ -143,3 +143,34 @@ def test_split_gains_round_and_family_change_the_tree():
     assert not at.exception and not at.error
     assert specs(at) != first
     assert len(at.metric) >= 2, "leafwise NLL of both criteria"
+
+
+# ------------------------------------------------------------------------------------------- drifters
+def test_drifters_page_maps_table_and_trajectory():
+    at = page("app_pages/drifters.py", rounds="30")
+    assert not at.exception and not at.error
+    assert at.dataframe, "metrics table"
+    first = specs(at)
+    assert len(first) == 2, "binned map and trajectory with ellipses"
+    at.radio(key="drift.map").set_value("rho").run()
+    assert not at.exception
+    assert specs(at)[0] != first[0]
+    at.sidebar.selectbox(key="drift.source").set_value("upload").run()
+    assert not at.exception
+    assert len(at.error) == 1, "no upload yet: one sentence"
+    assert len(specs(at)) == 2, "the last comparison stays on the page"
+
+
+# ------------------------------------------------------------------------------------------- posterior
+def test_posterior_page_sections():
+    at = page("app_pages/posterior.py", rounds="50")
+    assert not at.exception and not at.error
+    first = specs(at)
+    assert any("density" in s["layout"].get("title", {}).get("text", "") for s in first)
+    at.sidebar.selectbox(key="post.method").set_value("fka").run()
+    assert not at.exception and not at.error
+    assert specs(at) != first
+    at.radio(key="post.section").set_value("method comparison").run()
+    at.sidebar.select_slider(key="post.cmp_rounds").set_value(50).run()
+    assert not at.exception and not at.error
+    assert len(specs(at)) == 1

@@ -29,7 +29,12 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 
 #: (url path, name of the screenshot, minimum number of plotly charts to wait for)
 PAGES = [
-    ("", "explorer", 1),
+    ("", "lab", 2),
+    ("evolution", "evolution", 4),
+    ("split_gains", "split_gains", 5),
+    ("drifters", "drifters", 2),
+    ("posterior", "posterior", 3),
+    ("explorer", "explorer", 1),
 ]
 
 
@@ -97,7 +102,7 @@ def open_page(browser, url: str, n_plots: int, shot: Path, timeout_ms: int = 450
     # the app is busy while the status widget is shown; wait until it has gone and the charts are drawn
     settled = """(n) => !document.querySelector('[data-testid="stStatusWidget"]')
                  && !document.querySelector('[data-testid="stSkeleton"]')
-                 && document.querySelectorAll('.js-plotly-plot .main-svg').length >= n"""
+                 && document.querySelectorAll('.js-plotly-plot').length >= n"""
     page.wait_for_function(settled, arg=n_plots, timeout=timeout_ms, polling=200)
     first_paint = time.perf_counter() - t0
     page.wait_for_timeout(1000)  # a rerun may start right after the first paint: wait for it to settle too

@@ -1,0 +1,97 @@
+"""Drifter comparison runs for the Drifters page: data choices, a cached run with progress (no maths here)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+
+import streamlit as st
+
+from distviz.data.paths import shared_data_path
+from distviz.errors import DataError
+
+from .lab import MAX_UPLOAD_MB, _Store
+
+SOURCES = OrderedDict([
+    ("real", "real GDP subset (1000 rows, 120 drifters)"),
+    ("sample", "shipped sample (synthetic North Atlantic)"),
+    ("upload", "upload a processed drifter CSV"),
+])
+METHODS = ("NGB", "IndepNGB")
+
+
+def available_sources() -> list[str]:
+    """Data sources present on this machine (the real subset only when ../shared/data holds it)."""
+    out = list(SOURCES)
+    if shared_data_path("drifters", "gdp_north_atlantic_subset.csv") is None:
+        out.remove("real")
+    return out
+
+
+@st.cache_resource(show_spinner=False)
+def _store() -> _Store:
+    return _Store(size=8)
+
+
+def _source(source: str, upload: bytes | None):
+    if source == "real":
+        p = shared_data_path("drifters", "gdp_north_atlantic_subset.csv")
+        if p is None:
+            raise DataError("The real drifter subset is not in the shared data folder; choose the shipped sample.")
+        return str(p)
+    if source == "sample":
+        return "sample"
+    if upload is None:
+        raise DataError("No drifter file uploaded yet; upload a CSV with the processed drifter columns or choose another source.")
+    import io
+
+    import pandas as pd
+
+    if len(upload) > MAX_UPLOAD_MB * 1024 * 1024:
+        raise DataError(f"The file is larger than {MAX_UPLOAD_MB} MB; upload a smaller CSV.")
+    try:
+        return pd.read_csv(io.BytesIO(upload))
+    except (ValueError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise DataError(f"The upload could not be read as a CSV table ({type(exc).__name__}); upload a "
+                        f"comma-separated file with the drifter columns (lon, lat, u, v, id, ...).") from None
+
+
+def run_comparison(source: str, rounds: int, learning_rate: float, max_train: int | None, upload: bytes | None = None,
+                   *, progress_container=None):
+    """The drifter comparison (NGB vs IndepNGB and their averages) from the cache, or run now with a progress bar."""
+    from distviz.experiments.drifters import run_drifter_comparison
+
+    key = (source, int(rounds), float(learning_rate), max_train, hashlib.sha1(upload).hexdigest() if upload else "")
+    hit = _store().get(key)
+    if hit is not None:
+        return hit
+    data = _source(source, upload)
+    box = progress_container if progress_container is not None else st
+    bar = box.progress(0.0, text="fitting NGB and IndepNGB …")
+
+    def progress(frac, msg):
+        bar.progress(min(max(float(frac), 0.0), 1.0), text=str(msg)[:120])
+
+    try:
+        res = run_drifter_comparison(data, rounds=int(rounds), learning_rate=float(learning_rate), patience=20,
+                                     methods=METHODS, max_train=max_train, mixture_samples=100, progress=progress)
+    finally:
+        bar.empty()
+    _store().put(key, res)
+    return res
+
+
+def metrics_frame(res):
+    """Table 2 style DataFrame: one row per method (NGB, IndepNGB, their averages, oracle when synthetic)."""
+    import pandas as pd
+
+    rows = []
+    for m, v in res.table.items():
+        row = {"method": m}
+        for k in ("NLL", "RMSE", "PR90_cov", "PR90_area", "n", "fit_s", "rounds_used"):
+            if k in v:
+                val = v[k]
+                row[k] = ", ".join(map(str, val)) if isinstance(val, (list, tuple)) else (str(val) if k == "rounds_used" else val)
+        rows.append(row)
+    return pd.DataFrame(rows).rename(columns={"NLL": "NLL (nats)", "RMSE": "RMSE (cm/s)", "PR90_cov": "90% region coverage",
+                                              "PR90_area": "90% region area (cm²/s²)", "fit_s": "fit (s)"})

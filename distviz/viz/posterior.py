@@ -1,0 +1,55 @@
+"""Figures of the Posterior-regression page: WGBoost method comparison and the OOD-score demo."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .palette import OKABE_ITO, algo_color, algo_label
+from .style import apply_style
+
+__all__ = ["method_comparison_figure", "ood_figure"]
+
+
+def method_comparison_figure(result: dict, *, title=None) -> go.Figure:
+    """MMD^2 to the target against the round (log scale) and milliseconds per round, one colour per method.
+
+    `result` is the output of the `wgboost-synthetic` study: {method: {"mmd2@r": v, ..., "ms_per_round": t}}.
+    """
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.65, 0.35], horizontal_spacing=0.12,
+                        subplot_titles=["MMD² to the target N(sin x, 0.5²) (lower is better)", "time per round"])
+    for m, row in result.items():
+        rs = sorted(int(k.split("@")[1]) for k in row if k.startswith("mmd2@"))
+        vals = [row[f"mmd2@{r}"] for r in rs]
+        fig.add_scatter(x=rs, y=vals, mode="lines+markers", name=algo_label(m), line=dict(color=algo_color(m), width=2.5),
+                        legendgroup=m, row=1, col=1)
+        ref = {int(k.split("@")[1]): v for k, v in row.items() if k.startswith("authors@")}
+        if ref:
+            fig.add_scatter(x=list(ref), y=list(ref.values()), mode="markers", name="authors' value", legendgroup=m,
+                            marker=dict(color=algo_color(m), symbol="star-open", size=13, line=dict(width=2)),
+                            showlegend=m == next(iter(result)), row=1, col=1)
+        fig.add_bar(x=[algo_label(m)], y=[row.get("ms_per_round", np.nan)], marker_color=algo_color(m), showlegend=False,
+                    legendgroup=m, row=1, col=2)
+    fig.update_xaxes(title_text="boosting round", row=1, col=1)
+    fig.update_yaxes(title_text="MMD² (Gaussian kernel, h = 0.025)", type="log", row=1, col=1)
+    fig.update_yaxes(title_text="milliseconds per round", row=1, col=2)
+    fig.update_xaxes(tickangle=-30, row=1, col=2)
+    return apply_style(fig, title=title, height=430)
+
+
+def ood_figure(score_in, score_out, *, title=None) -> go.Figure:
+    """Histograms of the OOD score (log10) for in-distribution test rows and the held-out class."""
+    a = np.log10(np.maximum(np.asarray(score_in, dtype=float), 1e-300))
+    b = np.log10(np.maximum(np.asarray(score_out, dtype=float), 1e-300))
+    lo, hi = float(min(a.min(), b.min())), float(max(a.max(), b.max()))
+    size = (hi - lo) / 40 if hi > lo else 1.0
+    fig = go.Figure()
+    fig.add_histogram(x=a, name="in-distribution test rows", marker_color=OKABE_ITO["blue"], opacity=0.7,
+                      xbins=dict(start=lo, end=hi + size, size=size))
+    fig.add_histogram(x=b, name="held-out class (out of distribution)", marker_color=OKABE_ITO["vermillion"], opacity=0.7,
+                      xbins=dict(start=lo, end=hi + size, size=size))
+    fig.update_layout(barmode="overlay")
+    fig.update_xaxes(title_text="log10 OOD score = −log10 max_j Var_particles[p_j(x)] (high: in-distribution)")
+    fig.update_yaxes(title_text="number of rows")
+    return apply_style(fig, title=title, height=420)
