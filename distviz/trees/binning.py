@@ -38,23 +38,27 @@ def _check_X(X, name: str = "X") -> np.ndarray:
 
 
 @njit(cache=True, parallel=True)
-def _bin_codes(X, edges, n_edges, out):
-    """Write the bin code of every value of X (n, p) into out (p, n): the number of edges below x."""
-    n, p = X.shape
+def _bin_codes(XT, edges, n_edges, out):
+    """Write the bin code of every value of XT (p, n) into out (p, n): the number of edges below x."""
+    p, n = XT.shape
     for f in prange(p):
         m = n_edges[f]
         e = edges[f]
+        top = 1
+        while top <= m:
+            top <<= 1
+        x_f = XT[f]
+        o_f = out[f]
         for i in range(n):
-            x = X[i, f]
-            lo = 0
-            hi = m
-            while lo < hi:  # first edge >= x
-                mid = (lo + hi) >> 1
-                if e[mid] < x:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            out[f, i] = lo
+            x = x_f[i]
+            pos = 0  # branch-free binary search: pos = #{edges < x}
+            step = top >> 1
+            while step > 0:
+                nxt = pos + step
+                if nxt <= m and e[nxt - 1] < x:
+                    pos = nxt
+                step >>= 1
+            o_f[i] = pos
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,7 +132,8 @@ class Binner:
             X = X[rng.choice(n, self.subsample, replace=False)]
         edges = []
         for f in range(p):  # once per fit, not in a hot path
-            u = np.unique(X[:, f])
+            xs = np.sort(X[:, f])
+            u = xs[np.concatenate(([True], xs[1:] != xs[:-1]))]
             if max_bins is None or u.size <= max_bins:
                 e = 0.5 * (u[:-1] + u[1:])
                 e = np.where(e < u[1:], e, u[:-1])  # adjacent floats: the midpoint may round up
@@ -137,15 +142,16 @@ class Binner:
                         f"feature {f} has {u.size} distinct values, more than the 65536 bins 'exact' mode supports; "
                         "use an integer max_bins such as 255."
                     )
-            else:
-                q = np.linspace(0.0, 100.0, max_bins + 1)[1:-1]
-                e = np.unique(np.percentile(X[:, f], q, method="midpoint"))
+            else:  # quantiles at k / max_bins, k = 1..max_bins-1 (the midpoint of the two order statistics)
+                pos = np.arange(1, max_bins) / max_bins * (xs.size - 1)
+                e = np.unique(0.5 * (xs[np.floor(pos).astype(np.int64)] + xs[np.ceil(pos).astype(np.int64)]))
                 e = e[e < u[-1]]  # an edge at the maximum would leave an empty last bin
             edges.append(np.ascontiguousarray(e, dtype=np.float64))
         self.bin_thresholds_ = edges
         self.n_bins_ = np.array([e.size + 1 for e in edges], dtype=np.int64)
         self.n_features_in_ = p
         nb_max = int(self.n_bins_.max())
+        self.n_bins_max_ = nb_max
         table = np.full((p, max(nb_max - 1, 1)), np.inf)
         for f, e in enumerate(edges):
             table[f, : e.size] = e
@@ -167,7 +173,7 @@ class Binner:
         if X.shape[1] != self.n_features_in_:
             raise DataError(f"X has {X.shape[1]} features but the binner was fitted on {self.n_features_in_}; pass the same columns.")
         out = np.empty((X.shape[1], X.shape[0]), dtype=self.code_dtype_)
-        _bin_codes(X, self._edge_table, self.n_bins_ - 1, out)
+        _bin_codes(np.ascontiguousarray(X.T), self._edge_table, self.n_bins_ - 1, out)
         return BinnedX(out, self)
 
     def fit_transform(self, X, sample_weight=None) -> BinnedX:

@@ -175,8 +175,10 @@ def fit_many(X, R_batch, sample_weight=None, shared: bool = False, **tree_params
     o = 1 if unit else 2
     M = _capacity(depth, leaves, n_pos)
     out = grow_many(
-        codes_T, binner.n_bins_, int(binner.n_bins_.max()), np.ascontiguousarray(Rb), w, o, M, depth, leaves,
+        codes_T, binner.n_bins_, binner.n_bins_max_, np.ascontiguousarray(Rb), w, o, M, depth, leaves,
         float(params["min_weight_leaf"]), float(params["min_samples_leaf"]), float(params["l2"]),
     )
-    n_nodes, feature, split_bin, left, right, dep, gain, sums, feat_gain, train_leaf = out
+    n_nodes, ints, floats, train_leaf = out
+    feature, split_bin, left, right, dep = (ints[:, i] for i in range(5))
+    gain, sums, feat_gain = floats[:, :, 0], floats[:, :, 1 : 1 + o + K], floats[:, :, 1 + o + K :]
     return Forest(params, binner, o, n_nodes, feature, split_bin, left, right, dep, gain, sums, feat_gain, train_leaf)

@@ -57,7 +57,7 @@ def grow_tree(
     M = feature.shape[0]
     C = o + K
     ci = o - 1
-    n_slots = (M + 1) // 2 + 2
+    n_slots = min((M + 1) // 2, 1 << max(min(max_depth, 62) - 1, 0)) + 2
     hist = np.empty((n_slots, p, nb_max, C))
     free = np.empty(n_slots, dtype=np.int64)
     for s in range(n_slots):
@@ -205,7 +205,10 @@ def grow_tree(
 
 @njit(cache=True)
 def _many_prepare(codes_T, nb_max, Yb, w, o, allow_parallel):
-    """Row statistics [w, (1{w>0}), w*Y_1..B] (n, o+B*K) and the shared root histogram of all B*K columns."""
+    """Row statistics [w, (1{w>0}), w*Y_1..B] (n, o+B*K) and the shared root histogram of all B*K columns.
+
+    For B = 1 the root histogram is left to grow_tree (a (1, 1, 1) placeholder is returned).
+    """
     B, n, K = Yb.shape
     p = codes_T.shape[0]
     G = np.empty((n, o + B * K))
@@ -217,6 +220,8 @@ def _many_prepare(codes_T, nb_max, Yb, w, o, allow_parallel):
         for t in range(B):
             for k in range(K):
                 G[i, o + t * K + k] = wi * Yb[t, i, k]
+    if B == 1:
+        return G, np.empty((1, 1, 1))
     root = np.empty((p, nb_max, o + B * K))
     rows = np.arange(n).astype(np.int32)
     if allow_parallel and n * p >= PARALLEL_MIN_WORK:
@@ -238,6 +243,32 @@ def _tree_root(root, t, o, K):
             for k in range(K):
                 out[f, b, o + k] = root[f, b, o + t * K + k]
     return out
+
+
+@njit(cache=True)
+def _pack(n_nodes, feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf):
+    """Pack the node arrays into (n_nodes (B,), ints (B, 5, M), floats (B, M, 1+C+p), train_leaf (B, n)).
+
+    ints: feature, bin, left, right, depth; floats: gain, the C node sums, the p per-feature gains.
+    (Four returned arrays instead of ten: boxing each array costs about a microsecond per call.)
+    """
+    B, M, C = sums.shape
+    p = feat_gain.shape[2]
+    ints = np.empty((B, 5, M), dtype=np.int64)
+    floats = np.empty((B, M, 1 + C + p))
+    for t in range(B):
+        for j in range(M):
+            ints[t, 0, j] = feature[t, j]
+            ints[t, 1, j] = split_bin[t, j]
+            ints[t, 2, j] = left[t, j]
+            ints[t, 3, j] = right[t, j]
+            ints[t, 4, j] = depth[t, j]
+            floats[t, j, 0] = gain[t, j]
+            for c in range(C):
+                floats[t, j, 1 + c] = sums[t, j, c]
+            for f in range(p):
+                floats[t, j, 1 + C + f] = feat_gain[t, j, f]
+    return n_nodes, ints, floats, train_leaf
 
 
 @njit(cache=True)
@@ -263,11 +294,11 @@ def grow_batch(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_
     for t in range(B):
         rh = root if B == 1 else _tree_root(root, t, o, K)
         n_nodes[t] = grow_tree(
-            codes_T, n_bins, nb_max, G, o + t * K, o, K, rh, True, max_depth, max_leaves, min_w, min_cnt, l2,
+            codes_T, n_bins, nb_max, G, o + t * K, o, K, rh, B > 1, max_depth, max_leaves, min_w, min_cnt, l2,
             allow_parallel, feature[t], split_bin[t], left[t], right[t], depth[t], gain[t], sums[t], feat_gain[t],
             train_leaf[t],
         )
-    return n_nodes, feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf
+    return _pack(n_nodes, feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf)
 
 
 @njit(cache=True, parallel=True)
@@ -283,7 +314,7 @@ def grow_many_parallel(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leav
             codes_T, n_bins, nb_max, G, o + t * K, o, K, rh, True, max_depth, max_leaves, min_w, min_cnt, l2, False,
             feature[t], split_bin[t], left[t], right[t], depth[t], gain[t], sums[t], feat_gain[t], train_leaf[t],
         )
-    return n_nodes, feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf
+    return _pack(n_nodes, feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf)
 
 
 def grow_many(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2):

@@ -32,9 +32,11 @@ def best_split_variance(h, n_bins, tot, o, l2, min_w, min_cnt, feat_gain):
     """Best (gain, feature, bin) of one node histogram h (p, nb, o+K) with totals tot (o+K,); fills feat_gain (p,).
 
     Column 0 is the weight, column o-1 the row count (the weight itself when o = 1), o.. the sums.
+    Per feature: prefix sums over bins, then |S_L|^2 and |S_R|^2 for all bins at once (a loop over
+    bins inside a loop over outputs, which vectorises), then one pass over the candidate bins.
     """
-    p = h.shape[0]
-    K = h.shape[2] - o
+    p, nb_max, C = h.shape
+    K = C - o
     ci = o - 1
     WJ = tot[0]
     cJ = tot[ci]
@@ -45,38 +47,49 @@ def best_split_variance(h, n_bins, tot, o, l2, min_w, min_cnt, feat_gain):
     best = -np.inf
     bf = -1
     bb = -1
-    SL = np.empty(K)
+    cum = np.empty((C, nb_max))
+    sL = np.empty(nb_max)
+    sR = np.empty(nb_max)
     for f in range(p):
+        nb = n_bins[f] - 1  # candidate splits: bins 0..nb-1 go left
         fbest = -np.inf
-        WL = 0.0
-        cL = 0.0
-        SL[:] = 0.0
+        if nb <= 0:
+            feat_gain[f] = fbest
+            continue
         hf = h[f]
-        for b in range(n_bins[f] - 1):
-            hb = hf[b]
-            WL += hb[0]
-            cL += hb[ci]
-            for k in range(K):
-                SL[k] += hb[o + k]
-            if hb[ci] == 0.0:
+        for c in range(C):
+            run = 0.0
+            cc = cum[c]
+            for b in range(nb):
+                run += hf[b, c]
+                cc[b] = run
+        sL[:nb] = 0.0
+        sR[:nb] = 0.0
+        for k in range(K):
+            ck = cum[o + k]
+            tk = tot[o + k]
+            for b in range(nb):
+                a = ck[b]
+                d = tk - a
+                sL[b] += a * a
+                sR[b] += d * d
+        cw = cum[0]
+        cc = cum[ci]
+        for b in range(nb):
+            if hf[b, ci] == 0.0:  # no positive-weight row in this bin: same partition as an earlier bin
                 continue
+            cL = cc[b]
             cR = cJ - cL
             if cR < min_cnt:
                 break
+            WL = cw[b]
             WR = WJ - WL
             if WR < min_w:
                 break
             if cL < min_cnt or WL < min_w:
                 continue
-            sL = 0.0
-            sR = 0.0
-            for k in range(K):
-                a = SL[k]
-                c = tot[o + k] - a
-                sL += a * a
-                sR += c * c
-            tL = sL / (WL + l2)
-            tR = sR / (WR + l2)
+            tL = sL[b] / (WL + l2)
+            tR = sR[b] / (WR + l2)
             g = tL + tR - parent
             if g > REL_TOL * (tL + tR) and g > fbest:
                 fbest = g

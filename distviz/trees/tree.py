@@ -168,18 +168,23 @@ class HistTree:
         n_pos = n if unit else int(np.count_nonzero(w))
         M = _capacity(depth, leaves, n_pos)
         nb = binner.n_bins_
-        nb_max = int(nb.max())
+        nb_max = binner.n_bins_max_
         min_w = float(self.min_weight_leaf)
         min_cnt = float(self.min_samples_leaf)
         l2 = float(self.l2)
+        K = R.shape[1]
         if self.criterion == "variance":
-            out = grow_batch(codes_T, nb, nb_max, R[None], w, 1 if unit else 2, M, depth, leaves, min_w, min_cnt, l2, True)
-            nn = int(out[0][0])
-            feature, split_bin, left, right, dep, gain, sums, feat_gain, train_leaf = (a[0] for a in out[1:])
             o = 1 if unit else 2
-            sums = sums[:nn]
-            gain_reg = gain[:nn]
-            gain = gain_reg
+            n_nodes, ints, floats, tl = grow_batch(
+                codes_T, nb, nb_max, R[None], w, o, M, depth, leaves, min_w, min_cnt, l2, True
+            )
+            nn = int(n_nodes[0])
+            feature, split_bin, left, right, dep = ints[0, :, :nn]
+            floats = floats[0, :nn]
+            gain = gain_reg = floats[:, 0]
+            sums = floats[:, 1 : 1 + o + K]
+            feat_gain = floats[:, 1 + o + K :]
+            train_leaf = tl[0]
             GT = None
         else:
             GT = row_stats(T, w, 2)
@@ -187,29 +192,30 @@ class HistTree:
             nn, feature, split_bin, left, right, dep, gain, feat_gain, train_leaf = grow_entropy(
                 codes_T, nb, nb_max, GT, family.conjugate, M, depth, leaves, min_w, min_cnt
             )
-            left, right = left[:nn], right[:nn]
+            feature, split_bin, left, right, dep = feature[:nn], split_bin[:nn], left[:nn], right[:nn], dep[:nn]
+            feat_gain = feat_gain[:nn]
             sums = node_sums(train_leaf, row_stats(R, w, 2), left, right, nn)
             gain = gain[:nn]
-            gain_reg = _reg_gains(sums, left[:nn], right[:nn], l2, o)
+            gain_reg = _reg_gains(sums, left, right, l2, o)
         self.binner_ = binner
-        self.n_outputs_ = R.shape[1]
+        self.n_outputs_ = K
         self.n_features_in_ = codes_T.shape[0]
-        self._feature = feature[:nn]
-        self._bin = split_bin[:nn]
-        self._left = left[:nn]
-        self._right = right[:nn]
-        self._depth = dep[:nn]
+        self._feature = feature
+        self._bin = split_bin
+        self._left = left
+        self._right = right
+        self._depth = dep
         self._sums = sums
         self._o = o
         self._gain = gain
         self._gain_reg = gain_reg
-        self._feat_gain = feat_gain[:nn]
+        self._feat_gain = feat_gain
         self._threshold = None
         self.value_ = sums[:, o:] / (sums[:, :1] + l2)
         self.train_leaf_ = train_leaf
         if family is not None:
             GT = row_stats(T, w, 2) if GT is None else GT
-            self._gain_ent = _entropy_gains(family, GT, train_leaf, self._left, self._right, nn, float(w.sum()))
+            self._gain_ent = _entropy_gains(family, GT, train_leaf, left, right, nn, float(w.sum()))
         else:
             self._gain_ent = None
         self._nodes = None
