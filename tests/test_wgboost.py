@@ -325,3 +325,30 @@ def test_subsample_progress_and_init_options():
     a = WGBoost("normal", n_rounds=3, init_rounds=50, random_state=5).fit(X, y).predict_particles(X)
     b = WGBoost("normal", n_rounds=3, init_rounds=50, random_state=5).fit(X, y).predict_particles(X)
     np.testing.assert_array_equal(a, b)                     # random_state makes fits reproducible
+
+
+def test_friedman_sum_trees_match_sklearn_splits_on_row_sums():
+    # the authors' sklearn multi-output friedman_mse summed the outputs before squaring (sklearn #32718)
+    from sklearn.tree import DecisionTreeRegressor
+
+    from distviz.boosting.wg_trees import TreeLearner
+
+    rng = np.random.default_rng(10)
+    X = rng.uniform(size=(300, 3))
+    R = rng.normal(size=(300, 4))
+    R[:, 0] += 3 * (X[:, 0] > 0.5)
+    R[:, 1] -= 3 * (X[:, 1] > 0.3)
+    L = TreeLearner(3, "exact", "friedman_sum")
+    Xb = L.prepare(X)
+    tree, pred = L.fit(Xb, R)
+    leaf = DecisionTreeRegressor(max_depth=3).fit(X, R.sum(1)).apply(X)
+    ref = np.zeros_like(R)
+    for v in np.unique(leaf):
+        ref[leaf == v] = R[leaf == v].mean(0)
+    np.testing.assert_allclose(pred, ref, atol=1e-12)
+    np.testing.assert_allclose(tree.predict(X), pred, atol=0)
+    trees, preds = L.fit_many(Xb, np.stack([R[:, :2], R[:, 2:]]))
+    np.testing.assert_allclose(np.stack([t.predict(X) for t in trees]), preds, atol=0)
+    est = WGBoost("normal", n_rounds=10, init_rounds=100, split_criterion="friedman_sum", tree_sharing="per_particle",
+                  n_particles=3, random_state=0).fit(X, R[:, 0])
+    assert est.predict_particles(X).shape == (300, 3, 2) and np.all(np.isfinite(est.trace_["train_nll"].values))

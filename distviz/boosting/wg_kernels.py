@@ -16,31 +16,35 @@ from numba import njit, prange
 _XMAX = 300.0  # kernel exponents beyond this give k < 1e-130: set to 0 (no subnormal arithmetic)
 
 
-@njit(cache=True)
-def _pair_exponents(theta, ih):
-    """|theta^a - theta^b|^2 / h for the N(N-1)/2 pairs a < b of every row, shape (n, P)."""
-    n, N, d = theta.shape
-    out = np.empty((n, N * (N - 1) // 2))
+@njit(cache=True, fastmath={"reassoc", "contract", "nsz", "arcp"})
+def _pair_exponents(thT, ih):
+    """|theta^a - theta^b|^2 / h for the N(N-1)/2 pairs a < b of every row, from thT (n, d, N); shape (n, P)."""
+    n, d, N = thT.shape
+    P = N * (N - 1) // 2
+    out = np.zeros((n, P))
     for i in range(n):
-        p = 0
-        for a in range(N):
-            for b in range(a + 1, N):
-                r2 = 0.0
-                for t in range(d):
-                    diff = theta[i, a, t] - theta[i, b, t]
-                    r2 += diff * diff
-                out[i, p] = min(r2 * ih, _XMAX)
-                p += 1
+        for t in range(d):
+            x = thT[i, t]
+            p = 0
+            for a in range(N):
+                xa = x[a]
+                for b in range(a + 1, N):
+                    diff = xa - x[b]
+                    out[i, p] += diff * diff
+                    p += 1
+        for p in range(P):
+            out[i, p] = min(out[i, p] * ih, _XMAX)
     return out
 
 
 @njit(cache=True, fastmath={"reassoc", "contract", "nsz", "arcp"})
-def _accumulate(theta, G, Hd, E, c, want_psi):
-    """phi = -G* (eq. 7) and psi = H* (eq. 8) from the pair kernels E (n, P) (k(a, a) = 1).
+def _accumulate(thT, GT, HT, E, c, want_psi):
+    """phi = -G* (eq. 7) and psi = H* (eq. 8), shape (n, N, d), from inputs in (n, d, N) layout and pair kernels E.
 
-    The repulsion on particle b from a is grad_{theta^a} k(theta^a, theta^b) = (2/h)(theta^b - theta^a) k.
+    k(a, a) = 1; the repulsion on particle b from a is grad_{theta^a} k(theta^a, theta^b)
+    = (2/h)(theta^b - theta^a) k (SVGD sign: pushes b away from a).
     """
-    n, N, d = theta.shape
+    n, d, N = thT.shape
     phi = np.empty((n, N, d))
     psi = np.zeros((n, N, d))
     inv = 1.0 / N
@@ -54,45 +58,55 @@ def _accumulate(theta, G, Hd, E, c, want_psi):
                 Km[b, a] = E[i, p]
                 p += 1
         for t in range(d):
+            th = thT[i, t]
+            g = GT[i, t]
+            hh = HT[i, t]
             for b in range(N):
-                tb = theta[i, b, t]
+                tb = th[b]
+                kr = Km[b]
                 a1 = 0.0
                 a2 = 0.0
-                for a in range(N):
-                    k = Km[a, b]
-                    gk = c * k * (tb - theta[i, a, t])
-                    a1 += k * G[i, a, t] + gk
-                    if want_psi:
-                        a2 += gk * gk - k * k * Hd[i, a, t]
+                if want_psi:
+                    for a in range(N):
+                        k = kr[a]
+                        gk = c * k * (tb - th[a])
+                        a1 += k * g[a] + gk
+                        a2 += gk * gk - k * k * hh[a]
+                    psi[i, b, t] = a2 * inv
+                else:
+                    for a in range(N):
+                        k = kr[a]
+                        a1 += k * g[a] + c * k * (tb - th[a])
                 phi[i, b, t] = a1 * inv
-                psi[i, b, t] = a2 * inv
     return phi, psi
 
 
-def _phi_psi(theta, G, Hd, h, want_psi):
-    """phi = -G* (eq. 7) and psi = H* (eq. 8) for every row and particle.
+def _T(a):
+    return np.ascontiguousarray(np.swapaxes(a, 1, 2), dtype=np.float64)
 
-    Pairwise exponents in compiled code, the N(N-1)/2 kernel values per row with numpy's vectorised
-    exp, and the sums again in compiled code, using k(a, b) = k(b, a) and k(a, a) = 1.
+
+def _phi_psi(theta, G, Hd, h, want_psi):
+    """phi = -G* (eq. 7) and psi = H* (eq. 8) for every row and particle, shape (n, N, d) each.
+
+    Compiled pairwise exponents, the N(N-1)/2 kernel values per row by numpy's vectorised exp, and
+    compiled sums over the particle axis laid out contiguously (k(a, b) = k(b, a), k(a, a) = 1).
     """
-    X = _pair_exponents(theta, 1.0 / h)
+    thT = _T(theta)
+    X = _pair_exponents(thT, 1.0 / h)
     np.negative(X, out=X)
     np.exp(X, out=X)
-    return _accumulate(theta, G, Hd, X, 2.0 / h, want_psi)
+    return _accumulate(thT, _T(G), _T(Hd) if want_psi else thT, X, 2.0 / h, want_psi)
 
 
 def smoothed_gradient(theta, G, h):
     """Negative smoothed Wasserstein gradient -G*_i(theta^n) of eq. 7, shape (n, N, d)."""
-    theta = np.ascontiguousarray(theta, dtype=np.float64)
-    G = np.ascontiguousarray(G, dtype=np.float64)
-    return _phi_psi(theta, G, G, float(h), False)[0]
+    return _phi_psi(np.asarray(theta, dtype=np.float64), np.asarray(G, dtype=np.float64), None, float(h), False)[0]
 
 
 def smoothed_gradient_hessian(theta, G, Hd, h):
     """(-G*, H*) of eq. 7 and eq. 8: smoothed gradient (negated) and its diagonal Hessian."""
-    theta = np.ascontiguousarray(theta, dtype=np.float64)
-    return _phi_psi(theta, np.ascontiguousarray(G, dtype=np.float64),
-                    np.ascontiguousarray(Hd, dtype=np.float64), float(h), True)
+    return _phi_psi(np.asarray(theta, dtype=np.float64), np.asarray(G, dtype=np.float64),
+                    np.asarray(Hd, dtype=np.float64), float(h), True)
 
 
 def ska_direction(theta, G, Hd, h):
@@ -122,6 +136,30 @@ def nka_direction(theta, G, Hf, h):
     Hm = Hm.reshape(n, N * d, N * d)
     alpha = np.linalg.solve(Hm, phi.reshape(n, N * d, 1))[..., 0].reshape(n, N, d)
     return np.einsum("inj,ijt->int", K, alpha)
+
+
+@njit(cache=True)
+def _mixture_nll(ll):
+    """-(1/n) sum_i log((1/N) sum_n exp(ll[i, n])) in one pass (the eq. 6 predictive NLL)."""
+    n, N = ll.shape
+    tot = 0.0
+    for i in range(n):
+        m = ll[i, 0]
+        for j in range(1, N):
+            m = max(m, ll[i, j])
+        if not np.isfinite(m):
+            tot += -m
+            continue
+        s = 0.0
+        for j in range(N):
+            s += np.exp(ll[i, j] - m)
+        tot += -(m + np.log(s / N))
+    return tot / n
+
+
+def mixture_nll(ll):
+    """Mean negative log of the particle-averaged likelihood (eq. 6) from log p(y_i | theta_i^n), shape (n, N)."""
+    return float(_mixture_nll(np.ascontiguousarray(ll, dtype=np.float64)))
 
 
 def langevin_direction(G, learning_rate, rng):

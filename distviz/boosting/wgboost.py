@@ -29,7 +29,7 @@ METHODS = ("ska", "fka", "nka", "langevin")
 SHARING = ("shared", "per_particle")
 _PARAMS = ("target", "n_particles", "method", "bandwidth", "learning_rate", "n_rounds", "max_depth",
            "tree_sharing", "init", "init_rounds", "init_lr", "subsample", "early_stopping_rounds",
-           "random_state", "max_bins", "display_size")
+           "random_state", "max_bins", "display_size", "split_criterion")
 
 
 def _check_X(X, name="X"):
@@ -51,7 +51,8 @@ class WGBoost:
 
     def __init__(self, target, n_particles=10, method="ska", bandwidth=0.1, learning_rate=0.1, n_rounds=500,
                  max_depth=3, tree_sharing="shared", init="flow", init_rounds=5000, init_lr=0.1, subsample=1.0,
-                 early_stopping_rounds=None, random_state=None, max_bins=255, display_size=50):
+                 early_stopping_rounds=None, random_state=None, max_bins=255, display_size=50,
+                 split_criterion="variance"):
         self.target = target
         self.n_particles = n_particles
         self.method = method
@@ -68,6 +69,7 @@ class WGBoost:
         self.random_state = random_state
         self.max_bins = max_bins
         self.display_size = display_size
+        self.split_criterion = split_criterion
 
     # ------------------------------------------------------------------ sklearn plumbing
     def get_params(self, deep=True):
@@ -107,6 +109,9 @@ class WGBoost:
             raise ConfigError("early_stopping_rounds must be a positive integer or None.")
         if not (isinstance(self.init_rounds, (int, np.integer)) and self.init_rounds >= 0):
             raise ConfigError("init_rounds must be a non-negative integer.")
+        if self.split_criterion not in ("variance", "friedman_sum"):
+            raise ConfigError("split_criterion must be 'variance' or 'friedman_sum' (the authors' sklearn "
+                              "multi-output friedman_mse trees).")
         if isinstance(self.init, str) and self.init not in ("flow", "normal", "zeros"):
             raise ConfigError("init must be 'flow', 'normal', 'zeros' or an array of N x d initial particles.")
 
@@ -145,8 +150,7 @@ class WGBoost:
 
     def _nll(self, P, Y):
         """Negative log predictive (eq. 6) averaged over rows."""
-        ll = self.target_.log_likelihood_rows(Y, P)
-        return float(-np.mean(lse(ll, axis=1) - np.log(P.shape[1])))
+        return K.mixture_nll(self.target_.log_likelihood_rows(Y, P))
 
     def fit(self, X, y, eval_set=None, progress=None):
         """Fit the N particle boostings to the pointwise posteriors of (X, y); eval_set=(X_val, y_val)."""
@@ -178,7 +182,7 @@ class WGBoost:
         t0 = time.perf_counter()
         self.init_particles_ = self._initial(Y, rng, d)
         self.init_seconds_ = time.perf_counter() - t0
-        learner = TreeLearner(int(self.max_depth), self.max_bins)
+        learner = TreeLearner(int(self.max_depth), self.max_bins, self.split_criterion)
         Xb = learner.prepare(X)
 
         P = np.repeat(self.init_particles_[None], n, axis=0)
@@ -374,7 +378,7 @@ class WGBoost:
             est.n_rounds_, est.best_round_ = meta["n_rounds_fitted"], meta["best_round"]
             est.trees_ = trees_from_arrays({k: z[k] for k in z.files if k.startswith("tree")},
                                            est.tree_sharing == "shared")
-            est._learner = TreeLearner(int(est.max_depth), est.max_bins)
+            est._learner = TreeLearner(int(est.max_depth), est.max_bins, est.split_criterion)
             coords = {k[len("tracec__"):]: z[k] for k in z.files if k.startswith("tracec__")}
             dims = {"particles": ("round", "obs", "particle", "param"), "train_nll": ("round",),
                     "valid_nll": ("round",), "mmd2": ("round",), "seconds": ("round",), "x": ("obs", "feature"),

