@@ -128,6 +128,10 @@ def test_trace_variables_and_dimensions():
     assert tr["node_value"].dims == ("round", "node", "param")
     assert tr.attrs["gain_name"] == "Gain^NGD" and tr.attrs["law"] == "ngd" and tr.attrs["family"] == "normal"
     assert np.isnan(tr.entropy.values[0]) and np.isfinite(tr.entropy.values[1:]).all()
+    T = get("normal").sufficient_stats(d.y)
+    for r, rnd in enumerate(m.result_.rounds, start=1):   # telescoped Gain^ent == direct leaf sums
+        assert tr.entropy.values[r] == pytest.approx(partition_entropy(get("normal"), rnd.trees[0].train_leaf_, T),
+                                                     abs=1e-12)
     # the stored eta is the model's eta on the display rows
     rows = tr.obs_index.values
     np.testing.assert_allclose(tr.eta.values[-1], m.predict_natural(d.X[rows], n_rounds=7), rtol=1e-12)

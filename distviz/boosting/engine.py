@@ -23,8 +23,8 @@ Law protocol (duck-typed; see ``distviz.boosting.laws`` for the exponential-fami
         # optional:
         def tree_kwargs(self, data) -> dict          # extra kwargs for HistTree.fit
                                                      # (family=..., T=... for Gain^ent)
-        def entropy(self, leaf, w, data) -> float    # generalised entropy of a partition
-                                                     # H = -sum_J W_J/W A*(eta*_J) (note, eq. H)
+        def entropy(self, tree, w, data) -> float    # generalised entropy of the tree's partition
+                                                     # H = -sum_J W_J/W A*(eta*_J) (note, H_A)
 
 Engine::
 
@@ -142,9 +142,7 @@ def _tree_class():
 
 def _leaf_output(tree, n_out: int) -> np.ndarray:
     """Per-training-row output of a fitted tree, read from its leaf of each row, shape (n, n_out)."""
-    leaf = tree.train_leaf_
-    vals = np.asarray(tree.nodes_["value"])
-    out = vals[leaf]
+    out = np.asarray(tree.value_)[tree.train_leaf_]
     return out.reshape(out.shape[0], n_out)
 
 
@@ -275,7 +273,7 @@ class BoostingEngine:
             res.n_projected.append(int(np.count_nonzero(proj)))
             ent = np.nan
             if hasattr(law, "entropy") and self.tree_mode == "shared":
-                ent = float(law.entropy(trees[0].train_leaf_, w, data))
+                ent = float(law.entropy(trees[0], w, data))
             res.entropy.append(ent)
             res.scales.append(scale)
             vl = np.nan

@@ -31,7 +31,7 @@ __all__ = ["LAWS", "ExpFamilyLaw", "FamilyData", "MGD", "NGD", "GD", "MGDNatural
 class FamilyData:
     """Per-fit cache of y-only quantities: T(y) (n, d), log h(y) (n,) and the weights."""
 
-    __slots__ = ("T", "log_h", "w", "n")
+    __slots__ = ("T", "log_h", "w", "n", "_H_root")
 
     def __init__(self, family, y, w=None):
         """Compute T(y) and log h(y) once (note, 'Monitoring during training')."""
@@ -39,6 +39,7 @@ class FamilyData:
         self.log_h = np.asarray(family.log_base_measure(y), dtype=float)
         self.w = w
         self.n = self.T.shape[0]
+        self._H_root = None
 
 
 class ExpFamilyLaw:
@@ -103,9 +104,19 @@ class ExpFamilyLaw:
         """Extra arguments for the tree: the family and T(y), so it can record Gain^ent."""
         return {"family": self.family, "T": data.T}
 
-    def entropy(self, leaf, w, data: FamilyData) -> float:
-        """Generalised entropy H = -sum_J W_J/W A*(eta*_J) of a partition (note, 'Monitoring', H_A)."""
-        return partition_entropy(self.family, leaf, data.T, w)
+    def entropy(self, tree, w, data: FamilyData) -> float:
+        """Generalised entropy H = -sum_J W_J/W A*(eta*_J) of a fitted tree's partition (note, 'Monitoring', H_A).
+
+        Gain^ent telescopes over the tree, so H = H(root) - sum of the internal nodes' Gain^ent; the
+        root term is computed once per fit.  Falls back to the leaf sums when a gain is not finite.
+        """
+        nodes = tree.nodes_
+        ge = np.asarray(nodes["gain_ent"], dtype=float)[~np.asarray(nodes["is_leaf"], dtype=bool)]
+        if data._H_root is None:
+            data._H_root = partition_entropy(self.family, np.zeros(data.n, dtype=np.int64), data.T, w)
+        if np.isfinite(data._H_root) and np.isfinite(ge).all():
+            return float(data._H_root - ge.sum())
+        return partition_entropy(self.family, tree.train_leaf_, data.T, w)
 
     def targets(self, F, data: FamilyData, learning_rate: float) -> np.ndarray:
         """Pseudo-responses (n, d) at iterate F."""
