@@ -123,14 +123,27 @@ def test_natural_gradient_solves_fisher_system(p, seed):
     np.testing.assert_allclose(nll, ch.nll(y, theta))
 
 
-def test_unrolled_p2_kernel_equals_generic_kernel():
+@pytest.mark.parametrize("jitter", [0.0, 1e-6, 0.5])
+def test_unrolled_p2_kernel_equals_generic_kernel(jitter):
     ch, theta, y = _random(2, n=500, seed=3)
+    ch = MVNCholesky(2, jitter=jitter)
+    theta[:5, 2] = -30.0  # exp(v) far below the jitter: log(a) through log1p
     diag = np.ascontiguousarray(np.exp(theta[:, 2 + ch._diag]) + ch.jitter)
     logdet = np.log(diag).sum(1)
     gen = _kernel(y, theta, diag, logdet, 2, True, True, ch._urow, ch._ucol, ch._pos)
     fast = ch._run(y, theta, True, True)
     for a, b in zip(gen, fast):
-        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-9)
+    # line-search helper: mean NLL along F + s f, weighted and unweighted, P = 2 and generic P
+    f = np.random.default_rng(0).normal(size=theta.shape)
+    w = np.random.default_rng(1).uniform(size=500)
+    for s in (0.0, 0.5, 2.0):
+        ref = ch.nll(y, theta + s * f)
+        assert ch._mean_nll_along(y, theta, f, s) == pytest.approx(ref.mean(), rel=1e-12)
+        assert ch._mean_nll_along(y, theta, f, s, w) == pytest.approx(np.dot(w, ref) / w.sum(), rel=1e-12)
+    ch3, th3, y3 = _random(3, n=50, seed=4)
+    f3 = np.ones_like(th3) * 0.1
+    assert ch3._mean_nll_along(y3, th3, f3, 2.0) == pytest.approx(ch3.nll(y3, th3 + 0.2).mean(), rel=1e-12)
 
 
 @pytest.mark.filterwarnings("ignore:Using Multivariate normal with k=1")

@@ -224,3 +224,22 @@ def test_simulation_matches_paper_equations():
     z = np.linalg.solve(np.linalg.cholesky(S), (y - m)[..., None])[..., 0]
     np.testing.assert_allclose(z.mean(0), 0, atol=0.03)
     np.testing.assert_allclose(np.cov(z.T), np.eye(2), atol=0.04)
+
+
+def test_mvn_sim_study_runs_and_reports_both_kl_directions():
+    from distviz.cli import main
+    from distviz.experiments.mvn_sim import mvn_sim
+
+    res = mvn_sim(n=120, reps=2, methods="NGB,IndepNGB,GB,skGB,NGB-pp", n_estimators=15, n_val=60, n_test=40,
+                  quiet=1, max_bins="255")
+    for m in ("NGB", "IndepNGB", "GB", "skGB", "NGB-pp"):
+        r = res[m]
+        for k in ("kl_pred_true", "kl_true_pred", "kl_pred_true_best", "kl_pred_true_all", "kl_true_pred_all",
+                  "iterations", "best_iteration", "fit_seconds"):
+            assert np.isfinite(r[k + "_mean"]) and r[k + "_sd"] >= 0, (m, k)
+        assert r["kl_pred_true_all_mean"] > 0 and r["iterations_mean"] <= 15
+    assert res["config"]["x_distribution"] == "Uniform(0, pi)"
+    with pytest.raises(ConfigError):
+        mvn_sim(n=100, reps=1, methods="NN", quiet=1)
+    assert main(["study", "mvn-sim", "--n", "60", "--reps", "1", "--methods", "NGB", "--n-estimators", "3",
+                 "--n-val", "30", "--n-test", "20", "--quiet", "1", "--json"]) == 0

@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 from sklearn.base import BaseEstimator
 
 from distviz.boosting.engine import BoostingEngine, weighted_mean
@@ -99,6 +100,7 @@ class ChartLaw:
         self.name = ("ngd:" if natural_gradient else "gd:") + str(getattr(chart, "name", type(chart).__name__))
         # charts of this package with a fused unchecked kernel (inputs were validated at fit time)
         self._fast = getattr(chart, "_run_unchecked", None)
+        self._along = getattr(chart, "_mean_nll_along", None)
 
     def prepare(self, y, w):
         """Cache the validated targets."""
@@ -129,6 +131,22 @@ class ChartLaw:
         """theta + step (every chart is unconstrained, nothing is projected)."""
         return F + step, np.zeros(F.shape[0], dtype=bool)
 
+    def mean_loss_along(self, F, f, s, data, w):
+        """Weighted mean NLL at theta = F + s f (fused for charts that offer it; for the line search)."""
+        if self._along is not None:
+            return self._along(data["y"], F, f, s, w)
+        Fn, _ = self.update(F, s * f)
+        return weighted_mean(self.loss(Fn, data), w)
+
+
+@njit(cache=True)
+def _gather_leaves(value, leaf, out, cols):
+    """out[i, cols[b]] = value[b, leaf[b, i], 0]: the training-row outputs of B single-output trees."""
+    for b in range(leaf.shape[0]):
+        c = cols[b]
+        for i in range(leaf.shape[1]):
+            out[i, c] = value[b, leaf[b, i], 0]
+
 
 class _Engine(BoostingEngine):
     """The shared engine with ngboost's own line-search rule as an extra choice."""
@@ -147,7 +165,7 @@ class _Engine(BoostingEngine):
             return super()._fit_trees(Xb, R, w, cols, tree_kwargs)
         forest = fit_many(Xb, np.ascontiguousarray(R[:, cols].T), sample_weight=w, **self.tree_params)
         out = np.zeros_like(R)
-        out[:, cols] = forest.train_predict_[:, :, 0].T
+        _gather_leaves(forest.value_, forest.train_leaf_, out, np.asarray(cols, dtype=np.int64))
         self.forests.append((forest, np.asarray(cols)))
         return forest.trees, [np.asarray([k]) for k in cols], out
 
@@ -162,8 +180,9 @@ class _Engine(BoostingEngine):
             # Algorithm 1: rho = argmin_rho L(theta - rho f) on the FULL tree output, the update
             # then takes lr * rho (ngboost does the same; the learning rate is not in the search)
             if s not in cache:
-                Fn, _ = law.update(F, s * f)
-                cache[s] = weighted_mean(law.loss(Fn, data), w)
+                with np.errstate(all="ignore"):
+                    v = law.mean_loss_along(F, f, s, data, w)
+                cache[s] = v if np.isfinite(v) else np.inf
             return cache[s]
 
         # ngboost.NGBoost.line_search: scale up while the loss stays <= the start, then halve until below
