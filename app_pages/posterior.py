@@ -1,9 +1,10 @@
 """Posterior regression with WGBoost: conditional densities, method comparison (App. E), OOD detection."""
 
+import numpy as np
 import streamlit as st
 
 from distviz.ui.common import explainer, fit_or_last
-from distviz.ui.posterior import CDE_DATA, METHODS, cde_fit, method_comparison, ood_demo
+from distviz.ui.posterior import CDE_DATA, METHODS, gp_bands, method_comparison, ood_demo
 from distviz.ui.lab import FitConfig
 from distviz.ui.state import qp_key, sync_query_params, user_errors
 from distviz.viz import palette
@@ -49,6 +50,18 @@ if section == "conditional density":
         c1, c2 = st.columns(2)
         c1.plotly_chart(figs[0], key="post.particles")
         c2.plotly_chart(figs[-1], key="post.nll")
+        if st.toggle("Compare with sparse-GP bands (ELBO and log-loss DLM)", value=True, key=f"{PAGE}.gp_on",
+                     help="Sparse Gaussian processes with 20 inducing points (distviz.gp), fitted on the same data."):
+            with user_errors():
+                ds, gd = gp_bands(data)
+                gx = ds["x"].values
+                G = gx[:, None] if res.data.X.shape[1] == 1 else np.column_stack([gx] + [np.full_like(gx, np.median(c)) for c in res.data.X[:, 1:].T])
+                yv = np.asarray(res.data.y, dtype=float)
+                yg = np.linspace(yv.min() - 0.3 * yv.std(), yv.max() + 0.3 * yv.std(), 300)
+                m, lo, hi = vp.density_band(yg, res.model.predict_density(G, yg))
+                st.plotly_chart(vp.gp_bands_figure(ds, gd.X[:, 0], gd.y, density=(gx, m, lo, hi, method), x_label=gd.x_label,
+                                                   y_label=gd.y_label, title="90% predictive bands: sparse GPs vs WGBoost"),
+                                key="post.gpfig")
 elif section == "method comparison":
     rounds = st.sidebar.select_slider("Rounds", [50, 100, 200], key=qp_key(PAGE, "cmp_rounds", 100, options=[50, 100, 200]))
     methods = st.sidebar.multiselect("Methods", METHODS, default=METHODS, format_func=palette.algo_label, key=f"{PAGE}.methods")

@@ -75,6 +75,16 @@ def test_lab_default_fit_then_family_and_algorithm_change_the_figures():
     assert at.query_params["algo"] in ("ngd", ["ngd"])
 
 
+def test_lab_sparse_gp_baseline():
+    at = page(n="200", algo="sgp_elbo")
+    assert not at.exception and not at.error
+    first = specs(at)
+    assert any("sparse-GP" in s["layout"].get("title", {}).get("text", "") for s in first)
+    at.sidebar.selectbox(key="lab.family").set_value("bernoulli").run()
+    assert not at.exception and not at.error
+    assert specs(at) != first
+
+
 def test_lab_wgboost_particles():
     at = page(n="200", rounds="20", algo="wg_fka")
     assert not at.exception

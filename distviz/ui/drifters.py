@@ -89,7 +89,7 @@ def metrics_frame(res):
     for m, v in res.table.items():
         row = {"method": m}
         for k in ("NLL", "RMSE", "PR90_cov", "PR90_area", "n", "fit_s", "rounds_used"):
-            if k in v:
+            if v.get(k) is not None:
                 val = v[k]
                 row[k] = ", ".join(map(str, val)) if isinstance(val, (list, tuple)) else (str(val) if k == "rounds_used" else val)
         rows.append(row)

@@ -45,10 +45,14 @@ ALGORITHMS = OrderedDict([
     ("wg_fka", ("WGBoost FKA (first order)", "wg", "Kernel-smoothed first-order Wasserstein gradient (SVGD-like).")),
     ("wg_nka", ("WGBoost NKA (full Newton)", "wg", "Full Newton direction: batched (N d) × (N d) solves per input.")),
     ("wg_langevin", ("LGBoost (Langevin)", "wg", "Noisy gradient steps: particles sample the posterior.")),
-    ("sgp", ("sparse GP (DLM / ELBO baseline)", "gp", "Sparse Gaussian-process regression baseline (Normal only).")),
+    ("sgp_elbo", ("sparse GP, ELBO (baseline)", "gp",
+                  "Sparse Gaussian process (20 inducing points) fitted by the evidence lower bound (variational inference).")),
+    ("sgp_dlm", ("sparse GP, log-loss DLM (baseline)", "gp",
+                 "The same sparse GP fitted by direct loss minimisation of the log predictive loss (Wei et al.).")),
 ])
 LAW_ALGOS = [k for k, v in ALGORITHMS.items() if v[1] == "law"]
 WG_TARGET = {"normal": "normal", "poisson": "poisson", "categorical": "categorical"}
+GP_LIKELIHOOD = {"normal": "gaussian", "bernoulli": "probit", "poisson": "poisson"}
 
 #: dataset key -> (label, help)
 DATASETS = OrderedDict([
@@ -118,7 +122,7 @@ def compatible(algorithm: str, family: str) -> str | None:
     if kind == "wg":
         return None if family in WG_TARGET else "WGBoost posterior targets exist for the Normal, Poisson and Categorical families; choose one of them."
     if kind == "gp":
-        return None if family == "normal" else "The sparse-GP baseline is a Normal-likelihood regression; choose the Normal family."
+        return None if family in GP_LIKELIHOOD else "The sparse-GP baselines have Gaussian, probit and Poisson likelihoods; choose the Normal, Bernoulli or Poisson family."
     return None
 
 
@@ -255,13 +259,9 @@ def make_estimator(cfg: FitConfig):
                        learning_rate=float(cfg.learning_rate), max_depth=int(cfg.max_depth),
                        early_stopping_rounds=None, validation_fraction=0.2, random_state=int(cfg.seed))
     if kind == "gp":
-        try:
-            from distviz import gp
-            cls = gp.SparseGP
-        except (ImportError, AttributeError):
-            raise ConfigError("The sparse-GP baseline arrives with distviz.gp.SparseGP, which is not available yet; "
-                              "choose a boosting algorithm.") from None
-        return cls(random_state=int(cfg.seed))
+        from distviz.gp import SparseGP
+        return SparseGP(likelihood=GP_LIKELIHOOD[cfg.family], objective="elbo" if cfg.algorithm == "sgp_elbo" else "dlm_log",
+                        n_inducing=20, max_iter=200, random_state=int(cfg.seed))
     raise ConfigError(f"Unknown algorithm {cfg.algorithm!r}.")
 
 

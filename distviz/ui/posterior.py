@@ -47,3 +47,16 @@ def ood_demo(rounds: int, seed: int = 0):
     lab = np.r_[np.ones(len(s_in), dtype=int), np.zeros(len(s_out), dtype=int)]
     return {"accuracy": acc, "pr_auc": float(pr_auc(lab, np.r_[s_in, s_out])), "score_in": s_in, "score_out": s_out,
             "seconds": secs, "classes": seg.classes, "n_train": len(tr), "n_test": len(te), "n_ood": len(s_out)}
+
+
+@st.cache_resource(max_entries=8, show_spinner="fitting the sparse-GP baselines (ELBO and log-loss DLM) …")
+def gp_bands(data: str, n_grid: int = 120):
+    """Sparse-GP means and 90% bands (ELBO and log-loss DLM) on a grid over the data set's input range."""
+    from distviz.gp import compare_1d
+
+    from .lab import load_data
+
+    d = load_data(FitConfig(family="normal", dataset=data, n=300))
+    x = np.asarray(d.X, dtype=float)[:, 0]
+    grid = np.linspace(x.min(), x.max(), n_grid)
+    return compare_1d(x, np.asarray(d.y, dtype=float), grid, objectives=("elbo", "dlm_log"), max_iter=200), d

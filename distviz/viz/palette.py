@@ -31,6 +31,8 @@ ALGO_COLORS = {
     "nka": OKABE_ITO["vermillion"],
     "langevin": OKABE_ITO["purple"],
     "sgp": OKABE_ITO["orange"],
+    "sgp_elbo": OKABE_ITO["orange"],
+    "sgp_dlm": OKABE_ITO["purple"],
     "truth": "#555555",
 }
 
@@ -51,6 +53,8 @@ ALGO_LABELS = {
     "nka": "WGBoost NKA",
     "langevin": "LGBoost (Langevin)",
     "sgp": "sparse GP",
+    "sgp_elbo": "sparse GP (ELBO)",
+    "sgp_dlm": "sparse GP (log-loss DLM)",
     "truth": "truth",
 }
 
@@ -74,12 +78,16 @@ COORD_COLORS = [OKABE_ITO[k] for k in ("blue", "vermillion", "green", "purple", 
 
 def algo_color(name: str) -> str:
     """The fixed colour of an algorithm name (case-insensitive; grey for unknown names)."""
-    return ALGO_COLORS.get(str(name).lower().replace(" ", "").replace("-", "_"), "#7f7f7f")
+    key = str(name).lower().replace(" ", "").replace("-", "_")
+    if key.startswith("wg_"):
+        key = key[3:]
+    return ALGO_COLORS.get(key, "#7f7f7f")
 
 
 def algo_label(name: str) -> str:
     """The display label of an algorithm name (the name itself when unknown)."""
-    return ALGO_LABELS.get(str(name).lower(), str(name))
+    key = str(name).lower()
+    return ALGO_LABELS.get(key[3:] if key.startswith("wg_") else key, str(name))
 
 
 def hex_to_rgba(color: str, alpha: float) -> str:

@@ -9,7 +9,7 @@ from plotly.subplots import make_subplots
 from .palette import OKABE_ITO, algo_color, algo_label
 from .style import apply_style
 
-__all__ = ["method_comparison_figure", "ood_figure"]
+__all__ = ["method_comparison_figure", "ood_figure", "gp_bands_figure"]
 
 
 def method_comparison_figure(result: dict, *, title=None) -> go.Figure:
@@ -53,3 +53,49 @@ def ood_figure(score_in, score_out, *, title=None) -> go.Figure:
     fig.update_xaxes(title_text="log10 OOD score = −log10 max_j Var_particles[p_j(x)] (high: in-distribution)")
     fig.update_yaxes(title_text="number of rows")
     return apply_style(fig, title=title, height=420)
+
+
+def gp_bands_figure(ds, x, y, *, density=None, x_label="x", y_label="y", title=None) -> go.Figure:
+    """Sparse-GP predictive means and bands per objective (from distviz.gp.compare_1d) over the data."""
+    fig = go.Figure()
+    xg = np.asarray(ds["x"].values, dtype=float)
+    level = float(ds.attrs.get("level", 0.9))
+    fig.add_scatter(x=np.asarray(x).reshape(-1), y=np.asarray(y).reshape(-1), mode="markers", name="data",
+                    marker=dict(color="#7f7f7f", size=5, opacity=0.55))
+    for obj in ds["objective"].values:
+        key = {"elbo": "sgp_elbo", "dlm_log": "sgp_dlm"}.get(str(obj), str(obj))
+        c = algo_color(key)
+        sub = ds.sel(objective=obj)
+        fig.add_scatter(x=np.r_[xg, xg[::-1]], y=np.r_[sub["upper"].values, sub["lower"].values[::-1]], fill="toself",
+                        fillcolor=_rgba(c, 0.15), line=dict(width=0),
+                        name=f"{algo_label(key)}: {int(level * 100)}% band", hoverinfo="skip")
+        fig.add_scatter(x=xg, y=sub["mean"].values, mode="lines", line=dict(color=c, width=2.5), name=f"{algo_label(key)}: mean")
+    if density is not None:
+        gx, m, lo, hi, algo = density
+        c = algo_color(algo)
+        fig.add_scatter(x=gx, y=lo, mode="lines", line=dict(color=c, dash="dot", width=2), name=f"{algo_label(algo)}: {int(level * 100)}% band")
+        fig.add_scatter(x=gx, y=hi, mode="lines", line=dict(color=c, dash="dot", width=2), showlegend=False)
+    fig.update_xaxes(title_text=x_label)
+    fig.update_yaxes(title_text=y_label)
+    return apply_style(fig, title=title, height=430)
+
+
+def _rgba(color: str, alpha: float) -> str:
+    from .palette import hex_to_rgba
+
+    return hex_to_rgba(color, alpha)
+
+
+def density_band(y_grid, density, level: float = 0.9):
+    """(mean, lower, upper) per row of a gridded predictive density: mean and central `level` quantiles."""
+    yg = np.asarray(y_grid, dtype=float)
+    p = np.asarray(density, dtype=float)
+    dy = np.gradient(yg)
+    w = p * dy
+    tot = np.maximum(w.sum(axis=1, keepdims=True), 1e-300)
+    cdf = np.cumsum(w, axis=1) / tot
+    a = (1 - level) / 2
+    lo = yg[np.clip(np.argmax(cdf >= a, axis=1), 0, len(yg) - 1)]
+    hi = yg[np.clip(np.argmax(cdf >= 1 - a, axis=1), 0, len(yg) - 1)]
+    mean = (w * yg).sum(axis=1) / tot[:, 0]
+    return mean, lo, hi

@@ -118,6 +118,8 @@ def lab_figures(model, data, kind: str, algo: str) -> list:
         return figs
     if kind == "ngboost":
         return _ngboost_figures(model, data, G, algo)
+    if kind == "gp":
+        return _gp_figures(model, data, G, algo)
     fam = model.family_ if hasattr(model, "family_") else None
     eta = np.asarray(model.predict_natural(G))
     teta = truth.truth_eta(G) if truth is not None else None
@@ -156,6 +158,28 @@ def _ngboost_figures(model, data, G, algo):
     figs.append(vf.nll_figure(np.arange(len(tr)), tr, va if va.size == tr.size else None, None, algo=algo,
                               title="NGBoost NLL per round"))
     return figs
+
+
+def _gp_figures(model, data, G, algo):
+    """Sparse GP: predictive mean and 90% band (Gaussian likelihood; the mean only otherwise), truth when known."""
+    X = np.asarray(data.X, dtype=float)
+    gx = G[:, 0]
+    mean = np.asarray(model.predict_mean(G), dtype=float).reshape(-1)
+    lo = hi = None
+    if model.likelihood == "gaussian":
+        lo, hi = model.predict_interval(G, 0.9)
+    truth = getattr(data, "truth", None)
+    tm = tlo = thi = None
+    if truth is not None:
+        fam = truth.get_family()
+        tm, tlo, thi = vf.predictive_band(fam, truth.truth_eta(G), seed=1)
+        if model.likelihood != "gaussian":
+            tlo = thi = None
+    ylab = "P(y = 1 | x)" if model.likelihood == "probit" else data.y_label
+    return [vf.regression_figure(X[:, 0], data.y, gx, mean, lo, hi, truth=tm, truth_lo=tlo, truth_hi=thi,
+                                 x_label=data.x_label, y_label=ylab, algo=algo,
+                                 title=f"data, sparse-GP mean{' and 90% band' if lo is not None else ''} ({model.objective})",
+                                 name=f"sparse GP ({model.objective})")]
 
 
 def trace_rounds(trace) -> int:
