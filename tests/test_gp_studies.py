@@ -38,7 +38,9 @@ def test_dlm_vs_elbo_on_counts_small():
 @pytest.mark.skipif(shared_data_path("uci", "concrete") is None, reason="../shared/data/uci is not present")
 def test_dlm_vs_elbo_cli_on_uci(capsys):
     rc = main(["study", "dlm-vs-elbo", "--data", "concrete", "--max-train", "60", "--max-iter", "10",
-               "--n-inducing", "5", "--grid-factor", "100", "--json"])
+               "--n-inducing", "5", "--grid-factor", "100", "--splits", "0-1", "--json"])
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["info"]["n_train"] == 48 and "DLM-square (joint)" in out
+    assert out["info"]["n_train"] == 48 and out["info"]["splits"] == [0, 1]
+    assert out["DLM-square (joint)"]["test_sq_error_se"] >= 0
+    assert "+-" in dlm._vs_table(out)

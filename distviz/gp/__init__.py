@@ -5,6 +5,6 @@ Wei, Sheth & Khardon, "Direct loss minimization for sparse Gaussian processes" (
 
 from distviz.gp.compare import compare_1d
 from distviz.gp.estimators import bmc, quadrature, sample_tilted, ups
-from distviz.gp.model import SparseGP, beta_grid, select_beta
+from distviz.gp.model import SparseGP, beta_grid, select_beta, warm_start_params
 
-__all__ = ["SparseGP", "select_beta", "beta_grid", "compare_1d", "bmc", "ups", "quadrature", "sample_tilted"]
+__all__ = ["SparseGP", "select_beta", "beta_grid", "warm_start_params", "compare_1d", "bmc", "ups", "quadrature", "sample_tilted"]
