@@ -51,28 +51,34 @@ def node_table(tree) -> dict:
 
 
 class TraceRecorder:
-    """Engine callback that keeps eta, eta* and the node table of every round on a display subset."""
+    """Engine callback that keeps the iterate of every round on a display subset (cheap: one copy per round).
+
+    eta / eta* and the node tables are derived once, in :func:`build_trace`, in one batched call.
+    """
 
     def __init__(self, law, idx: np.ndarray):
         """`idx`: training rows to record."""
         self.law = law
         self.idx = np.asarray(idx)
-        self.eta, self.eta_star, self.nodes = [], [], []
+        self.F = []
 
     def start(self, F_train: np.ndarray) -> None:
         """Record the constant start (round 0)."""
-        self._store(F_train)
-
-    def _store(self, F):
-        Fi = F[self.idx]
-        self.eta.append(np.asarray(self.law.natural(Fi), dtype=float))
-        self.eta_star.append(np.asarray(self.law.mean(Fi), dtype=float))
+        self.F.append(F_train[self.idx])
 
     def __call__(self, info) -> bool:
         """Store round `info.round`; never asks to stop."""
-        self._store(info.F_train)
-        self.nodes.append(node_table(info.trees[0]) if info.trees else {})
+        self.F.append(info.F_train[self.idx])
         return False
+
+    def iterates(self, n_rounds: int):
+        """(eta, eta*) of rounds 0..n_rounds on the display subset, each (round, obs, param)."""
+        F = np.stack(self.F[: n_rounds + 1])
+        R, m, K = F.shape
+        flat = F.reshape(R * m, K)
+        eta = np.asarray(self.law.natural(flat), dtype=float).reshape(R, m, K)
+        mean = np.asarray(self.law.mean(flat), dtype=float).reshape(R, m, K)
+        return eta, mean
 
 
 def _pad_nodes(tables: list[dict], K: int):
@@ -106,7 +112,8 @@ def build_trace(res, recorder: TraceRecorder, law, *, X, y, T, attrs: dict, n_ro
     Xs = np.asarray(X)[idx]
     ys = np.asarray(y, dtype=float)[idx]
     ys = ys[:, None] if ys.ndim == 1 else ys
-    fields, M = _pad_nodes(recorder.nodes[:R], K)
+    fields, M = _pad_nodes([node_table(rnd.trees[0]) if rnd.trees else {} for rnd in res.rounds[:R]], K)
+    eta, eta_star = recorder.iterates(R)
     data = {
         "train_nll": ("round", np.asarray(res.train_loss[: R + 1], dtype=float)),
         "valid_nll": ("round", np.asarray(res.valid_loss[: R + 1], dtype=float)),
@@ -114,8 +121,8 @@ def build_trace(res, recorder: TraceRecorder, law, *, X, y, T, attrs: dict, n_ro
         "n_projected": ("round", np.asarray(res.n_projected[: R + 1], dtype=np.int64)),
         "step_scale": ("round", np.asarray(res.scales[: R + 1], dtype=float)),
         "seconds": ("round", np.asarray(res.seconds[: R + 1], dtype=float)),
-        "eta": (("round", "obs", "param"), np.stack(recorder.eta[: R + 1])),
-        "eta_star": (("round", "obs", "param"), np.stack(recorder.eta_star[: R + 1])),
+        "eta": (("round", "obs", "param"), eta),
+        "eta_star": (("round", "obs", "param"), eta_star),
         "X": (("obs", "feature"), Xs.astype(float)),
         "y": (("obs", "ydim"), ys),
         "T": (("obs", "param"), np.asarray(T)[idx]),
