@@ -32,9 +32,9 @@ def _bands(model: SparseGP, x_grid: np.ndarray, level: float):
     return mean, lo, hi, mu - z * np.sqrt(v), mu + z * np.sqrt(v)
 
 
-def compare_1d(X, y, x_grid, objectives=("elbo", "beta_elbo", "dlm_log", "dlm_square"), likelihood="gaussian",
-               beta=1.0, level=0.9, n_inducing=20, max_iter=300, val_fraction=0.25, random_state=0,
-               progress=None) -> xr.Dataset:
+def compare_1d(X, y, x_grid, objectives=("elbo", "dlm_log", "dlm_square"), likelihood="gaussian",
+               beta=1.0, level=0.9, n_inducing=20, max_iter=200, fixed_hyperparameters=("dlm_square",),
+               val_fraction=0.25, random_state=0, progress=None) -> xr.Dataset:
     """Fit one SparseGP per objective on 1-D data and return its predictive mean and `level` band on x_grid.
 
     objectives: any of "elbo" (beta = 1), "beta_elbo" (beta chosen on a validation split over
@@ -42,8 +42,12 @@ def compare_1d(X, y, x_grid, objectives=("elbo", "beta_elbo", "dlm_log", "dlm_sq
     when beta="select"). Returns an xarray Dataset with dims (objective, x) and variables
     mean, lower, upper (bands of y; probit: of P(y=1|f)), latent_lower, latent_upper (bands of f),
     and per-objective beta and train log-loss; attrs carry level and likelihood.
-    Square-loss DLM learns only the mean: its bands are those of q(u) at the KL optimum S = K_uu
-    (Section 2), i.e. prior-wide, which is the point of showing it.
+    Objectives named in `fixed_hyperparameters` reuse the ELBO fit's kernel, noise and inducing
+    inputs (Section 6.1's fixed variant). That is the default for square-loss DLM: it learns only the
+    mean, its q(u) covariance stays at the KL optimum S = K_uu (prior-wide bands, which is the point
+    of showing it), and with joint hyperparameters its KL term m^T K_uu^-1 m drives the kernel
+    variance up without bound. beta="select" picks beta on a validation split for every objective
+    except "elbo" (slow: one fit per grid value).
     """
     X = np.asarray(X, dtype=float)
     if X.ndim == 2 and X.shape[1] == 1:
@@ -64,10 +68,15 @@ def compare_1d(X, y, x_grid, objectives=("elbo", "beta_elbo", "dlm_log", "dlm_sq
     tr, va = perm[n_val:], perm[:n_val]
     out = {k: [] for k in ("mean", "lower", "upper", "latent_lower", "latent_upper")}
     betas, train_ll = [], []
+    elbo_hp = None
+    if any(o in fixed_hyperparameters for o in objectives):
+        elbo_hp = SparseGP(likelihood=likelihood, n_inducing=n_inducing, max_iter=max_iter,
+                           random_state=random_state).fit(X[:, None], y).hyperparameters_
     for k, o in enumerate(objectives):
+        extra = dict(fit_hyperparameters=False, **elbo_hp) if o in fixed_hyperparameters else {}
         base = SparseGP(likelihood=likelihood, objective="elbo" if o == "beta_elbo" else o, beta=float(beta)
                         if beta != "select" else 1.0, n_inducing=n_inducing, max_iter=max_iter,
-                        random_state=random_state)
+                        random_state=random_state, **extra)
         if o == "beta_elbo" or (beta == "select" and o != "elbo"):
             model, b, _ = select_beta(base, X[tr, None], y[tr], X[va, None], y[va], refit=True)
         else:
@@ -84,5 +93,6 @@ def compare_1d(X, y, x_grid, objectives=("elbo", "beta_elbo", "dlm_log", "dlm_sq
                             "label": ("objective", [LABELS[o] for o in objectives])})
     ds["beta"] = ("objective", np.array(betas))
     ds["train_log_loss"] = ("objective", np.array(train_ll))
+    ds["fixed_hyperparameters"] = ("objective", np.array([o in fixed_hyperparameters for o in objectives]))
     ds.attrs.update(level=level, likelihood=likelihood, n_inducing=n_inducing)
     return ds
