@@ -124,7 +124,8 @@ def nka_direction(theta, G, Hf, h):
     """NKA target by Algorithm 4: v = K H^{-1} (-G*), with batched (N d) x (N d) solves per row.
 
     H_{nk} = (1/N) sum_j [-Hess log pi(theta^j) k(theta^n, theta^j) k(theta^k, theta^j)
-                          + grad_j k(theta^j, theta^n) (x) grad_j k(theta^j, theta^k)],  K_{nk} = I_d k(theta^n, theta^k).
+                          + grad_j k(theta^j, theta^n) (x) grad_j k(theta^j, theta^k)],
+    K_{nk} = I_d k(theta^n, theta^k).
     """
     theta = np.asarray(theta, dtype=np.float64)
     n, N, d = theta.shape

@@ -365,7 +365,8 @@ class WGBoost:
                 raise DataError(f"{path} is not a distviz WGBoost file.")
             if target is None:
                 if meta["target"] is None:
-                    raise ConfigError("This model used a callable target; pass it again: WGBoost.load(path, target=...).")
+                    raise ConfigError("This model used a callable target; pass it again: "
+                                      "WGBoost.load(path, target=...).")
                 target = make_target(meta["target"])
             elif isinstance(target, str):
                 target = make_target(meta["target"] if meta["target"] else target)
