@@ -676,12 +676,33 @@ class IndepNGB(_MultiOutputGaussian):
             yield self._combine(last)
 
 
+class _StopMonitor:
+    """GradientBoostingRegressor monitor: validation MSE tracked incrementally, stop `patience` after the best."""
+
+    def __init__(self, Xv, yv, wv, patience, learning_rate):
+        self.Xv, self.yv, self.wv = Xv, yv, wv
+        self.patience = patience
+        self.lr = learning_rate
+        self.pred = None
+        self.losses = []
+        self.best = 0
+
+    def __call__(self, i, est, _locals):
+        if self.pred is None:
+            self.pred = np.asarray(est.init_.predict(self.Xv), dtype=float).reshape(-1)
+        self.pred = self.pred + self.lr * est.estimators_[i, 0].predict(self.Xv)
+        self.losses.append(weighted_mean((self.pred - self.yv) ** 2, self.wv))
+        if self.best == 0 or self.losses[-1] < self.losses[self.best - 1]:
+            self.best = i + 1
+        return self.patience is not None and (i + 1) - self.best >= self.patience
+
+
 class skGB(_MultiOutputGaussian):
     """scikit-learn GradientBoostingRegressor per output plus a constant diagonal covariance (paper Sec. 4).
 
-    Each dimension is boosted in chunks (warm start) and stopped ``early_stopping_rounds`` rounds
-    after its best validation squared error; the covariance is the variance of its training
-    residuals at the chosen round.
+    Each dimension stops ``early_stopping_rounds`` rounds after its best validation squared error (a
+    fit monitor, as in the authors' code) and predicts with its trees up to that round; the
+    covariance is the variance of its training residuals at the chosen round.
     """
 
     def __init__(self, n_estimators=500, learning_rate=0.01, max_depth=3, early_stopping_rounds=50,
@@ -702,33 +723,20 @@ class skGB(_MultiOutputGaussian):
         X, y, w, ev = self._prep(X, y, sample_weight, eval_set)
         P = y.shape[1]
         self.models_, best, self.var_, self.var_all_ = [], [], [], []
-        patience = self.early_stopping_rounds
-        chunk = 50 if patience is None else max(int(patience), 1)
         for k in range(P):
             m = GradientBoostingRegressor(learning_rate=self.learning_rate, max_depth=self.max_depth,
-                                          n_estimators=0, warm_start=True, random_state=self.random_state)
-            losses, best_k = [], 0
-            while m.n_estimators < self.n_estimators:
-                m.set_params(n_estimators=min(m.n_estimators + chunk, self.n_estimators))
-                m.fit(X, y[:, k], sample_weight=w)
-                if ev is None:
-                    continue
-                start = len(losses)
-                for i, pv in enumerate(m.staged_predict(ev[0])):
-                    if i >= start:
-                        losses.append(weighted_mean((pv - ev[1][:, k]) ** 2, ev[2]))
-                best_k = int(np.argmin(losses)) + 1
-                if patience is not None and len(losses) - best_k >= patience:
-                    break
-                if progress is not None:
-                    progress(k * self.n_estimators + m.n_estimators, P * self.n_estimators)
-            n_all = m.n_estimators_
-            best_k = best_k if ev is not None else n_all
+                                          n_estimators=self.n_estimators, random_state=self.random_state)
+            mon = None
+            if ev is not None:
+                mon = _StopMonitor(ev[0], ev[1][:, k], ev[2], self.early_stopping_rounds, self.learning_rate)
+            m.fit(X, y[:, k], sample_weight=w, monitor=mon)
+            best_k = mon.best if mon is not None and mon.best > 0 else m.n_estimators_
             self.models_.append(m)
             best.append(best_k)
-            for n_use, store in ((best_k, self.var_), (n_all, self.var_all_)):
-                pred = _staged_at(m, X, n_use)
-                store.append(weighted_mean((y[:, k] - pred) ** 2, w))
+            for n_use, store in ((best_k, self.var_), (m.n_estimators_, self.var_all_)):
+                store.append(weighted_mean((y[:, k] - _staged_at(m, X, n_use)) ** 2, w))
+            if progress is not None:
+                progress(k + 1, P)
         self.best_iteration_ = np.asarray(best)
         self.n_iter_ = np.array([m.n_estimators_ for m in self.models_])
         self.var_ = np.asarray(self.var_)
