@@ -2,17 +2,21 @@
 
 Usage: python benchmarks/trees.py [--quick]
 
-Every figure is the best of 3 repetitions (wall clock, after a warm-up call that also compiles
-numba), measured in the same run as its peer; ratios are peer time / our time (> 1: we are faster).
+Every figure is the best of 3 repetitions (after a warm-up call that also compiles numba), measured
+in the same run as its peer: wall-clock time and, in parentheses, the CPU time of this process (all
+threads; it is less disturbed by other jobs on a shared machine).  Ratios are peer / ours (> 1: we
+are faster).
 What is timed:
   * sklearn: DecisionTreeRegressor(max_depth=3).fit(X, R) on raw float X.
   * ours (raw): HistTree(max_depth=3).fit(X, R): binning of X (255 quantile bins) + tree growth.
   * ours (binned): HistTree(max_depth=3).fit(Xb, R) on a BinnedX made once outside the timer
     (what boosting does every round).
   * LightGBM: Booster.update() = exactly one boosting iteration (gradients, growth of one tree with
-    max_depth=3, num_leaves=8, max_bin=255, training-score update) on a Dataset constructed and a
-    Booster created outside the timer; ours: residuals y - mean, HistTree.fit(Xb, residuals) and the
-    training-score update via train_leaf_, i.e. the same work.
+    max_depth=3, num_leaves=8, max_bin=255, training-score update) on a Dataset constructed outside
+    the timer.  "steady": iterations 2-4 of one Booster (its buffers already allocated); "first": the
+    first update() of a freshly created Booster (includes LightGBM's per-booster setup).  Ours:
+    residuals y - score, HistTree.fit(Xb, residuals) and the training-score update via train_leaf_,
+    i.e. the same work, allocating everything afresh on every call.
   * fit_many: fit_many(Xb, R (B, n, K), max_depth=3) vs B sklearn fits on raw X and vs B HistTree fits.
 """
 
@@ -30,15 +34,16 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from distviz.trees import Binner, HistTree, fit_many  # noqa: E402
 
 
-def best_of(fn, reps: int = 3, inner: int = 1) -> float:
-    """Best wall time of reps repetitions of inner calls, per call, in seconds."""
-    best = np.inf
+def best_of(fn, reps: int = 3, inner: int = 1) -> tuple[float, float]:
+    """(best wall time, best CPU time of this process) over reps repetitions of inner calls, per call, seconds."""
+    wall = cpu = np.inf
     for _ in range(reps):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for _ in range(inner):
             fn()
-        best = min(best, (time.perf_counter() - t0) / inner)
-    return best
+        wall = min(wall, (time.perf_counter() - t0) / inner)
+        cpu = min(cpu, (time.process_time() - c0) / inner)
+    return wall, cpu
 
 
 def make_data(n: int, p: int, K: int, seed: int = 0):
@@ -52,11 +57,15 @@ def make_data(n: int, p: int, K: int, seed: int = 0):
 
 
 def fmt(t: float) -> str:
-    return f"{t * 1e3:10.2f} ms" if t >= 1e-3 else f"{t * 1e6:10.1f} us"
+    return f"{t * 1e3:9.2f} ms" if t >= 1e-3 else f"{t * 1e6:9.1f} us"
 
 
 def row(name, ours, peer, peer_name):
-    print(f"{name:<34} ours {fmt(ours)}   {peer_name} {fmt(peer)}   ratio {peer / ours:7.1f}x")
+    """One line: wall (cpu) of ours and the peer, and the wall-time and CPU-time ratios peer / ours."""
+    print(
+        f"{name:<36} ours {fmt(ours[0])} (cpu {fmt(ours[1])})   {peer_name:>12} {fmt(peer[0])} (cpu {fmt(peer[1])})"
+        f"   ratio {peer[0] / ours[0]:6.1f}x (cpu {peer[1] / ours[1]:5.1f}x)"
+    )
 
 
 def bench_sklearn(quick: bool):
@@ -98,10 +107,13 @@ def bench_lightgbm(quick: bool):
             num_threads=threads, boost_from_average=True, bagging_fraction=1.0, feature_fraction=1.0,
         )
         ds = lgb.Dataset(X, y, params={"max_bin": 255, "verbose": -1}, free_raw_data=False).construct()
-        boosters = [lgb.Booster(params=params, train_set=ds) for _ in range(4)]
-        boosters[0].update()  # warm-up
-        it = iter(boosters[1:])
-        t_lgb = best_of(lambda: next(it).update())
+        fresh = [lgb.Booster(params=params, train_set=ds) for _ in range(4)]
+        fresh[0].update()  # warm-up
+        it = iter(fresh[1:])
+        t_lgb_first = best_of(lambda: next(it).update())
+        booster = lgb.Booster(params=params, train_set=ds)
+        booster.update()
+        t_lgb = best_of(booster.update)  # steady state: iterations 2, 3, 4
 
         Xb = Binner(255).fit_transform(X)
         score = np.full(n, y.mean())
@@ -113,7 +125,8 @@ def bench_lightgbm(quick: bool):
 
         ours()
         t_ours = best_of(ours)
-        row(f"n={n:>8} one iteration", t_ours, t_lgb, "LightGBM")
+        row(f"n={n:>8} one iteration (steady)", t_ours, t_lgb, "LightGBM")
+        row(f"n={n:>8} one iteration (first)", t_ours, t_lgb_first, "LightGBM")
         t_bin_ours = best_of(lambda: Binner(255).fit_transform(X), reps=1)
         t_bin_lgb = best_of(lambda: lgb.Dataset(X, y, params={"max_bin": 255, "verbose": -1}).construct(), reps=1)
         row(f"n={n:>8} binning (once per fit)", t_bin_ours, t_bin_lgb, "LightGBM")
@@ -154,7 +167,10 @@ def bench_small():
         tree.fit(Xb, R)
         t_fit = best_of(lambda: tree.fit(Xb, R), inner=500)
         t_pred = best_of(lambda: tree.predict(Xb), inner=500)
-        print(f"n={n} p={p} K={K}: fit {fmt(t_fit)}   predict {fmt(t_pred)}")
+        print(
+            f"n={n} p={p} K={K}: fit {fmt(t_fit[0])} (cpu {fmt(t_fit[1])})   "
+            f"predict {fmt(t_pred[0])} (cpu {fmt(t_pred[1])})"
+        )
 
 
 def main(argv=None):

@@ -19,27 +19,33 @@ import numpy as np
 from numba import njit, prange
 
 from .histogram import PARALLEL_MIN_WORK, gather_rows, hist_parallel, hist_serial, row_stats
-from .splitting import best_split_entropy, best_split_variance, partition
+from .splitting import assign_children, best_split_entropy, best_split_variance, partition
 
 __all__ = ["grow_tree", "grow_batch", "grow_many", "grow_entropy", "node_sums"]
 
 
 @njit(cache=True)
 def _build(codes_T, rows, start, stop, G, col_off, o, K, buf, out, allow_parallel):
-    """Histogram of rows[start:stop] into out; gathers the row statistics first unless it is the whole sample."""
+    """Histogram of rows[start:stop] into out; gathers the row statistics first unless it is the whole sample.
+
+    G: row statistics (see histogram.py) with `lead` = 2 (o = 2) or 0 (o = 1, unit weights) leading
+    columns and this tree's K target columns at col_off.
+    """
     m = stop - start
     n = codes_T.shape[1]
-    if m == n and col_off == o:
-        gathered = False
+    unit = o == 1
+    lead = 0 if unit else 2
+    if m == n and col_off == lead and G.shape[1] == lead + K:
+        mode = 0
         src = G
     else:
-        gather_rows(G, rows, start, stop, col_off, o, K, buf)
-        gathered = True
+        gather_rows(G, rows, start, stop, col_off, lead, K, buf)
+        mode = 2
         src = buf
     if allow_parallel and m * codes_T.shape[0] >= PARALLEL_MIN_WORK:
-        hist_parallel(codes_T, rows, start, stop, src, gathered, out)
+        hist_parallel(codes_T, rows, start, stop, src, mode, unit, out)
     else:
-        hist_serial(codes_T, rows, start, stop, src, gathered, out)
+        hist_serial(codes_T, rows, start, stop, src, mode, unit, out)
 
 
 @njit(cache=True)
@@ -63,9 +69,14 @@ def grow_tree(
     for s in range(n_slots):
         free[s] = n_slots - 1 - s
     n_free = n_slots
-    rows = np.arange(n).astype(np.int32)
+    rows = np.empty(n, dtype=np.int32)
+    for i in range(n):
+        rows[i] = i
     tmp = np.empty(n, dtype=np.int32)
-    buf = np.empty((n, C))
+    lead = 0 if o == 1 else 2
+    # gathered statistics of a smaller child (at most half the rows; all rows if the root must be gathered)
+    root_in_place = have_root_hist or (col_off == lead and G.shape[1] == lead + K)
+    buf = np.empty((n // 2 + 1 if root_in_place else n, lead + K))
     start = np.empty(M, dtype=np.int64)
     stop = np.empty(M, dtype=np.int64)
     slot = np.full(M, -1, dtype=np.int64)
@@ -83,10 +94,12 @@ def grow_tree(
 
     sums[0, :] = 0.0
     for i in range(n):
-        for c in range(o):
+        for c in range(lead):
             sums[0, c] += G[i, c]
         for k in range(K):
             sums[0, o + k] += G[i, col_off + k]
+    if o == 1:
+        sums[0, 0] = n
     start[0] = 0
     stop[0] = n
     depth[0] = 0
@@ -120,7 +133,6 @@ def grow_tree(
             b = bbin[j]
             sj = slot[j]
             slot[j] = -1
-            mid = partition(codes_T[f], rows, start[j], stop[j], b, tmp)
             L = n_nodes
             R = n_nodes + 1
             n_nodes += 2
@@ -130,10 +142,6 @@ def grow_tree(
             left[j] = L
             right[j] = R
             gain[j] = bgain[j]
-            start[L] = start[j]
-            stop[L] = mid
-            start[R] = mid
-            stop[R] = stop[j]
             depth[L] = depth[j] + 1
             depth[R] = depth[j] + 1
             # child totals from the parent's histogram: bins 0..b of feature f go left
@@ -147,6 +155,17 @@ def grow_tree(
             room = n_leaves < max_leaves
             can_L = room and depth[L] < max_depth and sums[L, ci] >= 2 * min_cnt and sums[L, 0] >= 2 * min_w
             can_R = room and depth[R] < max_depth and sums[R, ci] >= 2 * min_cnt and sums[R, 0] >= 2 * min_w
+            if not can_L and not can_R:  # both children are final leaves: label their rows, no partition
+                assign_children(codes_T[f], rows, start[j], stop[j], b, L, R, train_leaf)
+                start[L] = stop[L] = start[R] = stop[R] = 0
+                free[n_free] = sj
+                n_free += 1
+                continue
+            mid = partition(codes_T[f], rows, start[j], stop[j], b, tmp)
+            start[L] = start[j]
+            stop[L] = mid
+            start[R] = mid
+            stop[R] = stop[j]
             if (stop[L] - start[L]) <= (stop[R] - start[R]):
                 small, large, can_small, can_large = L, R, can_L, can_R
             else:
@@ -205,29 +224,33 @@ def grow_tree(
 
 @njit(cache=True)
 def _many_prepare(codes_T, nb_max, Yb, w, o, allow_parallel):
-    """Row statistics [w, (1{w>0}), w*Y_1..B] (n, o+B*K) and the shared root histogram of all B*K columns.
+    """Row statistics of all B*K columns (n, lead+B*K) and their shared root histogram (p, nb_max, o+B*K).
 
-    For B = 1 the root histogram is left to grow_tree (a (1, 1, 1) placeholder is returned).
+    lead = 2 ([w, 1{w>0}, w*Y_1..B]) for o = 2, 0 (the targets only) for unit weights.  For B = 1
+    the root histogram is left to grow_tree (a (1, 1, 1) placeholder is returned).
     """
     B, n, K = Yb.shape
     p = codes_T.shape[0]
-    G = np.empty((n, o + B * K))
+    lead = 0 if o == 1 else 2
+    if B == 1 and lead == 0:  # unit weights, one tree: the targets are the row statistics
+        return np.ascontiguousarray(Yb[0]), np.empty((1, 1, 1))
+    G = np.empty((n, lead + B * K))
     for i in range(n):
         wi = w[i]
-        G[i, 0] = wi
-        if o == 2:
+        if lead == 2:
+            G[i, 0] = wi
             G[i, 1] = 1.0 if wi > 0 else 0.0
         for t in range(B):
             for k in range(K):
-                G[i, o + t * K + k] = wi * Yb[t, i, k]
+                G[i, lead + t * K + k] = wi * Yb[t, i, k]
     if B == 1:
         return G, np.empty((1, 1, 1))
     root = np.empty((p, nb_max, o + B * K))
     rows = np.arange(n).astype(np.int32)
     if allow_parallel and n * p >= PARALLEL_MIN_WORK:
-        hist_parallel(codes_T, rows, 0, n, G, False, root)
+        hist_parallel(codes_T, rows, 0, n, G, 0, o == 1, root)
     else:
-        hist_serial(codes_T, rows, 0, n, G, False, root)
+        hist_serial(codes_T, rows, 0, n, G, 0, o == 1, root)
     return G, root
 
 
@@ -276,7 +299,7 @@ def _alloc_many(B, M, C, p, n):
     return (
         np.empty((B, M), dtype=np.int64), np.empty((B, M), dtype=np.int64), np.empty((B, M), dtype=np.int64),
         np.empty((B, M), dtype=np.int64), np.empty((B, M), dtype=np.int64), np.empty((B, M)),
-        np.empty((B, M, C)), np.empty((B, M, p)), np.empty((B, n), dtype=np.int64), np.empty(B, dtype=np.int64),
+        np.empty((B, M, C)), np.empty((B, M, p)), np.empty((B, n), dtype=np.int32), np.empty(B, dtype=np.int64),
     )
 
 
@@ -294,7 +317,7 @@ def grow_batch(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_
     for t in range(B):
         rh = root if B == 1 else _tree_root(root, t, o, K)
         n_nodes[t] = grow_tree(
-            codes_T, n_bins, nb_max, G, o + t * K, o, K, rh, B > 1, max_depth, max_leaves, min_w, min_cnt, l2,
+            codes_T, n_bins, nb_max, G, (0 if o == 1 else 2) + t * K, o, K, rh, B > 1, max_depth, max_leaves, min_w, min_cnt, l2,
             allow_parallel, feature[t], split_bin[t], left[t], right[t], depth[t], gain[t], sums[t], feat_gain[t],
             train_leaf[t],
         )
@@ -311,7 +334,7 @@ def grow_many_parallel(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leav
     for t in prange(B):
         rh = _tree_root(root, t, o, K)
         n_nodes[t] = grow_tree(
-            codes_T, n_bins, nb_max, G, o + t * K, o, K, rh, True, max_depth, max_leaves, min_w, min_cnt, l2, False,
+            codes_T, n_bins, nb_max, G, (0 if o == 1 else 2) + t * K, o, K, rh, True, max_depth, max_leaves, min_w, min_cnt, l2, False,
             feature[t], split_bin[t], left[t], right[t], depth[t], gain[t], sums[t], feat_gain[t], train_leaf[t],
         )
     return _pack(n_nodes, feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf)
@@ -403,7 +426,7 @@ def grow_entropy(codes_T, n_bins, nb_max, GT, conjugate, M, max_depth, max_leave
             consider(small, hs)
         if can[large]:
             consider(large, hp - hs)
-    train_leaf = np.empty(n, dtype=np.int64)
+    train_leaf = np.empty(n, dtype=np.int32)
     for c in range(n_nodes):
         if left[c] < 0:
             train_leaf[rows[seg[c, 0] : seg[c, 1]]] = c

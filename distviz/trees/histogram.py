@@ -1,11 +1,17 @@
 """Histogram kernels: per (feature, bin) sums of the row statistics of a node.
 
-Row statistics are precomputed once per fit, so that a histogram pass is pure additions:
-``G[i] = [w_i, 1{w_i>0}, w_i Y_i1, ..., w_i Y_iK]`` (``o = 2`` leading columns), or, when every
-weight is 1, ``G[i] = [1, Y_i1, ..., Y_iK]`` (``o = 1``: the weight sum is also the row count, one
-column fewer to add).  A node histogram is ``h[f, b, c]`` with the same ``C = o + K`` columns,
-accumulated in float64.  Children get their histogram from the smaller child's pass and a
-subtraction from the parent's (LightGBM's trick, see DESIGN.md "Speed notes").
+A node histogram is ``h[f, b, c]`` with ``C = o + K`` float64 columns: column 0 the weight sum,
+column ``o - 1`` the number of rows with positive weight, columns ``o..`` the weighted target sums.
+
+* weighted rows (``o = 2``): the row statistics are precomputed once per fit as
+  ``G[i] = [w_i, 1{w_i>0}, w_i Y_i1, ..., w_i Y_iK]`` so that a histogram pass is pure additions;
+* unit weights (``o = 1``): ``G`` is the target matrix itself and the weight column gets ``+1`` per
+  row: the weight sum is the row count, and one column fewer is read and added.
+
+Row statistics are indexed by ``rows[j]`` (the whole sample at the root, read in order) or, for a
+child node, gathered first into a contiguous buffer (``gathered``: indexed by ``j - start``).
+Children get their histogram from the smaller child's pass and a subtraction from the parent's
+(LightGBM's trick, see DESIGN.md "Speed notes").
 """
 
 from __future__ import annotations
@@ -21,79 +27,90 @@ PARALLEL_MIN_WORK = 1 << 17
 
 @njit(cache=True)
 def row_stats(Y, w, o):
-    """G (n, o+K): [w, 1{w>0}, w*Y] for o = 2, [w, w*Y] for o = 1 (unit weights)."""
+    """Row statistics (n, 2+K) = [w, 1{w>0}, w*Y] (o = 2), or a C-contiguous copy of Y for unit weights (o = 1)."""
     n, K = Y.shape
-    G = np.empty((n, K + o))
+    if o == 1:
+        return np.ascontiguousarray(Y)
+    G = np.empty((n, K + 2))
     for i in range(n):
         wi = w[i]
         G[i, 0] = wi
-        if o == 2:
-            G[i, 1] = 1.0 if wi > 0 else 0.0
+        G[i, 1] = 1.0 if wi > 0 else 0.0
         for k in range(K):
-            G[i, o + k] = wi * Y[i, k]
+            G[i, 2 + k] = wi * Y[i, k]
     return G
 
 
 @njit(cache=True)
-def gather_rows(G, rows, start, stop, col_off, o, K, out):
-    """Copy the leading o columns and columns col_off..col_off+K of rows[start:stop] into out (m, o+K)."""
+def gather_rows(G, rows, start, stop, col_off, lead, K, out):
+    """Copy the first `lead` columns and columns col_off..col_off+K of rows[start:stop] into out (m, lead+K)."""
     for j in range(stop - start):
         gi = G[rows[start + j]]
         oj = out[j]
-        for c in range(o):
+        for c in range(lead):
             oj[c] = gi[c]
         for k in range(K):
-            oj[o + k] = gi[col_off + k]
+            oj[lead + k] = gi[col_off + k]
 
 
 @njit(cache=True)
-def _accumulate(code_row, rows, start, stop, G, gathered, h):
+def _accumulate(code_row, rows, start, stop, G, mode, unit, h):
     """Add the statistics of rows[start:stop] into one feature's histogram h (nb, C).
 
-    G has C columns and is indexed by j - start when gathered, else by rows[j].
+    mode 0: the whole sample in order (row j is row j); 1: G indexed by rows[j]; 2: gathered
+    (G row j - start).  unit: G holds the K targets and column 0 of h counts rows.
     """
     h[:, :] = 0.0
     C = h.shape[1]
     hf = h.reshape(-1)
     Gf = G.reshape(-1)
-    if C == 2:
+    GC = G.shape[1]
+    if unit and C == 2:  # unit weights, one output: [count, sum y]
+        if mode == 0:
+            for i in range(start, stop):
+                b = np.intp(code_row[i]) * 2
+                hf[b] += 1.0
+                hf[b + 1] += Gf[i]
+        else:
+            for j in range(start, stop):
+                b = np.intp(code_row[rows[j]]) * 2
+                g = j - start if mode == 2 else rows[j]
+                hf[b] += 1.0
+                hf[b + 1] += Gf[g]
+    elif unit:
         for j in range(start, stop):
-            b = np.intp(code_row[rows[j]]) * 2
-            g = np.intp(j - start if gathered else rows[j]) * 2
-            hf[b] += Gf[g]
-            hf[b + 1] += Gf[g + 1]
-    elif C == 3:
+            i = j if mode == 0 else rows[j]
+            hb = h[code_row[i]]
+            gi = G[j - start if mode == 2 else i]
+            hb[0] += 1.0
+            for k in range(GC):
+                hb[1 + k] += gi[k]
+    elif C == 3:  # weighted rows, one output: [w, count, w y]
         for j in range(start, stop):
-            b = np.intp(code_row[rows[j]]) * 3
-            g = np.intp(j - start if gathered else rows[j]) * 3
+            i = j if mode == 0 else rows[j]
+            b = np.intp(code_row[i]) * 3
+            g = np.intp(j - start if mode == 2 else i) * 3
             hf[b] += Gf[g]
             hf[b + 1] += Gf[g + 1]
             hf[b + 2] += Gf[g + 2]
-    elif C == 4:
-        for j in range(start, stop):
-            b = np.intp(code_row[rows[j]]) * 4
-            g = np.intp(j - start if gathered else rows[j]) * 4
-            hf[b] += Gf[g]
-            hf[b + 1] += Gf[g + 1]
-            hf[b + 2] += Gf[g + 2]
-            hf[b + 3] += Gf[g + 3]
     else:
         for j in range(start, stop):
-            hb = h[code_row[rows[j]]]
-            gi = G[j - start if gathered else rows[j]]
+            i = j if mode == 0 else rows[j]
+            hb = h[code_row[i]]
+            gi = G[j - start if mode == 2 else i]
             for c in range(C):
                 hb[c] += gi[c]
 
 
 @njit(cache=True)
-def hist_serial(codes_T, rows, start, stop, G, gathered, out):
+def hist_serial(codes_T, rows, start, stop, G, mode, unit, out):
     """Histogram out (p, nb, C) of rows[start:stop] with row statistics G (see _accumulate)."""
     for f in range(codes_T.shape[0]):
-        _accumulate(codes_T[f], rows, start, stop, G, gathered, out[f])
+        _accumulate(codes_T[f], rows, start, stop, G, mode, unit, out[f])
 
 
 @njit(cache=True, parallel=True)
-def hist_parallel(codes_T, rows, start, stop, G, gathered, out):
+def hist_parallel(codes_T, rows, start, stop, G, mode, unit, out):
     """Same as hist_serial with features processed in parallel threads."""
     for f in prange(codes_T.shape[0]):
-        _accumulate(codes_T[f], rows, start, stop, G, gathered, out[f])
+        _accumulate(codes_T[f], rows, start, stop, G, mode, unit, out[f])

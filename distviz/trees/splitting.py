@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["best_split_variance", "best_split_entropy", "partition", "REL_TOL"]
+__all__ = ["best_split_variance", "best_split_entropy", "partition", "assign_children", "REL_TOL"]
 
 # a split must beat zero by this fraction of the magnitude of its terms (rounding noise is no gain)
 REL_TOL = 1e-12
@@ -103,20 +103,29 @@ def best_split_variance(h, n_bins, tot, o, l2, min_w, min_cnt, feat_gain):
 
 @njit(cache=True)
 def partition(code_row, rows, start, stop, b, tmp):
-    """Stable in-place partition of rows[start:stop] into code <= b (left) then code > b; returns the boundary."""
+    """Stable in-place partition of rows[start:stop] into code <= b (left) then code > b; returns the boundary.
+
+    Branch-free: every row is written to both candidate places and only one cursor advances.
+    """
     nl = start
     nr = 0
     for j in range(start, stop):
         i = rows[j]
-        if code_row[i] <= b:
-            rows[nl] = i
-            nl += 1
-        else:
-            tmp[nr] = i
-            nr += 1
-    for j in range(nr):
-        rows[nl + j] = tmp[j]
+        go = np.intp(code_row[i] <= b)
+        rows[nl] = i
+        tmp[nr] = i
+        nl += go
+        nr += 1 - go
+    rows[nl:stop] = tmp[:nr]
     return nl
+
+
+@njit(cache=True)
+def assign_children(code_row, rows, start, stop, b, L, R, leaf):
+    """leaf[i] = L or R for the rows of a node whose children are final leaves (no partition needed)."""
+    for j in range(start, stop):
+        i = rows[j]
+        leaf[i] = L if code_row[i] <= b else R
 
 
 def best_split_entropy(h, n_bins, conjugate, W_root, min_w, min_cnt):
