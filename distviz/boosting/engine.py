@@ -37,6 +37,11 @@ Engine::
     res = eng.fit(Xb, y, sample_weight=None, valid=(Xb_valid, y_valid, w_valid),
                   callbacks=[cb, ...], progress=lambda r, n: ...)
 
+With ``line_search=True`` the step is ``s * lr * f`` with s doubled from 1 (up to 256) while
+the weighted training NLL keeps falling, or halved until it falls (s = 0 when nothing helps);
+subclasses may override ``_line_search`` (the NGBoost estimator does, with ngboost's own rule)
+and ``_fit_trees`` (e.g. batched per-coordinate trees).
+
 ``Xb`` is a ``distviz.trees.BinnedX`` (or raw X; the tree bins it); ``valid`` rows must be
 binned with the same ``Binner``.  A callback with a ``start(F_train)`` method gets the start
 iterate before the first round.  Each ``callback(info: RoundInfo)`` is called after every

@@ -34,10 +34,20 @@ _PARAMS = ("family", "law", "n_rounds", "learning_rate", "max_depth", "max_bins"
 class DistributionalBoosting:
     """Gradient boosting of an exponential-family distribution (MGD, NGD, GD, crossed laws) with a full trace.
 
-    After an early-stopped fit (``early_stopping_rounds`` with ``eval_set`` or
-    ``validation_fraction``), ``predict_*`` use the best round (``best_iteration_``) by default;
+    Parameters: ``family`` (a name of ``distviz.families.get`` or a family object); ``law`` (one of
+    mgd, ngd, gd, mgd_natural, ngd_mean; see ``distviz.boosting.laws``); ``n_rounds``,
+    ``learning_rate``; tree settings ``max_depth``, ``max_bins`` (or "exact"), ``min_weight_leaf``
+    (absolute weight), ``l2``; ``early_stopping_rounds`` with ``eval_set`` or
+    ``validation_fraction``; ``domain`` ("project": rows an update pushes out of the domain are
+    mapped back by the family's project_mean / project_natural, as in the issue; "backtrack": their
+    step is halved until they stay inside); ``trace_rows`` (size of the display subset);
+    ``random_state``.  Extra keyword arguments are family options (``K=3`` for categorical, ``P=2``
+    for mvn).
+
+    After an early-stopped fit, ``predict_*`` use the best round (``best_iteration_``) by default;
     without validation data they use all fitted rounds.  ``score`` returns the mean NLL (lower is
-    better).  Extra keyword arguments are family options (``K=3`` for categorical, ``P=2`` for mvn).
+    better).  Fitted attributes: ``trace_`` (xarray.Dataset, see ``distviz.boosting.trace``),
+    ``result_`` (the engine's BoostingResult), ``best_iteration_``, ``n_rounds_``, ``family_``.
     """
 
     def __init__(self, family="normal", law="mgd", n_rounds=500, learning_rate=0.1, max_depth=3, max_bins=255,
