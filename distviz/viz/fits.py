@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .palette import COORD_COLORS, OKABE_ITO, ROLE_COLORS, algo_color, algo_label, hex_to_rgba
-from .style import apply_style
+from .style import apply_style, axis_grid, axis_key, make_figure
 
 __all__ = ["predictive_band", "regression_figure", "class_prob_figure", "nll_figure", "iterates_figure",
            "particles_figure", "geometry_figure", "density_heatmap_figure", "sort_by_x"]
@@ -23,7 +23,7 @@ def sort_by_x(x, *arrays):
     return (x[o],) + tuple(np.asarray(a)[o] for a in arrays)
 
 
-def predictive_band(family, eta, *, level: float = 0.9, n_draws: int = 400, seed: int = 0):
+def predictive_band(family, eta, *, level: float = 0.9, n_draws: int = 200, seed: int = 0):
     """(mean, lower, upper) of y | eta per row: exact mean, Monte-Carlo central `level` interval.
 
     For the multivariate Normal the arrays have a trailing output axis (n, P).
@@ -42,67 +42,71 @@ def predictive_band(family, eta, *, level: float = 0.9, n_draws: int = 400, seed
     return m, lo, hi
 
 
+def _band(x, lo, hi, color, name):
+    """A filled band trace between lo and hi over x."""
+    return dict(type="scatter", x=np.r_[x, x[::-1]], y=np.r_[hi, lo[::-1]], fill="toself", fillcolor=color,
+                line=dict(width=0), name=name, hoverinfo="skip")
+
+
 def regression_figure(x, y, grid, mean, lo=None, hi=None, *, truth=None, truth_lo=None, truth_hi=None,
                       x_label="x", y_label="y", algo="mgd", title=None, level=0.9, name=None) -> go.Figure:
     """Data, fitted mean and central band over a 1-D input (truth dashed when known)."""
-    fig = go.Figure()
     c = algo_color(algo)
+    grid = np.asarray(grid, dtype=float)
+    tr = []
     if truth_lo is not None and truth_hi is not None:
-        fig.add_scatter(x=np.r_[grid, grid[::-1]], y=np.r_[truth_hi, truth_lo[::-1]], fill="toself",
-                        fillcolor=ROLE_COLORS["truth_band"], line=dict(width=0), name=f"true {int(level * 100)}% band",
-                        hoverinfo="skip")
+        tr.append(_band(grid, np.asarray(truth_lo), np.asarray(truth_hi), ROLE_COLORS["truth_band"], f"true {int(level * 100)}% band"))
     if lo is not None and hi is not None:
-        fig.add_scatter(x=np.r_[grid, grid[::-1]], y=np.r_[hi, lo[::-1]], fill="toself",
-                        fillcolor=hex_to_rgba(c, 0.2), line=dict(width=0), name=f"fitted {int(level * 100)}% band",
-                        hoverinfo="skip")
-    fig.add_scatter(x=np.asarray(x).reshape(-1), y=np.asarray(y).reshape(-1), mode="markers", name="data",
-                    marker=dict(color=ROLE_COLORS["data"], size=5, opacity=0.55))
+        tr.append(_band(grid, np.asarray(lo), np.asarray(hi), hex_to_rgba(c, 0.2), f"fitted {int(level * 100)}% band"))
+    tr.append(dict(type="scatter", x=np.asarray(x).reshape(-1), y=np.asarray(y).reshape(-1), mode="markers", name="data",
+                   marker=dict(color=ROLE_COLORS["data"], size=5, opacity=0.55)))
     if truth is not None:
-        fig.add_scatter(x=grid, y=truth, mode="lines", name="true mean", line=dict(color=ROLE_COLORS["marker"], dash="dash", width=2))
-    fig.add_scatter(x=grid, y=mean, mode="lines", name=name or f"fitted mean ({algo_label(algo)})", line=dict(color=c, width=3))
-    fig.update_xaxes(title_text=x_label)
-    fig.update_yaxes(title_text=y_label)
-    return apply_style(fig, title=title, height=430)
+        tr.append(dict(type="scatter", x=grid, y=truth, mode="lines", name="true mean",
+                       line=dict(color=ROLE_COLORS["marker"], dash="dash", width=2)))
+    tr.append(dict(type="scatter", x=grid, y=mean, mode="lines", name=name or f"fitted mean ({algo_label(algo)})",
+                   line=dict(color=c, width=3)))
+    layout = dict(xaxis=dict(title=dict(text=x_label)), yaxis=dict(title=dict(text=y_label)))
+    return make_figure(tr, layout, title=title, height=430)
 
 
 def class_prob_figure(grid, probs, *, truth=None, x_label="x", title=None) -> go.Figure:
     """Fitted class probabilities p_k(x) over a 1-D input (truth dashed when known)."""
     probs = np.asarray(probs)
-    fig = go.Figure()
+    tr = []
     for k in range(probs.shape[1]):
         col = COORD_COLORS[k % len(COORD_COLORS)]
-        fig.add_scatter(x=grid, y=probs[:, k], mode="lines", name=f"p(y={k} | x)", line=dict(color=col, width=3))
+        tr.append(dict(type="scatter", x=grid, y=probs[:, k], mode="lines", name=f"p(y={k} | x)", line=dict(color=col, width=3)))
         if truth is not None:
-            fig.add_scatter(x=grid, y=np.asarray(truth)[:, k], mode="lines", name=f"true p(y={k})",
-                            line=dict(color=col, width=1.5, dash="dash"), showlegend=k == 0)
-    fig.update_xaxes(title_text=x_label)
-    fig.update_yaxes(title_text="class probability", range=[0, 1])
-    return apply_style(fig, title=title, height=430)
+            tr.append(dict(type="scatter", x=grid, y=np.asarray(truth)[:, k], mode="lines", name="truth (dashed)",
+                           line=dict(color=col, width=1.5, dash="dash"), showlegend=k == 0))
+    layout = dict(xaxis=dict(title=dict(text=x_label)), yaxis=dict(title=dict(text="class probability"), range=[0, 1]))
+    return make_figure(tr, layout, title=title, height=430)
 
 
 def nll_figure(rounds, train, valid=None, entropy=None, *, current=None, title=None, algo=None,
                extra: dict | None = None) -> go.Figure:
     """Train / validation NLL per round (and the generalised entropy on a second axis), marker at `current`."""
-    fig = make_subplots(specs=[[{"secondary_y": entropy is not None}]])
-    fig.add_scatter(x=rounds, y=train, mode="lines", name="train NLL", line=dict(color=ROLE_COLORS["train"], width=2.5))
+    rounds = np.asarray(rounds)
+    train = np.asarray(train, dtype=float)
+    tr = [dict(type="scatter", x=rounds, y=train, mode="lines", name="train NLL", line=dict(color=ROLE_COLORS["train"], width=2.5))]
     if valid is not None and np.isfinite(np.asarray(valid, dtype=float)).any():
-        fig.add_scatter(x=rounds, y=valid, mode="lines", name="validation NLL",
-                        line=dict(color=ROLE_COLORS["valid"], width=2.5, dash="dot"))
+        tr.append(dict(type="scatter", x=rounds, y=valid, mode="lines", name="validation NLL",
+                       line=dict(color=ROLE_COLORS["valid"], width=2.5, dash="dot")))
     for name, (r, v, col) in (extra or {}).items():
-        fig.add_scatter(x=r, y=v, mode="lines", name=name, line=dict(color=col, width=2))
+        tr.append(dict(type="scatter", x=r, y=v, mode="lines", name=name, line=dict(color=col, width=2)))
+    layout = dict(xaxis=dict(title=dict(text="boosting round")),
+                  yaxis=dict(title=dict(text="mean NLL (nats per observation)")))
     if entropy is not None:
-        fig.add_scatter(x=rounds, y=entropy, mode="lines", name="generalised entropy H (right axis)",
-                        line=dict(color=ROLE_COLORS["entropy"], width=1.5), secondary_y=True)
-        fig.update_yaxes(title_text="entropy H (nats)", secondary_y=True, showgrid=False)
-    if current is not None:
-        i = int(np.searchsorted(np.asarray(rounds), current))
-        i = min(i, len(rounds) - 1)
-        fig.add_vline(x=float(rounds[i]), line=dict(color=ROLE_COLORS["marker"], width=1.5, dash="dash"))
-        fig.add_scatter(x=[rounds[i]], y=[train[i]], mode="markers", name=f"round {int(rounds[i])}",
-                        marker=dict(color=ROLE_COLORS["marker"], size=11, symbol="circle-open", line=dict(width=2)))
-    fig.update_xaxes(title_text="boosting round")
-    fig.update_yaxes(title_text="mean NLL (nats per observation)", secondary_y=False)
-    return apply_style(fig, title=title, height=380)
+        tr.append(dict(type="scatter", x=rounds, y=entropy, mode="lines", name="generalised entropy H (right axis)",
+                       line=dict(color=ROLE_COLORS["entropy"], width=1.2), opacity=0.8, yaxis="y2"))
+        layout["yaxis2"] = dict(title=dict(text="entropy H (nats)"), overlaying="y", side="right", showgrid=False)
+    if current is not None and len(rounds):
+        i = min(int(np.searchsorted(rounds, current)), len(rounds) - 1)
+        layout["shapes"] = [dict(type="line", xref="x", yref="paper", x0=float(rounds[i]), x1=float(rounds[i]), y0=0, y1=1,
+                                 line=dict(color=ROLE_COLORS["marker"], width=1.5, dash="dash"))]
+        tr.append(dict(type="scatter", x=[rounds[i]], y=[train[i]], mode="markers", name=f"round {int(rounds[i])}",
+                       marker=dict(color=ROLE_COLORS["marker"], size=11, symbol="circle-open", line=dict(width=2))))
+    return make_figure(tr, layout, title=title, height=380)
 
 
 def iterates_figure(x, eta, eta_star, *, natural_names, mean_names, truth_eta=None, truth_star=None,
@@ -111,19 +115,21 @@ def iterates_figure(x, eta, eta_star, *, natural_names, mean_names, truth_eta=No
     eta, eta_star = np.asarray(eta), np.asarray(eta_star)
     d = eta.shape[1]
     cols = min(d, 5)
-    fig = make_subplots(rows=2, cols=cols, shared_xaxes=True, vertical_spacing=0.12, horizontal_spacing=0.06,
-                        subplot_titles=[f"η: {n}" for n in natural_names[:cols]] + [f"η*: {n}" for n in mean_names[:cols]])
+    layout, ref = axis_grid(2, cols, titles=[f"η: {n}" for n in natural_names[:cols]] + [f"η*: {n}" for n in mean_names[:cols]],
+                            hspace=0.06, vspace=0.16)
     c = algo_color(algo)
+    tr = []
     for j in range(cols):
-        for row, arr, tr in ((1, eta, truth_eta), (2, eta_star, truth_star)):
-            if tr is not None:
-                fig.add_scatter(x=truth_x, y=np.asarray(tr)[:, j], mode="lines", line=dict(color=ROLE_COLORS["marker"], dash="dash", width=1.5),
-                                name="truth", showlegend=(row == 1 and j == 0), row=row, col=j + 1)
-            fig.add_scatter(x=x, y=arr[:, j], mode="lines", line=dict(color=c, width=2.5, shape="hv"),
-                            name=f"iterate ({algo_label(algo)})" + (f", round {round_}" if round_ is not None else ""),
-                            showlegend=(row == 1 and j == 0), row=row, col=j + 1)
-        fig.update_xaxes(title_text=x_label, row=2, col=j + 1)
-    return apply_style(fig, title=title, height=520)
+        for row, arr, truth in ((1, eta, truth_eta), (2, eta_star, truth_star)):
+            if truth is not None:
+                tr.append(dict(type="scatter", x=truth_x, y=np.asarray(truth)[:, j], mode="lines",
+                               line=dict(color=ROLE_COLORS["marker"], dash="dash", width=1.5), name="truth",
+                               showlegend=(row == 1 and j == 0), **ref(row, j + 1)))
+            tr.append(dict(type="scatter", x=x, y=arr[:, j], mode="lines", line=dict(color=c, width=2.5, shape="hv"),
+                           name=f"iterate ({algo_label(algo)})" + (f", round {round_}" if round_ is not None else ""),
+                           showlegend=(row == 1 and j == 0), **ref(row, j + 1)))
+        layout[axis_key(ref(2, j + 1), "x")]["title"] = dict(text=x_label)
+    return make_figure(tr, layout, title=title, height=520)
 
 
 def particles_figure(x, particles, *, data_x=None, data_y=None, band=None, x_label="x",
@@ -131,20 +137,17 @@ def particles_figure(x, particles, *, data_x=None, data_y=None, band=None, x_lab
     """WGBoost particles per input (WGBoost paper Figs. 2 and 4): N dots above each x, target band shaded."""
     x = np.asarray(x, dtype=float).reshape(-1)
     P = np.asarray(particles, dtype=float)  # (m, N)
-    fig = go.Figure()
+    tr = []
     if band is not None:
         bx, blo, bhi = band
-        fig.add_scatter(x=np.r_[bx, bx[::-1]], y=np.r_[bhi, blo[::-1]], fill="toself", fillcolor=ROLE_COLORS["truth_band"],
-                        line=dict(width=0), name=band_label, hoverinfo="skip")
+        tr.append(_band(np.asarray(bx), np.asarray(blo), np.asarray(bhi), ROLE_COLORS["truth_band"], band_label))
     if data_x is not None:
-        fig.add_scatter(x=np.asarray(data_x).reshape(-1), y=np.asarray(data_y).reshape(-1), mode="markers", name="data",
-                        marker=dict(color=ROLE_COLORS["data"], size=4, opacity=0.4))
-    xs = np.repeat(x, P.shape[1])
-    fig.add_scatter(x=xs, y=P.reshape(-1), mode="markers", name=f"particles ({algo_label(algo)})",
-                    marker=dict(color=algo_color(algo), size=5, opacity=0.85))
-    fig.update_xaxes(title_text=x_label)
-    fig.update_yaxes(title_text=y_label)
-    return apply_style(fig, title=title, height=430)
+        tr.append(dict(type="scatter", x=np.asarray(data_x).reshape(-1), y=np.asarray(data_y).reshape(-1), mode="markers",
+                       name="data", marker=dict(color=ROLE_COLORS["data"], size=4, opacity=0.4)))
+    tr.append(dict(type="scatter", x=np.repeat(x, P.shape[1]), y=P.reshape(-1), mode="markers",
+                   name=f"particles ({algo_label(algo)})", marker=dict(color=algo_color(algo), size=5, opacity=0.85)))
+    layout = dict(xaxis=dict(title=dict(text=x_label)), yaxis=dict(title=dict(text=y_label)))
+    return make_figure(tr, layout, title=title, height=430)
 
 
 def geometry_figure(paths: dict, *, natural_names, mean_names, current=None, title=None,
@@ -154,8 +157,8 @@ def geometry_figure(paths: dict, *, natural_names, mean_names, current=None, tit
     `paths` maps an algorithm key to (eta_path (R+1, d), eta_star_path (R+1, d)).  With d >= 2 the
     first two coordinates are drawn against each other; with d == 1 the coordinate against the round.
     """
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
-                        subplot_titles=["natural chart η", "mean chart η* = E[T(y)]"])
+    layout, ref = axis_grid(1, 2, titles=["natural chart η", "mean chart η* = E[T(y)]"], hspace=0.12)
+    tr = []
     for algo, (pe, ps) in paths.items():
         pe, ps = np.asarray(pe, dtype=float), np.asarray(ps, dtype=float)
         c = algo_color(algo)
@@ -164,34 +167,29 @@ def geometry_figure(paths: dict, *, natural_names, mean_names, current=None, tit
                 xx, yy = p[:, 0], p[:, 1]
             else:
                 xx, yy = np.arange(p.shape[0]), p[:, 0]
-            fig.add_scatter(x=xx, y=yy, mode="lines+markers", line=dict(color=c, width=2.5), marker=dict(size=3),
-                            name=algo_label(algo), showlegend=col == 1, legendgroup=algo, row=1, col=col)
-            fig.add_scatter(x=[xx[0]], y=[yy[0]], mode="markers", marker=dict(color=c, size=10, symbol="square"),
-                            name="start", showlegend=False, legendgroup=algo, row=1, col=col)
+            tr.append(dict(type="scatter", x=xx, y=yy, mode="lines+markers", line=dict(color=c, width=2.5), marker=dict(size=3),
+                           name=algo_label(algo), showlegend=col == 1, legendgroup=algo, **ref(1, col)))
+            tr.append(dict(type="scatter", x=[xx[0]], y=[yy[0]], mode="markers", marker=dict(color=c, size=10, symbol="square"),
+                           name="start", showlegend=False, legendgroup=algo, **ref(1, col)))
             if current is not None:
                 i = min(int(current), len(xx) - 1)
-                fig.add_scatter(x=[xx[i]], y=[yy[i]], mode="markers", legendgroup=algo, showlegend=False,
-                                marker=dict(color=c, size=13, symbol="circle-open", line=dict(width=3)),
-                                name=f"round {i}", row=1, col=col)
+                tr.append(dict(type="scatter", x=[xx[i]], y=[yy[i]], mode="markers", legendgroup=algo, showlegend=False,
+                               marker=dict(color=c, size=13, symbol="circle-open", line=dict(width=3)), name=f"round {i}",
+                               **ref(1, col)))
     for col, t in ((1, target_eta), (2, target_star)):
         if t is not None:
             t = np.asarray(t, dtype=float).reshape(-1)
             if t.size >= 2:
-                fig.add_scatter(x=[t[0]], y=[t[1]], mode="markers", name="truth at this x", showlegend=col == 1,
-                                marker=dict(color=ROLE_COLORS["marker"], size=14, symbol="star"), row=1, col=col)
-    d_nat = list(natural_names)
-    d_mean = list(mean_names)
+                tr.append(dict(type="scatter", x=[t[0]], y=[t[1]], mode="markers", name="truth at this x", showlegend=col == 1,
+                               marker=dict(color=ROLE_COLORS["marker"], size=14, symbol="star"), **ref(1, col)))
+    d_nat, d_mean = list(natural_names), list(mean_names)
     if len(d_nat) >= 2:
-        fig.update_xaxes(title_text=d_nat[0], row=1, col=1)
-        fig.update_yaxes(title_text=d_nat[1], row=1, col=1)
-        fig.update_xaxes(title_text=d_mean[0], row=1, col=2)
-        fig.update_yaxes(title_text=d_mean[1], row=1, col=2)
+        labels = ((1, "x", d_nat[0]), (1, "y", d_nat[1]), (2, "x", d_mean[0]), (2, "y", d_mean[1]))
     else:
-        fig.update_xaxes(title_text="boosting round", row=1, col=1)
-        fig.update_xaxes(title_text="boosting round", row=1, col=2)
-        fig.update_yaxes(title_text=d_nat[0], row=1, col=1)
-        fig.update_yaxes(title_text=d_mean[0], row=1, col=2)
-    return apply_style(fig, title=title, height=430)
+        labels = ((1, "x", "boosting round"), (2, "x", "boosting round"), (1, "y", d_nat[0]), (2, "y", d_mean[0]))
+    for col, which, text in labels:
+        layout[axis_key(ref(1, col), which)]["title"] = dict(text=text)
+    return make_figure(tr, layout, title=title, height=430)
 
 
 def density_heatmap_figure(x_grid, y_grid, density, *, particles_x=None, particles_y=None, data_x=None, data_y=None,

@@ -270,7 +270,7 @@ def trajectory_ellipses_figure(predictions, drifter_id=None, *, start=None, days
             ax.legend(loc="lower right", fontsize=8)
     fig.suptitle(f"Held-out drifter {did}: {len(rows)} days; velocity predictions drawn as 1-day displacements, "
                  f"every {every} days", fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
     return fig
 
 

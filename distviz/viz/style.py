@@ -4,29 +4,97 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-__all__ = ["apply_style"]
+__all__ = ["apply_style", "style_layout", "axis_grid", "make_figure"]
 
 
-def _legend_rows(fig: go.Figure) -> int:
-    """Rough number of legend rows a horizontal legend needs."""
-    names = [t.name for t in fig.data if t.name and t.showlegend is not False]
-    chars = sum(len(n) + 6 for n in names)
-    return max(1, -(-chars // 70))
+
+
+
+def style_layout(layout: dict, names, *, title: str | None = None, height: int = 420, legend_top: bool = True) -> dict:
+    """The layout dict with the distviz look merged in (fonts, margins, title, legend under the plot)."""
+    lay = dict(margin=dict(l=60, r=20, t=50 if title else 20, b=60), font=dict(size=13), hovermode="closest",
+               height=height)
+    if title:
+        lay["title"] = dict(text=title, x=0.0, xanchor="left", font=dict(size=15))
+    if legend_top:  # a horizontal legend under the x-axis title never covers the title or the data
+        lay["legend"] = dict(orientation="h", yanchor="top", y=-0.18, xanchor="left", x=0.0, font=dict(size=12))
+        chars = sum(len(n) + 6 for n in names)
+        lay["height"] = height + 40 * max(1, -(-chars // 70))
+    layout = dict(layout)
+    layout.pop("template", None)  # re-validating the default template costs ~40 ms; plotly adds it back lazily
+    for k, v in lay.items():  # merge one level deep (keep e.g. margin keys set by the caller)
+        layout[k] = {**layout[k], **v} if isinstance(v, dict) and isinstance(layout.get(k), dict) else v
+    return layout
+
+
+def _names(traces) -> list:
+    out = []
+    for t in traces:
+        get = t.get if isinstance(t, dict) else (lambda k, d=None, t=t: getattr(t, k, d))
+        if get("name") and get("showlegend") is not False:
+            out.append(str(get("name")))
+    return out
 
 
 def apply_style(fig: go.Figure, *, title: str | None = None, height: int = 420, legend_top: bool = True) -> go.Figure:
-    """Apply the distviz look (white template, horizontal legend above the plot) and return the figure."""
-    fig.update_layout(
-        template="plotly_white",
-        height=height,
-        margin=dict(l=60, r=20, t=50 if title else 20, b=60),
-        font=dict(size=13),
-        hovermode="closest",
-    )
-    if title:
-        fig.update_layout(title=dict(text=title, x=0.0, xanchor="left", font=dict(size=15)))
-    if legend_top:  # a horizontal legend under the x-axis title never covers the title or the data
-        fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.18, xanchor="left", x=0.0,
-                                      font=dict(size=12)))
-        fig.update_layout(height=height + 40 * _legend_rows(fig))
-    return fig
+    """Apply the distviz look to a built figure and return a new one (no template: Streamlit themes charts).
+
+    Rebuilding from a dict is ~10x faster than update_layout on an existing figure.
+    """
+    d = fig.to_dict()
+    layout = style_layout(d.get("layout", {}), _names(d.get("data", [])), title=title, height=height,
+                          legend_top=legend_top)
+    return go.Figure(data=d.get("data", []), layout=layout)
+
+
+def axis_grid(rows: int, cols: int, *, titles=None, hspace: float = 0.08, vspace: float = 0.14,
+              col_widths=None, shared_x: bool = False) -> tuple[dict, callable]:
+    """Layout entries for a rows x cols grid of x/y axes and a function (row, col) -> trace axis refs.
+
+    A light replacement for plotly's make_subplots (which costs ~0.1 s per figure): traces get
+    `**ref(r, c)` (xaxis / yaxis names), the layout gets the returned axes and subplot-title annotations.
+    """
+    widths = list(col_widths) if col_widths else [1.0] * cols
+    total = sum(widths)
+    free = 1.0 - hspace * (cols - 1)
+    h = (1.0 - vspace * (rows - 1)) / rows
+    layout, ann = {}, []
+    x_edges = []
+    x = 0.0
+    for c in range(cols):
+        w = free * widths[c] / total
+        x_edges.append((x, x + w))
+        x += w + hspace
+    for r in range(rows):
+        y1 = 1.0 - r * (h + vspace)
+        y0 = y1 - h
+        for c in range(cols):
+            k = r * cols + c + 1
+            xs, ys = ("" if k == 1 else str(k)), ("" if k == 1 else str(k))
+            layout[f"xaxis{xs}"] = dict(domain=[max(0.0, x_edges[c][0]), min(1.0, x_edges[c][1])], anchor=f"y{ys}")
+            if shared_x and r < rows - 1:
+                layout[f"xaxis{xs}"]["matches"] = f"x{(rows - 1) * cols + c + 1}"
+                layout[f"xaxis{xs}"]["showticklabels"] = False
+            layout[f"yaxis{ys}"] = dict(domain=[max(0.0, y0), min(1.0, y1)], anchor=f"x{xs}")
+            if titles is not None and k - 1 < len(titles) and titles[k - 1]:
+                ann.append(dict(text=titles[k - 1], x=(x_edges[c][0] + x_edges[c][1]) / 2, y=y1, xref="paper",
+                                yref="paper", xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=13)))
+    if ann:
+        layout["annotations"] = ann
+
+    def ref(r: int, c: int) -> dict:
+        k = (r - 1) * cols + c
+        return {"xaxis": "x" if k == 1 else f"x{k}", "yaxis": "y" if k == 1 else f"y{k}"}
+
+    return layout, ref
+
+
+def axis_key(ref: dict, which: str) -> str:
+    """Layout key ('xaxis3') of a trace's axis ref ({'xaxis': 'x3', ...})."""
+    name = ref["xaxis" if which == "x" else "yaxis"]
+    return ("xaxis" if which == "x" else "yaxis") + name[1:]
+
+
+def make_figure(traces: list, layout: dict | None = None, **style) -> go.Figure:
+    """Build a Figure from trace dicts and a layout dict in one go (fast), with the distviz style."""
+    return go.Figure(data=traces, layout=style_layout(layout or {}, _names(traces), **style))
