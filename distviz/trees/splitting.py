@@ -32,8 +32,10 @@ def best_split_variance(h, n_bins, tot, o, l2, min_w, min_cnt, feat_gain):
     """Best (gain, feature, bin) of one node histogram h (p, nb, o+K) with totals tot (o+K,); fills feat_gain (p,).
 
     Column 0 is the weight, column o-1 the row count (the weight itself when o = 1), o.. the sums.
-    Per feature: prefix sums over bins, then |S_L|^2 and |S_R|^2 for all bins at once (a loop over
-    bins inside a loop over outputs, which vectorises), then one pass over the candidate bins.
+    Per feature: the bins holding a positive-weight row are listed (the only candidates; in a small
+    node most bins are empty), their prefix sums formed, |S_L|^2 and |S_R|^2 computed for all of them
+    at once (a loop over bins inside a loop over outputs, which vectorises), then one pass picks
+    the best admissible bin.
     """
     p, nb_max, C = h.shape
     K = C - o
@@ -50,53 +52,56 @@ def best_split_variance(h, n_bins, tot, o, l2, min_w, min_cnt, feat_gain):
     cum = np.empty((C, nb_max))
     sL = np.empty(nb_max)
     sR = np.empty(nb_max)
+    idx = np.empty(nb_max, dtype=np.int64)
     for f in range(p):
-        nb = n_bins[f] - 1  # candidate splits: bins 0..nb-1 go left
         fbest = -np.inf
-        if nb <= 0:
+        hf = h[f]
+        m = 0
+        for b in range(n_bins[f] - 1):  # candidate splits: bins 0..b go left, b < n_bins - 1
+            if hf[b, ci] != 0.0:
+                idx[m] = b
+                m += 1
+        if m == 0:
             feat_gain[f] = fbest
             continue
-        hf = h[f]
         for c in range(C):
             run = 0.0
             cc = cum[c]
-            for b in range(nb):
-                run += hf[b, c]
-                cc[b] = run
-        sL[:nb] = 0.0
-        sR[:nb] = 0.0
+            for q in range(m):
+                run += hf[idx[q], c]
+                cc[q] = run
+        sL[:m] = 0.0
+        sR[:m] = 0.0
         for k in range(K):
             ck = cum[o + k]
             tk = tot[o + k]
-            for b in range(nb):
-                a = ck[b]
+            for q in range(m):
+                a = ck[q]
                 d = tk - a
-                sL[b] += a * a
-                sR[b] += d * d
+                sL[q] += a * a
+                sR[q] += d * d
         cw = cum[0]
         cc = cum[ci]
-        for b in range(nb):
-            if hf[b, ci] == 0.0:  # no positive-weight row in this bin: same partition as an earlier bin
-                continue
-            cL = cc[b]
+        for q in range(m):
+            cL = cc[q]
             cR = cJ - cL
             if cR < min_cnt:
                 break
-            WL = cw[b]
+            WL = cw[q]
             WR = WJ - WL
             if WR < min_w:
                 break
             if cL < min_cnt or WL < min_w:
                 continue
-            tL = sL[b] / (WL + l2)
-            tR = sR[b] / (WR + l2)
+            tL = sL[q] / (WL + l2)
+            tR = sR[q] / (WR + l2)
             g = tL + tR - parent
             if g > REL_TOL * (tL + tR) and g > fbest:
                 fbest = g
                 if g > best:
                     best = g
                     bf = f
-                    bb = b
+                    bb = idx[q]
         feat_gain[f] = fbest
     return best, bf, bb
 
