@@ -104,19 +104,24 @@ def test_lab_incompatible_choice_shows_one_sentence_and_keeps_the_last_result():
     assert len(specs(at)) == n_figs, "the earlier result stays on the page"
 
 
-def test_bad_upload_shows_the_error():
+def test_upload_good_csv_fits_and_bad_upload_shows_one_sentence():
     from distviz.errors import DataError
-    from distviz.ui.lab import FitConfig, load_data, parse_csv
+    from distviz.ui.lab import parse_csv
 
     with pytest.raises(DataError):
-        parse_csv(b"\x00\x01\x02 not a table")
-    with pytest.raises(DataError):
         parse_csv(b"a,b\n1,2\n")
-    at = page(data="upload")
+    at = page(data="upload", rounds="20")
     assert not at.exception
     assert len(at.error) == 1 and "upload" in at.error[0].value.lower()
-    with pytest.raises(DataError, match="both an input and the target"):
-        load_data(FitConfig(dataset="upload", x_cols=("a",), y_col="a"), b"a,b\n" + b"".join(b"%d,%d\n" % (i, i) for i in range(20)))
+    good = "x,y\n" + "".join(f"{i / 10:.2f},{(i % 7) / 3 + i / 50:.3f}\n" for i in range(120))
+    at.sidebar.file_uploader[0].set_value(("good.csv", good.encode(), "text/csv")).run()
+    assert not at.exception and not at.error
+    figs = specs(at)
+    assert len(figs) >= 2
+    at.sidebar.file_uploader[0].set_value(("bad.csv", b"\x89PNG\r\n\x1a\n\x00\x00 binary junk", "text/csv")).run()
+    assert not at.exception
+    assert len(at.error) == 1, [e.value for e in at.error]
+    assert len(specs(at)) == len(figs), "the earlier result stays on the page"
 
 
 # ------------------------------------------------------------------------------------------- evolution
