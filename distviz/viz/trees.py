@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .palette import COORD_COLORS, OKABE_ITO, ROLE_COLORS
-from .style import apply_style
+from .style import apply_style, axis_grid, axis_key, make_figure
 
 __all__ = ["round_nodes", "tree_figure", "top_splits", "gain_scatter_figure", "importance_figure",
            "criterion_comparison_figure", "leafwise_nll"]
@@ -43,10 +43,9 @@ def _is_leaf(df):
 def tree_figure(trace, r: int, feature_names=None, *, gain_name="Gain^reg", title=None) -> go.Figure:
     """The tree of round r: internal nodes show feature <= threshold, gain and Gain^ent; leaves show weight and value."""
     df = round_nodes(trace, r)
-    fig = go.Figure()
     if df.empty:
-        fig.add_annotation(text="round 0 is the constant start: no tree", showarrow=False, x=0.5, y=0.5)
-        return apply_style(fig, title=title, height=300)
+        return make_figure([], dict(annotations=[dict(text="round 0 is the constant start: no tree", showarrow=False,
+                                                      x=0.5, y=0.5, xref="paper", yref="paper")]), title=title, height=300)
     names = list(feature_names or [])
     leaf = _is_leaf(df)
     left, right = df["left"].to_numpy(), df["right"].to_numpy()
@@ -75,7 +74,8 @@ def tree_figure(trace, r: int, feature_names=None, *, gain_name="Gain^reg", titl
                 if k in pos:
                     ex += [pos[i][0], pos[k][0], None]
                     ey += [-pos[i][1], -pos[k][1], None]
-    fig.add_scatter(x=ex, y=ey, mode="lines", line=dict(color="#999999", width=1.5), hoverinfo="skip", showlegend=False)
+    tr = [dict(type="scatter", x=ex, y=ey, mode="lines", line=dict(color="#999999", width=1.5), hoverinfo="skip",
+               showlegend=False)]
     gain = df["gain"].to_numpy() if "gain" in df else np.full(len(df), np.nan)
     gent = df["gain_ent"].to_numpy() if "gain_ent" in df else np.full(len(df), np.nan)
     feat = df["feature"].to_numpy() if "feature" in df else np.zeros(len(df), int)
@@ -99,15 +99,16 @@ def tree_figure(trace, r: int, feature_names=None, *, gain_name="Gain^reg", titl
             ti.append(f"<b>{fname} ≤ {thr[row]:.3g}</b><br>{gain_name} {gain[row]:.3g}<br>Gain^ent {ge}")
             hi.append(f"node {i}: {fname} ≤ {thr[row]:.4g}<br>weight {w[row]:.1f}<br>{gain_name} {gain[row]:.4g}"
                       f"<br>Gain^ent {ge}")
-    fig.add_scatter(x=xi, y=yi, mode="markers+text", text=ti, textposition="top center", hovertext=hi, hoverinfo="text",
-                    marker=dict(size=16, color=OKABE_ITO["blue"], symbol="square"), name="split (feature ≤ threshold)",
-                    textfont=dict(size=11))
-    fig.add_scatter(x=xl, y=yl, mode="markers+text", text=tl, textposition="bottom center", hovertext=hl, hoverinfo="text",
-                    marker=dict(size=12, color=OKABE_ITO["orange"]), name="leaf (weight, value)", textfont=dict(size=10))
+    tr.append(dict(type="scatter", x=xi, y=yi, mode="markers+text", text=ti, textposition="top center", hovertext=hi,
+                   hoverinfo="text", marker=dict(size=16, color=OKABE_ITO["blue"], symbol="square"),
+                   name="split (feature ≤ threshold)", textfont=dict(size=11)))
+    tr.append(dict(type="scatter", x=xl, y=yl, mode="markers+text", text=tl, textposition="bottom center", hovertext=hl,
+                   hoverinfo="text", marker=dict(size=12, color=OKABE_ITO["orange"]), name="leaf (weight, value)",
+                   textfont=dict(size=10)))
     depth = int(max(p[1] for p in pos.values()))
-    fig.update_xaxes(visible=False, range=[-0.8, counter[0] - 0.2])
-    fig.update_yaxes(visible=False, range=[-depth - 0.9, 0.7])
-    return apply_style(fig, title=title, height=200 + 120 * depth)
+    layout = dict(xaxis=dict(visible=False, range=[-0.8, counter[0] - 0.2]),
+                  yaxis=dict(visible=False, range=[-depth - 0.9, 0.7]))
+    return make_figure(tr, layout, title=title, height=200 + 120 * depth)
 
 
 def top_splits(trace, k: int = 15, feature_names=None) -> pd.DataFrame:
@@ -143,18 +144,17 @@ def gain_scatter_figure(trace, *, current=None, title=None) -> go.Figure:
     ok = np.isfinite(reg) & np.isfinite(ent)
     if "node_is_leaf" in trace:
         ok &= trace["node_is_leaf"].values == 0
-    fig = go.Figure()
-    fig.add_scatter(x=reg[ok], y=ent[ok], mode="markers", name="splits (colour: round)",
-                    marker=dict(color=rr[ok], colorscale="Cividis", size=7, opacity=0.75,
-                                colorbar=dict(title="round", thickness=12)),
-                    hovertext=[f"round {int(a)}" for a in rr[ok]], hoverinfo="text+x+y")
+    tr = [dict(type="scatter", x=reg[ok], y=ent[ok], mode="markers", name="splits (colour: round)",
+               marker=dict(color=rr[ok], colorscale="Cividis", size=7, opacity=0.75,
+                           colorbar=dict(title=dict(text="round"), thickness=12)),
+               hovertext=[f"round {int(a)}" for a in rr[ok]], hoverinfo="text+x+y")]
     if current is not None:
         c = ok & (rr == int(current))
-        fig.add_scatter(x=reg[c], y=ent[c], mode="markers", name=f"round {int(current)}",
-                        marker=dict(color="rgba(0,0,0,0)", size=13, line=dict(color=ROLE_COLORS["marker"], width=2)))
-    fig.update_xaxes(title_text="Gain^reg (weighted variance reduction of the tree target)")
-    fig.update_yaxes(title_text="Gain^ent (entropy decrease, nats per observation)")
-    return apply_style(fig, title=title, height=420)
+        tr.append(dict(type="scatter", x=reg[c], y=ent[c], mode="markers", name=f"round {int(current)}",
+                       marker=dict(color="rgba(0,0,0,0)", size=13, line=dict(color=ROLE_COLORS["marker"], width=2))))
+    layout = dict(xaxis=dict(title=dict(text="Gain^reg (weighted variance reduction of the tree target)")),
+                  yaxis=dict(title=dict(text="Gain^ent (entropy decrease, nats per observation)")))
+    return make_figure(tr, layout, title=title, height=420)
 
 
 def importance_figure(trace, feature_names=None, *, current=None, title=None) -> go.Figure:
@@ -171,16 +171,16 @@ def importance_figure(trace, feature_names=None, *, current=None, title=None) ->
     cum = np.cumsum(per_round, axis=0)
     share = cum / np.maximum(cum.sum(axis=1, keepdims=True), 1e-300)
     names = list(feature_names or [f"x{j + 1}" for j in range(p)])
-    fig = go.Figure()
     rounds = trace["round"].values
-    for j in range(p):
-        fig.add_scatter(x=rounds, y=share[:, j], mode="lines", stackgroup="one", name=names[j] if j < len(names) else f"x{j + 1}",
-                        line=dict(color=COORD_COLORS[j % len(COORD_COLORS)], width=1))
+    tr = [dict(type="scatter", x=rounds, y=share[:, j], mode="lines", stackgroup="one",
+               name=names[j] if j < len(names) else f"x{j + 1}", line=dict(color=COORD_COLORS[j % len(COORD_COLORS)], width=1))
+          for j in range(p)]
+    layout = dict(xaxis=dict(title=dict(text="boosting round")),
+                  yaxis=dict(title=dict(text="share of cumulative split gain"), range=[0, 1]))
     if current is not None:
-        fig.add_vline(x=int(current), line=dict(color=ROLE_COLORS["marker"], dash="dash"))
-    fig.update_xaxes(title_text="boosting round")
-    fig.update_yaxes(title_text="share of cumulative split gain", range=[0, 1])
-    return apply_style(fig, title=title, height=380)
+        layout["shapes"] = [dict(type="line", xref="x", yref="paper", x0=int(current), x1=int(current), y0=0, y1=1,
+                                 line=dict(color=ROLE_COLORS["marker"], dash="dash"))]
+    return make_figure(tr, layout, title=title, height=380)
 
 
 def leafwise_nll(family, y, T, pred_mean) -> float:
@@ -196,15 +196,16 @@ def criterion_comparison_figure(x, T, preds: dict, *, stat_names, x_label="x", t
     o = np.argsort(x, kind="stable")
     K = T.shape[1]
     cols = min(K, 3)
-    fig = make_subplots(rows=1, cols=cols, subplot_titles=[f"leaf mean of {s}" for s in stat_names[:cols]])
+    layout, ref = axis_grid(1, cols, titles=[f"leaf mean of {s}" for s in stat_names[:cols]], hspace=0.08)
     colors = {"variance": OKABE_ITO["blue"], "entropy": OKABE_ITO["vermillion"]}
+    tr = []
     for j in range(cols):
-        fig.add_scatter(x=x[o], y=T[o, j], mode="markers", marker=dict(color=ROLE_COLORS["data"], size=4, opacity=0.4),
-                        name="T(y) of the rows", showlegend=j == 0, row=1, col=j + 1)
+        tr.append(dict(type="scatter", x=x[o], y=T[o, j], mode="markers", marker=dict(color=ROLE_COLORS["data"], size=4, opacity=0.4),
+                       name="T(y) of the rows", showlegend=j == 0, **ref(1, j + 1)))
         for crit, P in preds.items():
-            fig.add_scatter(x=x[o], y=np.asarray(P)[o, j], mode="lines" if steps else "markers",
-                            line=dict(color=colors.get(crit, "#555"), width=2.5, shape="hv"),
-                            marker=dict(color=colors.get(crit, "#555"), size=5),
-                            name=f'criterion="{crit}"', showlegend=j == 0, row=1, col=j + 1)
-        fig.update_xaxes(title_text=x_label, row=1, col=j + 1)
-    return apply_style(fig, title=title, height=400)
+            col = colors.get(crit, "#555")
+            tr.append(dict(type="scatter", x=x[o], y=np.asarray(P)[o, j], mode="lines" if steps else "markers",
+                           line=dict(color=col, width=2.5, shape="hv"), marker=dict(color=col, size=5),
+                           name=f'criterion="{crit}"', showlegend=j == 0, **ref(1, j + 1)))
+        layout[axis_key(ref(1, j + 1), "x")]["title"] = dict(text=x_label)
+    return make_figure(tr, layout, title=title, height=400)
