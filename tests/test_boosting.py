@@ -271,9 +271,9 @@ def test_get_set_params_round_trip():
 
 
 def test_laws_study_reports_every_law():
-    from distviz.experiments import registry
+    from distviz.experiments.laws import run
 
-    out = registry.get("laws").run(family="bernoulli", n=400, rounds=10, depth=2, patience=5)
+    out = run(family="bernoulli", n=400, rounds=10, depth=2, patience=5)
     assert set(out) >= set(ALL_LAWS) | {"oracle"}
     for law in ALL_LAWS:
         r = out[law]
