@@ -381,8 +381,12 @@ def load_sample(*, bbox=None) -> DrifterData:
     return d
 
 
-def load_drifters(source="sample", *, bbox=None) -> DrifterData:
-    """Load drifters from 'sample', a path (CSV, HDF5, NetCDF table or GDP ragged array), a DataFrame or a Dataset."""
+def load_drifters(source="sample", *, bbox=None, key: str | None = None) -> DrifterData:
+    """Load drifters from 'sample', a path (CSV, HDF5, NetCDF table or GDP ragged array), a DataFrame or a Dataset.
+
+    `bbox` = (lon0, lon1, lat0, lat1) keeps rows inside it (the paper uses 83W-40W of the North Atlantic,
+    ``NORTH_ATLANTIC_BBOX``); `key` picks the table of a pandas HDF5 file holding several.
+    """
     import pandas as pd
     import xarray as xr
 
@@ -398,7 +402,7 @@ def load_drifters(source="sample", *, bbox=None) -> DrifterData:
         p = Path(source)
         if p.suffix.lower() in (".nc", ".nc4", ".cdf"):
             return load_netcdf(p, bbox=bbox)
-        return load_table(p, bbox=bbox)
+        return load_table(p, bbox=bbox, key=key)
     raise DataError(f"Cannot load drifters from a {type(source).__name__}; give 'sample', a file path, "
                     f"a pandas DataFrame or an xarray Dataset.")
 

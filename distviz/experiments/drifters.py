@@ -562,6 +562,8 @@ def _format(result: dict) -> str:
     lines.append(f"\ndata: {info.get('source')} ({'SYNTHETIC' if info.get('synthetic') else 'real'}), "
                  f"train/val/test rows {info.get('n_train')}/{info.get('n_val')}/{info.get('n_test')}, "
                  f"{info.get('seconds')} s; {info.get('units')}")
+    if info.get("absent_features"):
+        lines.append(f"absent features: {', '.join(info['absent_features'])}; fitted on: {', '.join(info['features'])}")
     return "\n".join(lines)
 
 
@@ -575,10 +577,11 @@ def _format(result: dict) -> str:
     registry.Option("methods", str, ",".join(METHODS), "comma-separated subset of " + ",".join(METHODS)),
     registry.Option("seed", int, 0, "seed of the by-drifter split"),
     registry.Option("max-train", int, None, "subsample the training rows to at most this many (speed)"),
+    registry.Option("bbox", str, None, "keep rows in lon0,lon1,lat0,lat1; write it with = (--bbox=-83,-40,0,70, the paper's band)"),
     registry.Option("save", str, None, "write the binned results (NetCDF) to this path"),
 ], format_table=_format)
 def drifters_study(data="sample", rounds=300, learning_rate=0.1, mgd_learning_rate=0.05, patience=10, max_depth=3,
-                   methods=",".join(METHODS), seed=0, max_train=None, save=None):
+                   methods=",".join(METHODS), seed=0, max_train=None, bbox=None, save=None):
     """NGB vs IndepNGB (+ GB, skGB, MGD-MVN, model averages) on drifter velocities: paper Table 2."""
     import sys
 
@@ -593,6 +596,16 @@ def drifters_study(data="sample", rounds=300, learning_rate=0.1, mgd_learning_ra
             last[0] = now
             print(f"[{now:6.1f} s {100 * frac:3.0f}%] {msg}", file=sys.stderr, flush=True)
 
+    if bbox:
+        from distviz.data.drifters import load_drifters
+
+        try:
+            box = tuple(float(v) for v in str(bbox).split(","))
+        except ValueError:
+            box = ()
+        if len(box) != 4:
+            raise ConfigError(f"--bbox must be four numbers lon0,lon1,lat0,lat1, got {bbox!r}; e.g. --bbox=-83,-40,0,70.")
+        data = load_drifters(data, bbox=box)
     res = run_drifter_comparison(data, rounds=rounds, learning_rate=learning_rate, methods=ms, seed=seed,
                                  max_train=max_train, patience=patience, max_depth=max_depth,
                                  mgd_learning_rate=mgd_learning_rate, progress=progress)

@@ -217,9 +217,10 @@ def trajectory_ellipses_figure(predictions, drifter_id=None, *, start=None, days
     Mercator projection centred on the trajectory.
     """
     import cartopy.crs as ccrs
-    import cartopy.feature as cfeature
     import matplotlib.pyplot as plt
     from matplotlib.patches import Polygon
+
+    from distviz.data import naturalearth as ne
     from matplotlib.ticker import FuncFormatter
 
     from distviz.viz.palette import OKABE_ITO
@@ -247,8 +248,13 @@ def trajectory_ellipses_figure(predictions, drifter_id=None, *, start=None, days
         half = 0.5 * max(np.ptp(allx), np.ptp(ally)) + pad
         cx, cy = 0.5 * (allx.min() + allx.max()), 0.5 * (ally.min() + ally.max())
         ax.set_extent([cx - half, cx + half, cy - half * 0.9, cy + half * 0.9], crs=proj)
-        ax.add_feature(cfeature.LAND.with_scale(scale), facecolor="#d9d9d9", edgecolor="none", zorder=0)
-        ax.coastlines(scale, linewidth=0.6, color="#4d4d4d", zorder=1)
+        # land and coastline clipped to the trajectory's surroundings first: reprojecting the whole 50m
+        # layers to a transverse Mercator is slow, and they are the same vendored Natural Earth files
+        box = (float(lon.min()) - 12, float(lon.max()) + 12, float(lat.min()) - 9, float(lat.max()) + 9)
+        ax.add_geometries([ne.geometry("land", scale, box)], crs=ccrs.PlateCarree(), facecolor="#d9d9d9",
+                          edgecolor="none", zorder=0)
+        ax.add_geometries([ne.geometry("coastline", scale, box)], crs=ccrs.PlateCarree(), facecolor="none",
+                          edgecolor="#4d4d4d", linewidth=0.6, zorder=1)
         ax.plot(xy[:, 0], xy[:, 1], "-o", color=OKABE_ITO["sky"], alpha=0.6, ms=3, lw=1.5, zorder=2,
                 label="trajectory (daily)")
         col = colors.get(m, OKABE_ITO["blue"])
