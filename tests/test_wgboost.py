@@ -352,3 +352,17 @@ def test_friedman_sum_trees_match_sklearn_splits_on_row_sums():
     est = WGBoost("normal", n_rounds=10, init_rounds=100, split_criterion="friedman_sum", tree_sharing="per_particle",
                   n_particles=3, random_state=0).fit(X, R[:, 0])
     assert est.predict_particles(X).shape == (300, 3, 2) and np.all(np.isfinite(est.trace_["train_nll"].values))
+
+
+def test_fused_normal_paths_equal_the_plain_formulas():
+    rng = np.random.default_rng(11)
+    t = NormalTarget()
+    y = t.prepare_y(rng.normal(size=9))
+    th = rng.normal(size=(9, 5, 2))
+    g, h = t.grad_hess_diag(th, y)
+    np.testing.assert_allclose(g, t.grad(th, y), rtol=1e-13)
+    np.testing.assert_allclose(h, t.hess_diag(th, y), rtol=1e-13)
+    from scipy.stats import norm
+
+    np.testing.assert_allclose(t.log_likelihood_rows(y, th), norm.logpdf(y, th[..., 0], np.exp(th[..., 1])),
+                               rtol=1e-12)
