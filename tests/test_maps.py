@@ -139,3 +139,21 @@ def test_ellipse_points_lie_on_the_region_boundary():
     r = pts - [1.0, -2.0]
     d2 = np.einsum("ni,ij,nj->n", r, np.linalg.inv(S), r)
     np.testing.assert_allclose(d2, -2 * np.log(0.3))
+
+
+def test_trajectory_rows_pick_the_fastest_stretch():
+    from distviz.viz import maps
+
+    p = _predictions(n=120)
+    u = p["u"].values.copy()
+    rows0 = np.flatnonzero(p["id"].values == 3)
+    u[rows0] = 1.0
+    u[rows0[5]] = 500.0  # one fast day of drifter 3
+    p["u"] = ("obs", u)
+    r = maps.trajectory_rows(p, 3, days=4)
+    assert rows0[5] in r and len(r) == 4
+    assert maps.trajectory_rows(p, 3, start=16000.0, days=4).tolist() == rows0[:4].tolist()
+    from distviz.errors import DataError
+
+    with pytest.raises(DataError, match="not in the test set"):
+        maps.trajectory_rows(p, 999)

@@ -182,7 +182,10 @@ def pick_trajectory(predictions, days: int = 12) -> tuple[int, float]:
 
 
 def trajectory_rows(predictions, drifter_id=None, start=None, days: int = 12) -> np.ndarray:
-    """Row indices (time-sorted) of `days` days of one held-out drifter (default: pick_trajectory)."""
+    """Row indices (time-sorted) of `days` days of one held-out drifter from `start` (default: its fastest stretch).
+
+    Without `drifter_id` the drifter and window come from `pick_trajectory`.
+    """
     from distviz.errors import DataError
 
     if drifter_id is None:
@@ -194,8 +197,13 @@ def trajectory_rows(predictions, drifter_id=None, start=None, days: int = 12) ->
         raise DataError(f"Drifter {drifter_id} is not in the test set; pick one of the held-out ids.")
     m = m[np.argsort(t[m])]
     if start is not None:
-        m = m[t[m] >= start]
-    return m[:days]
+        return m[t[m] >= start][:days]
+    if m.size > days:  # this drifter's fastest `days`-day stretch
+        sp = np.hypot(predictions["u"].values[m], predictions["v"].values[m])
+        c = np.concatenate([[0.0], np.cumsum(sp)])
+        k = int(np.argmax(c[days:] - c[:-days]))
+        return m[k:k + days]
+    return m
 
 
 def ellipse_points(mu, cov, level: float = 0.7, n: int = 60) -> np.ndarray:
