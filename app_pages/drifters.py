@@ -35,7 +35,7 @@ if source == "upload":
                                   help="Columns as the processed drifter table: Tx, Ty, Wx, Wy, u_av, v_av, lon, lat, t, u, v, id. "
                                        "Parsed as data only.")
     upload = None if up is None else up.getvalue()
-rounds = st.sidebar.select_slider("Boosting rounds (max)", [30, 60, 100, 200, 300], key=qp_key(PAGE, "rounds", 60, options=[30, 60, 100, 200, 300]),
+rounds = st.sidebar.select_slider("Boosting rounds (max)", [30, 60, 100, 200, 300], key=qp_key(PAGE, "rounds", 30, options=[30, 60, 100, 200, 300]),
                                   help="Upper bound on the rounds; early stopping on the validation drifters picks the count.")
 lr = st.sidebar.select_slider("Learning rate", [0.02, 0.05, 0.1, 0.2], key=qp_key(PAGE, "lr", 0.1, options=[0.02, 0.05, 0.1, 0.2]),
                               help="Shrinkage of every tree (the paper uses 0.01 with many more rounds).")

@@ -61,9 +61,9 @@ def default_fits() -> dict:
     src = available_sources()[0]
     data = str(shared_data_path("drifters", "gdp_north_atlantic_subset.csv")) if src == "real" else "sample"
     t0 = time.perf_counter()
-    run_drifter_comparison(data, rounds=60, learning_rate=0.1, methods=("NGB", "IndepNGB"),
+    run_drifter_comparison(data, rounds=30, learning_rate=0.1, patience=10, methods=("NGB", "IndepNGB"),
                            max_train=None if src == "real" else 2000, mixture_samples=100)
-    out[f"Drifters: NGB + IndepNGB, 60 rounds ({src})"] = time.perf_counter() - t0
+    out[f"Drifters: NGB + IndepNGB, 30 rounds ({src})"] = time.perf_counter() - t0
     return out
 
 

@@ -73,7 +73,7 @@ def run_comparison(source: str, rounds: int, learning_rate: float, max_train: in
         bar.progress(min(max(float(frac), 0.0), 1.0), text=str(msg)[:120])
 
     try:
-        res = run_drifter_comparison(data, rounds=int(rounds), learning_rate=float(learning_rate), patience=20,
+        res = run_drifter_comparison(data, rounds=int(rounds), learning_rate=float(learning_rate), patience=10,
                                      methods=METHODS, max_train=max_train, mixture_samples=100, progress=progress)
     finally:
         bar.empty()
