@@ -366,3 +366,19 @@ def test_fused_normal_paths_equal_the_plain_formulas():
 
     np.testing.assert_allclose(t.log_likelihood_rows(y, th), norm.logpdf(y, th[..., 0], np.exp(th[..., 1])),
                                rtol=1e-12)
+
+
+def test_early_stopping_on_both_metrics_keeps_both_best_rounds():
+    rng = np.random.default_rng(12)
+    X = rng.uniform(0, 1, size=(200, 1))
+    y = np.sin(6 * X[:, 0]) + 0.3 * rng.standard_normal(200)
+    est = WGBoost("normal", n_rounds=300, learning_rate=0.5, init_rounds=200, early_stopping_rounds=10,
+                  early_stopping_metric="both", random_state=0).fit(X[:150], y[:150], eval_set=(X[150:], y[150:]))
+    tr = est.trace_
+    assert est.best_rounds_["nll"] == int(np.nanargmin(tr["valid_nll"].values))
+    assert est.best_rounds_["rmse"] == int(np.nanargmin(tr["valid_rmse"].values))
+    assert est.n_rounds_ == max(est.best_rounds_.values())
+    # round M of the longer model equals the M-round model (what the UCI study relies on)
+    m = est.best_rounds_["nll"]
+    short = WGBoost("normal", n_rounds=m, learning_rate=0.5, init_rounds=200, random_state=0).fit(X[:150], y[:150])
+    np.testing.assert_allclose(est.predict_particles(X, n_rounds=m), short.predict_particles(X), rtol=1e-12)

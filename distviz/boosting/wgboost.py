@@ -29,7 +29,7 @@ METHODS = ("ska", "fka", "nka", "langevin")
 SHARING = ("shared", "per_particle")
 _PARAMS = ("target", "n_particles", "method", "bandwidth", "learning_rate", "n_rounds", "max_depth",
            "tree_sharing", "init", "init_rounds", "init_lr", "subsample", "early_stopping_rounds",
-           "random_state", "max_bins", "display_size", "split_criterion")
+           "random_state", "max_bins", "display_size", "split_criterion", "early_stopping_metric")
 
 
 def _check_X(X, name="X"):
@@ -52,7 +52,7 @@ class WGBoost:
     def __init__(self, target, n_particles=10, method="ska", bandwidth=0.1, learning_rate=0.1, n_rounds=500,
                  max_depth=3, tree_sharing="shared", init="flow", init_rounds=5000, init_lr=0.1, subsample=1.0,
                  early_stopping_rounds=None, random_state=None, max_bins=255, display_size=50,
-                 split_criterion="variance"):
+                 split_criterion="variance", early_stopping_metric="nll"):
         self.target = target
         self.n_particles = n_particles
         self.method = method
@@ -70,6 +70,7 @@ class WGBoost:
         self.max_bins = max_bins
         self.display_size = display_size
         self.split_criterion = split_criterion
+        self.early_stopping_metric = early_stopping_metric
 
     # ------------------------------------------------------------------ sklearn plumbing
     def get_params(self, deep=True):
@@ -109,6 +110,8 @@ class WGBoost:
             raise ConfigError("early_stopping_rounds must be a positive integer or None.")
         if not (isinstance(self.init_rounds, (int, np.integer)) and self.init_rounds >= 0):
             raise ConfigError("init_rounds must be a non-negative integer.")
+        if self.early_stopping_metric not in ("nll", "rmse", "both"):
+            raise ConfigError("early_stopping_metric must be 'nll', 'rmse' or 'both' (stop when both stalled).")
         if self.split_criterion not in ("variance", "friedman_sum"):
             raise ConfigError("split_criterion must be 'variance' or 'friedman_sum' (the authors' sklearn "
                               "multi-output friedman_mse trees).")
@@ -195,6 +198,7 @@ class WGBoost:
         tr_p = np.full((M + 1, m, N, d), np.nan, dtype=np.float32)
         tr_train = np.full(M + 1, np.nan)
         tr_valid = np.full(M + 1, np.nan)
+        tr_vrmse = np.full(M + 1, np.nan)
         tr_mmd = np.full(M + 1, np.nan)
         tr_sec = np.full(M + 1, np.nan)
         gauss = tgt.gaussian(Y[obs])
@@ -207,12 +211,20 @@ class WGBoost:
                 tr_train[r] = self._nll(P, Y)
                 if has_eval:
                     tr_valid[r] = self._nll(Pe, Ye)
+            if has_eval and Ye.shape[1] == 1:
+                pt = tgt.point(Pe)
+                if pt.ndim == 1:
+                    tr_vrmse[r] = float(np.sqrt(np.mean((Ye[:, 0] - pt) ** 2)))
             if gauss is not None:
                 tr_mmd[r] = float(np.mean(K.mmd2_gaussian_rows(P[obs], gauss[0], gauss[1], 0.025)))
 
         record(0, 0.0)
         trees = []
-        best, best_r, stall = np.inf, 0, 0
+        metrics = {"nll": tr_valid, "rmse": tr_vrmse}
+        watched = ["nll", "rmse"] if self.early_stopping_metric == "both" else [self.early_stopping_metric]
+        best = {m: np.inf for m in metrics}
+        best_r = {m: 0 for m in metrics}
+        stall = {m: 0 for m in metrics}
         shared = self.tree_sharing == "shared"
         n_sub = max(1, int(round(self.subsample * n)))
         fit_secs = 0.0
@@ -241,16 +253,25 @@ class WGBoost:
             record(r, fit_secs)
             if progress is not None:
                 progress(r, M)
-            if has_eval and like:
-                if tr_valid[r] < best - 1e-12:
-                    best, best_r, stall = tr_valid[r], r, 0
-                else:
-                    stall += 1
-                if self.early_stopping_rounds is not None and stall >= self.early_stopping_rounds:
+            if has_eval:
+                for mname, arr in metrics.items():
+                    if arr[r] < best[mname] - 1e-12:
+                        best[mname], best_r[mname], stall[mname] = arr[r], r, 0
+                    else:
+                        stall[mname] += 1
+                if self.early_stopping_rounds is not None and all(
+                        stall[m] >= self.early_stopping_rounds for m in watched):
                     break
         n_done = len(trees)
-        self.best_round_ = best_r if (has_eval and like) else n_done
-        keep = self.best_round_ if self.early_stopping_rounds is not None else n_done
+        self.best_rounds_ = {m: (int(best_r[m]) if best_r[m] > 0 else None) for m in metrics} if has_eval else {}
+        primary = "rmse" if self.early_stopping_metric == "rmse" else "nll"
+        self.best_round_ = int(best_r[primary]) if has_eval and best_r[primary] > 0 else n_done
+        keep = n_done
+        if self.early_stopping_rounds is not None:
+            if any(best_r[m] == 0 for m in watched):
+                raise ConfigError(f"early stopping on '{self.early_stopping_metric}' needs that metric on the "
+                                  f"validation set; the target gives no {'NLL' if primary == 'nll' else 'RMSE'}.")
+            keep = max(best_r[m] for m in watched)
         self.trees_ = trees[:keep]
         self.n_rounds_ = len(self.trees_)
         self.fit_seconds_ = fit_secs
@@ -261,6 +282,7 @@ class WGBoost:
                 "particles": (("round", "obs", "particle", "param"), tr_p[:n_done + 1]),
                 "train_nll": (("round",), tr_train[:n_done + 1]),
                 "valid_nll": (("round",), tr_valid[:n_done + 1]),
+                "valid_rmse": (("round",), tr_vrmse[:n_done + 1]),
                 "mmd2": (("round",), tr_mmd[:n_done + 1]),
                 "seconds": (("round",), tr_sec[:n_done + 1]),
                 "x": (("obs", "feature"), X[obs]),
@@ -382,7 +404,8 @@ class WGBoost:
             est._learner = TreeLearner(int(est.max_depth), est.max_bins, est.split_criterion)
             coords = {k[len("tracec__"):]: z[k] for k in z.files if k.startswith("tracec__")}
             dims = {"particles": ("round", "obs", "particle", "param"), "train_nll": ("round",),
-                    "valid_nll": ("round",), "mmd2": ("round",), "seconds": ("round",), "x": ("obs", "feature"),
+                    "valid_nll": ("round",), "valid_rmse": ("round",), "mmd2": ("round",), "seconds": ("round",),
+                    "x": ("obs", "feature"),
                     "y": ("obs", "ycol")}
             data = {k[len("trace__"):]: (dims[k[len("trace__"):]], z[k]) for k in z.files if k.startswith("trace__")}
             est.trace_ = xr.Dataset(data, coords=coords, attrs=json.loads(str(z["trace_attrs"])))
