@@ -406,3 +406,4 @@ def test_errors_are_one_sentence():
     with pytest.raises(DataError):
         t.predict(Binner().fit_transform(X))  # codes of another binner
     assert isinstance(Binner().fit_transform(X), BinnedX)
+

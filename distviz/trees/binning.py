@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from distviz.errors import ConfigError, DataError
 
@@ -37,11 +37,11 @@ def _check_X(X, name: str = "X") -> np.ndarray:
     return X
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def _bin_codes(XT, edges, n_edges, out):
     """Write the bin code of every value of XT (p, n) into out (p, n): the number of edges below x."""
     p, n = XT.shape
-    for f in prange(p):
+    for f in range(p):
         m = n_edges[f]
         e = edges[f]
         top = 1

@@ -9,14 +9,14 @@ leaf with the largest gain is expanded first (LightGBM's leaf-wise growth).
 
 ``grow_tree`` (variance criterion) runs entirely in numba; ``grow_batch`` grows B trees on B target
 blocks that share X in one call (B = 1 for a single tree), building the shared root histogram once
-for all B*K columns; ``grow_many_parallel`` grows the B trees in parallel threads.  ``grow_entropy`` drives the same kernels from Python because the
+for all B*K columns.  ``grow_entropy`` drives the same kernels from Python because the
 family's A* is a Python callable.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .histogram import PARALLEL_MIN_WORK, gather_rows, hist_parallel, hist_serial, row_stats
 from .splitting import assign_children, best_split_entropy, best_split_variance, partition
@@ -324,27 +324,8 @@ def grow_batch(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_
     return _pack(n_nodes, feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf)
 
 
-@njit(cache=True, parallel=True)
-def grow_many_parallel(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2):
-    """B trees on Yb (B, n, K) sharing X, grown in parallel threads in one call."""
-    B, n, K = Yb.shape
-    p = codes_T.shape[0]
-    G, root = _many_prepare(codes_T, nb_max, Yb, w, o, True)
-    feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf, n_nodes = _alloc_many(B, M, o + K, p, n)
-    for t in prange(B):
-        rh = _tree_root(root, t, o, K)
-        n_nodes[t] = grow_tree(
-            codes_T, n_bins, nb_max, G, (0 if o == 1 else 2) + t * K, o, K, rh, True, max_depth, max_leaves, min_w, min_cnt, l2, False,
-            feature[t], split_bin[t], left[t], right[t], depth[t], gain[t], sums[t], feat_gain[t], train_leaf[t],
-        )
-    return _pack(n_nodes, feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf)
-
-
 def grow_many(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2):
-    """Grow B trees in one call: trees in parallel threads for large batches, else one after another."""
-    B, n, K = Yb.shape
-    if B > 1 and n * codes_T.shape[0] * B * (K + o) >= 4 * PARALLEL_MIN_WORK and n * codes_T.shape[0] < 8 * PARALLEL_MIN_WORK:
-        return grow_many_parallel(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2)
+    """Grow B trees sharing X in one numba call (large node histograms use the feature-parallel kernel)."""
     return grow_batch(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2, True)
 
 

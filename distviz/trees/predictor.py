@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 __all__ = ["apply_binned", "apply_raw", "apply_binned_many", "apply_raw_many"]
 
@@ -40,22 +40,22 @@ def apply_raw(X, feature, threshold, left, right):
     return out
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def apply_binned_many(codes_T, feature, split_bin, left, right):
     """Leaf ids (B, n) of B trees given as (B, M) node arrays."""
     B = feature.shape[0]
     n = codes_T.shape[1]
     out = np.empty((B, n), dtype=np.int64)
-    for t in prange(B):
+    for t in range(B):
         out[t] = apply_binned(codes_T, feature[t], split_bin[t], left[t], right[t])
     return out
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def apply_raw_many(X, feature, threshold, left, right):
     """Leaf ids (B, n) of B trees given as (B, M) node arrays, from raw X."""
     B = feature.shape[0]
     out = np.empty((B, X.shape[0]), dtype=np.int64)
-    for t in prange(B):
+    for t in range(B):
         out[t] = apply_raw(X, feature[t], threshold[t], left[t], right[t])
     return out
