@@ -506,7 +506,7 @@ def _round_reporter(say, name, i, n_methods):
         if now - last[0] >= 0.5:
             last[0] = now
             frac = 0.05 + 0.8 * (i + min(r / max(n, 1), 1.0)) / n_methods
-            say(frac, f"fitting {name}: round {r} of at most {n}")
+            say(frac, f"fitting {name}: step {r} of at most {n}")  # rounds, or output dimensions for skGB
 
     return cb
 
@@ -592,7 +592,7 @@ def drifters_study(data="sample", rounds=300, learning_rate=0.1, mgd_learning_ra
 
     def progress(frac, msg):  # stderr, so that --json output on stdout stays one object; rounds every 5 s
         now = time.perf_counter() - t0
-        if ": round " not in msg or now - last[0] >= 5.0:
+        if ": step " not in msg or now - last[0] >= 5.0:
             last[0] = now
             print(f"[{now:6.1f} s {100 * frac:3.0f}%] {msg}", file=sys.stderr, flush=True)
 
