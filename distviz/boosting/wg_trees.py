@@ -16,6 +16,24 @@ from numba import njit
 from distviz.trees import Binner, HistTree, fit_many
 
 
+def _start_numba_threads():
+    """Start numba's thread pool before any cached tree kernel is loaded.
+
+    A cached function that calls a cached parallel=True function fails to link when loaded from the
+    cache in a fresh process ("LLVM ERROR: Symbol not found: allocate_sched", numba issue #2439 family)
+    unless the threading layer is already up; starting it first is harmless.
+    """
+    try:
+        from numba.np.ufunc import parallel
+
+        parallel._launch_threads()
+    except Exception:  # pragma: no cover - numba internals moved: nothing to work around then
+        pass
+
+
+_start_numba_threads()
+
+
 @njit(cache=True)
 def _predict_flat(X, feature, threshold, left, right, value):
     n = X.shape[0]
