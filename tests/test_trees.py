@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from scipy import stats
 from sklearn.tree import DecisionTreeRegressor
 
@@ -407,3 +409,51 @@ def test_errors_are_one_sentence():
         t.predict(Binner().fit_transform(X))  # codes of another binner
     assert isinstance(Binner().fit_transform(X), BinnedX)
 
+
+
+def test_parallel_histogram_kernel_equals_serial():
+    from distviz.trees.histogram import hist_parallel, hist_serial, row_stats
+
+    rng = np.random.default_rng(21)
+    X, R, w = _data(rng, n=500, K=3)
+    Xb = Binner(64).fit_transform(X)
+    rows = rng.permutation(500).astype(np.int32)
+    for o, ww in ((1, np.ones(500)), (2, w)):
+        G = row_stats(R, ww, o)
+        a = np.empty((X.shape[1], 64, o + 3))
+        b = np.empty_like(a)
+        hist_serial(Xb.codes_T, rows, 100, 400, G, 1, o == 1, a)
+        hist_parallel(Xb.codes_T, rows, 100, 400, G, 1, o == 1, b)
+        np.testing.assert_array_equal(a, b)
+        sel = rows[100:400]
+        ref = np.zeros_like(a)
+        for f in range(X.shape[1]):
+            np.add.at(ref[f, :, o:], Xb.codes[sel, f], (ww[sel, None] * R[sel]))
+            np.add.at(ref[f, :, 0], Xb.codes[sel, f], ww[sel])
+            if o == 2:
+                np.add.at(ref[f, :, 1], Xb.codes[sel, f], (ww[sel] > 0).astype(float))
+        np.testing.assert_allclose(a, ref, rtol=1e-12, atol=1e-12)
+
+
+@settings(deadline=None, max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    n=st.integers(2, 60),
+    p=st.integers(1, 3),
+    K=st.integers(1, 3),
+    depth=st.integers(1, 4),
+    msl=st.integers(1, 4),
+    weighted=st.booleans(),
+    seed=st.integers(0, 2**31 - 1),
+)
+def test_property_exact_mode_matches_sklearn_sse(n, p, K, depth, msl, weighted, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 5, size=(n, p)).astype(float)  # many ties, in values and in gains
+    R = rng.normal(size=(n, K)).round(2)
+    w = rng.integers(1, 4, size=n).astype(float) if weighted else None
+    sk = DecisionTreeRegressor(max_depth=depth, min_samples_leaf=msl, random_state=0).fit(X, R, sample_weight=w)
+    ours = HistTree(max_depth=depth, max_bins="exact", min_samples_leaf=msl, min_weight_leaf=0.0).fit(
+        X, R, sample_weight=w
+    )
+    ww = np.ones(n) if w is None else w
+    assert _wsse(ours.predict(X), R, ww) == pytest.approx(_wsse(sk.predict(X).reshape(n, K), R, ww), rel=1e-9, abs=1e-9)
+    np.testing.assert_array_equal(ours.train_leaf_, ours.apply(X))

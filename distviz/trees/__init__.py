@@ -5,9 +5,13 @@
 call (WGBoost's particle trees) or one shared multi-output tree.
 """
 
-from .binning import BinnedX, Binner
-from .forest import Forest, SharedForest, fit_many
-from .nodes import TreeNodes
-from .tree import HistTree
+from ._cache import refresh_numba_cache
+
+refresh_numba_cache()
+
+from .binning import BinnedX, Binner  # noqa: E402
+from .forest import Forest, SharedForest, fit_many  # noqa: E402
+from .nodes import TreeNodes  # noqa: E402
+from .tree import HistTree  # noqa: E402
 
 __all__ = ["Binner", "BinnedX", "HistTree", "TreeNodes", "fit_many", "Forest", "SharedForest"]
