@@ -33,7 +33,7 @@ from sklearn.base import BaseEstimator
 from distviz.boosting.engine import BoostingEngine, weighted_mean
 from distviz.errors import ConfigError, DataError
 
-__all__ = ["ChartLaw", "NGBoost", "NGB", "GB", "IndepNGB", "skGB", "GaussianPrediction", "PerParameterStopping"]
+__all__ = ["ChartLaw", "NGBoost", "NGB", "GB", "IndepNGB", "skGB", "GaussianPrediction", "select_rounds_per_param"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -203,46 +203,64 @@ class _Engine(BoostingEngine):
         return s
 
 
-class PerParameterStopping:
-    """Engine callback: each parameter stops on its own validation gain (per-parameter early stopping).
+def select_rounds_per_param(model, X_val, y_val, w_val=None, sweeps: int = 2, max_rows: int = 4000) -> np.ndarray:
+    """Per-parameter early stopping: each parameter's number of rounds, chosen on validation data.
 
-    After every round the validation NLL gain that parameter k's update alone would give,
-    ``L(F_prev) - L(F_prev with column k moved)``, is accumulated; parameter k's best round is where
-    that cumulative gain last reached a strict maximum, and k is frozen (no more trees) once
-    ``patience`` rounds pass without a new maximum.  Prediction uses each parameter's trees up to its
-    own best round (motivated by the paper's Sec. 5.4 discussion of Indep NGB).
+    Starting from the joint best round for every parameter, coordinate descent sets parameter k's
+    round count n_k in 0..n_iter_ to the value that minimises the validation NLL with the other
+    counts fixed (``sweeps`` passes).  The additive model is truncated per parameter, not refitted
+    (the stopping iterations of boosted GAMLSS, Mayr et al. 2012, chosen without a grid); the
+    validation NLL can only fall below the joint best round's.  At most ``max_rows`` validation rows
+    (a fixed random subset) are used.
     """
+    model._check_fitted()
+    X_val = _check_X(X_val, "X_val")
+    yv = _check_y(y_val, X_val.shape[0], "y_val")
+    wv = _check_w(w_val, X_val.shape[0], "w_val")
+    if X_val.shape[0] > max_rows:  # bound the (rounds, rows, params) cache
+        keep = np.sort(np.random.default_rng(0).choice(X_val.shape[0], max_rows, replace=False))
+        X_val, yv, wv = X_val[keep], yv[keep], (None if wv is None else wv[keep])
+    Xb = model._binned(X_val)
+    yv = yv if model.chart_.y_dim > 1 else yv[:, 0]
+    vdata = model.law_.prepare(yv, wv)
+    K, R, nv = model.law_.dim, model.n_iter_, Xb.shape[0]
+    # per-round validation contribution of every parameter, accumulated: cum[k][r] = sum of the first r steps
+    steps = np.zeros((R, nv, K))
+    forests = getattr(model, "forests_", None)
+    for r, rnd in enumerate(model.result_.rounds):
+        if forests is not None:
+            forest, cols = forests[r]
+            steps[r][:, cols] = rnd.multiplier * forest.predict(Xb)[:, :, 0].T
+        else:
+            for t, g in zip(rnd.trees, rnd.groups):
+                steps[r][:, np.asarray(g)] = rnd.multiplier * t.predict(Xb).reshape(nv, len(g))
+    cum = np.concatenate([np.zeros((1, nv, K)), np.cumsum(steps, axis=0)], axis=0)  # (R + 1, nv, K)
+    del steps
+    F0 = np.tile(model.init_params_, (nv, 1))
+    n = np.full(K, int(model.result_.best_iteration) if model.valid_loss_.size > 1 else R)
 
-    def __init__(self, law, y_valid, w_valid, patience: int):
-        self.law = law
-        self.vdata = law.prepare(y_valid, w_valid)
-        self.w = w_valid
-        self.patience = int(patience)
-        self.best_round = np.zeros(law.dim, dtype=int)
-        self.cum = np.zeros(law.dim)
-        self.best = np.zeros(law.dim)
-        self.prev = None
+    def loss(F):
+        with np.errstate(all="ignore"):
+            v = weighted_mean(model.law_.loss(F, vdata), wv)
+        return v if np.isfinite(v) else np.inf
 
-    def start(self, F_train):
-        """Remember the validation start iterate (theta^(0) on every validation row)."""
-        n = self.vdata["y"].shape[0]
-        self.prev = np.tile(F_train[0], (n, 1))
-
-    def __call__(self, info):
-        if info.F_valid is None:
-            return False
-        prev, new = self.prev, info.F_valid
-        base = weighted_mean(self.law.loss(prev, self.vdata), self.w)
-        for k in np.flatnonzero(info.active):
-            Fk = prev.copy()
-            Fk[:, k] = new[:, k]
-            self.cum[k] += base - weighted_mean(self.law.loss(Fk, self.vdata), self.w)
-            if self.cum[k] > self.best[k]:
-                self.best[k], self.best_round[k] = self.cum[k], info.round
-            elif info.round - self.best_round[k] >= self.patience:
-                info.active[k] = False
-        self.prev = new.copy()
-        return False
+    F = F0 + cum[n, :, np.arange(K)].T
+    best = loss(F)
+    for _ in range(int(sweeps)):
+        changed = False
+        for k in range(K):
+            G = F.copy()
+            for r in range(R + 1):
+                if r == n[k]:
+                    continue
+                G[:, k] = F0[:, k] + cum[r, :, k]
+                v = loss(G)
+                if v < best:
+                    best, n[k], changed = v, r, True
+            F[:, k] = F0[:, k] + cum[n[k], :, k]
+        if not changed:
+            break
+    return n
 
 
 # ---------------------------------------------------------------------------------------------
@@ -338,7 +356,8 @@ class NGBoost(BaseEstimator):
         loss falls), or False (scale 1).
     early_stopping_rounds : patience on the validation NLL (paper: 50); None to disable.
     validation_fraction : share of the training rows held out when no eval_set is given.
-    per_parameter_early_stopping : each parameter keeps its own number of trees (PerParameterStopping).
+    per_parameter_early_stopping : each parameter keeps its own number of rounds, chosen on the validation
+        data after the joint fit (select_rounds_per_param); ``best_iteration_per_param_`` holds them.
     use_best : predict with the best validation round (True) or with all fitted rounds.
     random_state : seed of the validation split.
     """
@@ -409,9 +428,6 @@ class NGBoost(BaseEstimator):
             wv = _check_w(ev[2], Xv.shape[0], "w_val")
             yv_fit = yv if chart.y_dim > 1 else yv[:, 0]
             valid = (self.binner_.transform(Xv), yv_fit, wv)
-            if self.per_parameter_early_stopping and self.early_stopping_rounds is not None:
-                self._pps = PerParameterStopping(law, yv_fit, wv, self.early_stopping_rounds)
-                cbs.append(self._pps)
         if self.per_parameter_early_stopping and valid is None:
             raise ConfigError("per_parameter_early_stopping needs validation data: pass eval_set or early_stopping_rounds.")
         rule = "ngboost" if self.line_search == "ngboost" else "grow"
@@ -419,8 +435,7 @@ class NGBoost(BaseEstimator):
                          tree_params=dict(max_depth=int(self.max_depth), min_samples_leaf=int(self.min_samples_leaf),
                                           max_bins=self.max_bins),
                          tree_mode=self.tree_mode, line_search=bool(self.line_search),
-                         early_stopping_rounds=(None if self.per_parameter_early_stopping
-                                                else self.early_stopping_rounds))
+                         early_stopping_rounds=self.early_stopping_rounds)
         res = engine.fit(Xb, y_fit, sample_weight=w, valid=valid, callbacks=cbs, progress=progress)
         self.chart_ = chart
         self.law_ = law
@@ -431,14 +446,12 @@ class NGBoost(BaseEstimator):
         self.init_params_ = res.init
         self.n_iter_ = res.n_rounds
         self.best_iteration_ = int(res.best_iteration) if valid is not None else res.n_rounds
-        if self.per_parameter_early_stopping and valid is not None:
-            self.best_iteration_per_param_ = self._pps.best_round.copy()
-            self.best_iteration_ = int(self.best_iteration_per_param_.max())
-        else:
-            self.best_iteration_per_param_ = np.full(law.dim, self.best_iteration_)
+        self.best_iteration_per_param_ = np.full(law.dim, self.best_iteration_)
         self.train_loss_ = np.asarray(res.train_loss)
         self.valid_loss_ = np.asarray(res.valid_loss)
         self.scalings_ = np.asarray(res.scales[1:])
+        if self.per_parameter_early_stopping:
+            self.best_iteration_per_param_ = select_rounds_per_param(self, ev[0], ev[1], ev[2])
         self.fit_seconds_ = time.perf_counter() - t0
         return self
 
