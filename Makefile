@@ -20,7 +20,7 @@ run: $(STAMP)
 	$(BIN)/streamlit run app.py
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 -q
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 -q
 
 bench: $(STAMP)
 	for f in benchmarks/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
