@@ -40,3 +40,19 @@ def refresh_numba_cache() -> None:
         os.replace(tmp, stamp_file)
     except OSError:  # read-only install: numba falls back to its own cache handling
         pass
+
+
+def ensure_parallel_runtime() -> None:
+    """Load numba's threading layer (and its scheduler symbols) before any cached function embedding a parfor runs.
+
+    A function loaded from numba's cache that calls a ``parallel=True`` kernel crashes when no parallel
+    function has run in the process yet, because the scheduler symbols are only registered when the
+    threading layer is launched.
+    """
+    try:
+        from numba.np.ufunc import parallel
+    except ImportError:  # pragma: no cover - numba without the parallel backend
+        return
+    launch = getattr(parallel, "_launch_threads", None)
+    if launch is not None:
+        launch()

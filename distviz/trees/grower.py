@@ -18,10 +18,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._cache import ensure_parallel_runtime
 from .histogram import PARALLEL_MIN_WORK, gather_rows, hist_parallel, hist_serial, row_stats
 from .splitting import assign_children, best_split_entropy, best_split_variance, partition
 
 __all__ = ["grow_tree", "grow_batch", "grow_many", "grow_entropy", "node_sums"]
+
+# cached callers of the parallel kernel need numba's threading layer loaded before their first call
+ensure_parallel_runtime()
 
 
 @njit(cache=True)
