@@ -134,7 +134,7 @@ def test_per_parameter_early_stopping():
 
 def test_indep_ngb_and_skgb_shapes():
     d = simulate_split(300, n_val=100, n_test=30, rng=np.random.default_rng(7))
-    for cls in (IndepNGB, skGB):
+    for cls in (IndepNGB, skGB, lambda **kw: skGB(backend="hist", **kw)):
         m = cls(n_estimators=80, learning_rate=0.05, early_stopping_rounds=10).fit(
             d.X_train, d.y_train, eval_set=(d.X_val, d.y_val))
         mu, cov = m.predict(d.X_test)
@@ -205,6 +205,8 @@ def test_bad_input_errors():
         m.predict(X, -1)
     with pytest.raises(DataError, match="chart"):
         NGBoost("normal", early_stopping_rounds=None).fit(X, y)
+    with pytest.raises(ConfigError, match="backend"):
+        skGB(backend="xgb").fit(X, y)
     with pytest.raises(ConfigError, match="per_parameter"):
         NGB(per_parameter_early_stopping=True, early_stopping_rounds=None).fit(X, y)
 
