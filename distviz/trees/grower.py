@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from ._cache import ensure_parallel_runtime
-from .histogram import PARALLEL_MIN_WORK, gather_rows, hist_parallel, hist_serial, row_stats
+from .histogram import PARALLEL_MIN_WORK, gather_rows, hist_parallel, hist_serial
 from .splitting import assign_children, best_split_entropy, best_split_variance, partition
 
 __all__ = ["grow_tree", "grow_batch", "grow_many", "grow_entropy", "node_sums"]

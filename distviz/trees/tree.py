@@ -104,6 +104,14 @@ class HistTree:
     for the formulas (mirror_vs_natural_boosting.tex, "Split criterion from leaf predictions" and
     "Entropy and the exact leafwise NLL criterion").  ``min_weight_leaf`` is an absolute weight
     (like LightGBM's min_sum_hessian_in_leaf); ``min_samples_leaf`` counts rows with positive weight.
+
+    Boosting bins once per fit (``Xb = Binner(max_bins).fit_transform(X)``) and passes ``Xb`` to
+    every ``fit``: no re-binning, and ``max_bins`` is then ignored (``Xb``'s binner decides).
+    ``predict`` and ``train_predict_`` are (n, K) also for 1-D targets.  A split at bin b sends
+    ``x <= threshold`` left with ``threshold`` the upper edge of bin b, b the largest bin present
+    on the left (in exact mode the midpoint to the next distinct value of the whole sample).
+    Growth is best-first (the leaf with the largest gain is split next); without ``max_leaves``
+    every admissible leaf is split, which equals depth-wise growth.
     """
 
     def __init__(
