@@ -72,7 +72,8 @@ if res is not None:
         if int(np.nansum(binned["n_test"].values)) == 0:
             st.info("No test points fall in this region; choose the whole area.")
         else:
-            st.plotly_chart(maps.map_figure_plotly(binned, kind), key="drift.mapfig")
+            st.plotly_chart(maps.map_figure_plotly(binned, kind, scale="110m" if region.startswith("whole") else "50m"),
+                            key="drift.mapfig")
     pred = res.predictions
     ids = [int(i) for i in np.unique(pred["id"].values)]
     default_id = maps.pick_trajectory(pred)[0]

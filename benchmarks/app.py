@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 PAGES = [("", "Lab", 2), ("evolution", "Evolution", 4), ("split_gains", "Split gains", 5),
-         ("drifters", "Drifters", 2), ("posterior", "Posterior", 3), ("explorer", "Family explorer", 1)]
+         ("drifters", "Drifters", 2), ("posterior", "Posterior", 4), ("explorer", "Family explorer", 1)]
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 SETTLED = """(n) => !document.querySelector('[data-testid="stStatusWidget"]')
@@ -86,44 +86,77 @@ def slider_rerun(repeats: int = 7) -> dict:
     return out
 
 
+BASELINE = """import plotly.graph_objects as go
+import streamlit as st
+
+st.title("baseline")
+st.plotly_chart(go.Figure(go.Scatter(x=[1, 2, 3], y=[1, 3, 2])))
+"""
+
+
+def _serve(script: Path, cwd: Path):
+    """Start `streamlit run script` on a free 127.0.0.1 port; (process, url) once it answers."""
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(script), "--server.address", "127.0.0.1",
+                             "--server.port", str(port), "--server.headless", "true", "--server.fileWatcherType", "none",
+                             "--browser.gatherUsageStats", "false"], cwd=cwd, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(200):
+        try:
+            urllib.request.urlopen(url + "/_stcore/health", timeout=2)
+            break
+        except OSError:
+            time.sleep(0.3)
+    return proc, url
+
+
+def _paint(browser, url: str, n: int) -> float:
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1600})
+    page = ctx.new_page()
+    t0 = time.perf_counter()
+    page.goto(url, wait_until="domcontentloaded")
+    page.wait_for_function(SETTLED, arg=n, timeout=600_000, polling=100)
+    dt = time.perf_counter() - t0
+    ctx.close()
+    return dt
+
+
 def first_paint() -> dict:
-    """Seconds from navigation to all plots drawn, per page, on a warm server (each page opened once before)."""
+    """Seconds from navigation to all plots drawn, per page, on a warm server (each page opened once before).
+
+    The same is measured for a one-chart Streamlit page ("baseline"): the floor of this machine and browser.
+    """
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
     if not Path(chromium).exists():
         print("first paint: skipped (Debian's chromium is not installed: apt-get install -y chromium)")
         return {}
+    import tempfile
+
     from playwright.sync_api import sync_playwright
 
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
-                             "--server.port", str(port), "--server.headless", "true", "--server.fileWatcherType", "none",
-                             "--browser.gatherUsageStats", "false"], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
     out = {}
-    try:
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(url + "/_stcore/health", timeout=2)
-                break
-            except OSError:
-                time.sleep(0.3)
-        with sync_playwright() as pw:
-            b = pw.chromium.launch(executable_path=chromium, args=ARGS, headless=True)
-            for warm in (True, False):
-                for path, name, n in PAGES:
-                    ctx = b.new_context(viewport={"width": 1400, "height": 1600})
-                    page = ctx.new_page()
-                    t0 = time.perf_counter()
-                    page.goto(f"{url}/{path}", wait_until="domcontentloaded")
-                    page.wait_for_function(SETTLED, arg=n, timeout=600_000, polling=100)
-                    if not warm:
-                        out[name] = time.perf_counter() - t0
-                    ctx.close()
-            b.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=chromium, args=ARGS, headless=True)
+        base = Path(tmp) / "baseline.py"
+        base.write_text(BASELINE)
+        proc, url = _serve(base, Path(tmp))
+        try:
+            _paint(b, url, 1)
+            out["baseline: one-chart Streamlit page"] = statistics.median(_paint(b, url, 1) for _ in range(3))
+        finally:
+            proc.terminate()
+            proc.wait(timeout=20)
+        proc, url = _serve(ROOT / "app.py", ROOT)
+        try:
+            for path, name, n in PAGES:  # warm-up: fits land in the server's cache
+                _paint(b, f"{url}/{path}", n)
+            for path, name, n in PAGES:
+                out[name] = _paint(b, f"{url}/{path}", n)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=20)
+        b.close()
     return out
 
 
@@ -139,8 +172,11 @@ def main():
         print(f"  {k:55s} {v:6.3f} s  {'ok' if v <= 0.2 else 'SLOW'}")
     if not a.skip_browser:
         print("== first paint in headless Chromium, warm server (goal <= 4 s)")
-        for k, v in first_paint().items():
-            print(f"  {k:55s} {v:6.2f} s  {'ok' if v <= 4 else 'SLOW'}")
+        res = first_paint()
+        base = res.get("baseline: one-chart Streamlit page")
+        for k, v in res.items():
+            ratio = f"  ({v / base:4.1f}x baseline)" if base and not k.startswith("baseline") else ""
+            print(f"  {k:55s} {v:6.2f} s  {'ok' if v <= 4 else 'SLOW'}{ratio}")
 
 
 if __name__ == "__main__":

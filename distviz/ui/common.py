@@ -43,7 +43,7 @@ def fit_summary(res: FitResult) -> None:
     """Metric cards: fit time, rounds, final train / validation NLL."""
     tr = getattr(res.model, "trace_", None)
     cols = st.columns(4)
-    cols[0].metric("fit time", f"{res.seconds:.2f} s", help="Wall time of the fit (0 when served from the cache is not shown).")
+    cols[0].metric("fit time", f"{res.seconds:.2f} s", help="Wall time of the fit when it was computed; a cached fit is reused instantly.")
     cols[1].metric("rows", f"{len(res.data.y)}")
     if tr is not None and "train_nll" in tr:
         t = tr["train_nll"].values

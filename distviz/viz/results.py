@@ -97,9 +97,10 @@ def lab_figures(model, data, kind: str, algo: str) -> list:
     figs = []
     truth = getattr(data, "truth", None)
     if kind == "wg":
-        P = model.predict_particles(G)  # (n, N, d)
+        Gp = input_grid(X, 60)  # particles above 60 inputs stay readable
+        P = model.predict_particles(Gp)  # (n, N, d)
         band = wg_target_band(data, gx)
-        figs.append(vf.particles_figure(gx, P[:, :, 0], data_x=X[:, 0], data_y=np.asarray(data.y).reshape(len(X), -1)[:, 0],
+        figs.append(vf.particles_figure(Gp[:, 0], P[:, :, 0], data_x=X[:, 0], data_y=np.asarray(data.y).reshape(len(X), -1)[:, 0],
                                         band=band, x_label=data.x_label, y_label=f"{data.y_label}: particle location",
                                         algo=algo[3:], title="WGBoost particles per input (first coordinate)",
                                         band_label="true 95% band of y | x"))
