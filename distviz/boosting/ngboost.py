@@ -166,8 +166,14 @@ class _Engine(BoostingEngine):
         forest = fit_many(Xb, np.ascontiguousarray(R[:, cols].T), sample_weight=w, **self.tree_params)
         out = np.zeros_like(R)
         _gather_leaves(forest.value_, forest.train_leaf_, out, np.asarray(cols, dtype=np.int64))
+        trees = forest.trees
+        # the (B, n) training-row leaf ids are not needed after this round: keeping them would cost
+        # rounds * params * n * 4 bytes (half a gigabyte for 1000 rounds of 27000 rows)
+        forest.train_leaf_ = None
+        for t in trees:
+            t.train_leaf_ = None
         self.forests.append((forest, np.asarray(cols)))
-        return forest.trees, [np.asarray([k]) for k in cols], out
+        return trees, [np.asarray([k]) for k in cols], out
 
     def _line_search(self, F, f, data, w, loss0):
         """ngboost's rule (see module docstring), or the engine's own search."""
@@ -437,6 +443,10 @@ class NGBoost(BaseEstimator):
                          tree_mode=self.tree_mode, line_search=bool(self.line_search),
                          early_stopping_rounds=self.early_stopping_rounds)
         res = engine.fit(Xb, y_fit, sample_weight=w, valid=valid, callbacks=cbs, progress=progress)
+        for rnd in res.rounds:  # release training-row leaf ids (see _Engine._fit_trees)
+            for t in rnd.trees:
+                if getattr(t, "train_leaf_", None) is not None:
+                    t.train_leaf_ = None
         self.chart_ = chart
         self.law_ = law
         self.forests_ = engine.forests if len(engine.forests) == res.n_rounds else None
