@@ -19,8 +19,6 @@ subtracts them.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
@@ -28,8 +26,6 @@ from distviz.errors import ConfigError, DataError
 from distviz.families.charts import Chart
 
 __all__ = ["MVNCholesky", "get_chart"]
-
-_LOG2PI = math.log(2.0 * math.pi)
 
 
 def _u_index(p: int) -> tuple[np.ndarray, np.ndarray]:
@@ -350,6 +346,7 @@ class MVNCholesky(Chart):
         return np.concatenate([mean, Lv], axis=1)
 
     def _diag_pos(self):
+        """Row (= column) indices of U's diagonal."""
         return np.arange(self.p)
 
     # ------------------------------------------------------------------ scores
