@@ -90,7 +90,7 @@ def browser():
         b.close()
 
 
-def open_page(browser, url: str, n_plots: int, shot: Path, timeout_ms: int = 45000) -> dict:
+def open_page(browser, url: str, n_plots: int, shot: Path, timeout_ms: int = 120000) -> dict:
     """Open `url`, wait for the app to settle and `n_plots` plotly charts, screenshot; return what was seen."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 2400})  # Streamlit scrolls inside: a tall viewport
     page = ctx.new_page()

@@ -128,7 +128,7 @@ def lab_figures(model, data, kind: str, algo: str) -> list:
                          algo=algo)
     if hasattr(model, "trace_"):
         figs.append(nll_from_trace(model.trace_, algo=algo, current=getattr(model, "best_iteration_", None),
-                                   title="NLL and generalised entropy per round (marker: round used to predict)"))
+                                   title="NLL and entropy per round (ring: round used)"))
     return figs
 
 
