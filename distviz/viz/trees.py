@@ -133,7 +133,7 @@ def top_splits(trace, k: int = 15, feature_names=None) -> pd.DataFrame:
         rows.append({"round": int(r), "node": int(n), "depth": int(dep[r, n]),
                      "feature": names[f] if 0 <= f < len(names) else f"x{f + 1}", "threshold": float(thr[r, n]),
                      "weight": float(w[r, n]), "Gain^reg": float(reg[r, n]), "Gain^ent": float(ent[r, n])})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows).replace([np.inf, -np.inf], np.nan)
 
 
 def gain_scatter_figure(trace, *, current=None, title=None) -> go.Figure:
