@@ -189,3 +189,32 @@ def test_posterior_page_sections():
     at.sidebar.select_slider(key="post.cmp_rounds").set_value(50).run()
     assert not at.exception and not at.error
     assert len(specs(at)) == 1
+
+
+# ------------------------------------------------------------------------------------------- fit warnings
+def test_lab_gd_defaults_to_a_stable_rate_and_a_diverging_fit_shows_a_warning():
+    """Plain GD on the Normal starts at nu = 0.01 (stable); at nu = 0.1 it diverges and the Lab says what to change."""
+    at = page(algo="gd")   # the Lab defaults: n = 500, 100 rounds
+    assert not at.exception
+    assert at.sidebar.select_slider(key="lab.lr").value == pytest.approx(0.01)
+    assert not [w for w in at.warning if "diverged" in w.value]
+    at.sidebar.select_slider(key="lab.lr").set_value(0.1).run()
+    assert not at.exception
+    msgs = [w.value for w in at.warning]
+    assert any("GD diverged" in m and "learning rate" in m for m in msgs), msgs
+    at.sidebar.selectbox(key="lab.algo").set_value("ngd").run()   # a user-set rate is kept when the law changes
+    assert at.sidebar.select_slider(key="lab.lr").value == pytest.approx(0.1)
+
+
+def test_fit_warnings_report_domain_exits_and_projection_blow_up():
+    """MGD on the Normal with noise features leaves the mean domain; projecting blows the NLL up, shortening does not."""
+    from distviz.ui.lab import FitConfig, fit_model, fit_warnings
+
+    proj = fit_model(FitConfig(p=3, domain="project"))
+    safe = fit_model(FitConfig(p=3, domain="backtrack"))
+    t_proj, t_safe = proj.model.trace_.train_nll.values, safe.model.trace_.train_nll.values
+    assert t_proj.max() > 100 and t_safe.max() < 10
+    w = fit_warnings(proj)
+    assert any("left the mean (η*) domain" in m and "projected" in m for m in w), w
+    assert any("diverged" in m for m in w), w
+    assert fit_warnings(fit_model(FitConfig())) == []

@@ -38,9 +38,14 @@ class DistributionalBoosting:
     mgd, ngd, gd, mgd_natural, ngd_mean; see ``distviz.boosting.laws``); ``n_rounds``,
     ``learning_rate``; tree settings ``max_depth``, ``max_bins`` (or "exact"), ``min_weight_leaf``
     (absolute weight), ``l2``; ``early_stopping_rounds`` with ``eval_set`` or
-    ``validation_fraction``; ``domain`` ("project": rows an update pushes out of the domain are
-    mapped back by the family's project_mean / project_natural, as in the issue; "backtrack": their
-    step is halved until they stay inside); ``trace_rows`` (size of the display subset);
+    ``validation_fraction``; ``domain``, what happens to a row whose update leaves the domain (MGD
+    can: a leaf mean is shared by rows with different iterates): "backtrack" (default) shortens that
+    row's step by halving until it goes at most half way to the boundary, so its slack (variance,
+    rate, ...) at least halves and the NLL stays moderate; "project" maps it back with the family's
+    project_mean / project_natural, i.e. to within the family's ``margin`` (1e-6) of the boundary,
+    which can make the NLL explode (e.g. a Normal variance of 1e-6); both count the rows in
+    ``trace_.n_projected`` and give bit-identical fits when no row leaves; ``trace_rows`` (size of
+    the display subset);
     ``random_state``.  Extra keyword arguments are family options (``K=3`` for categorical, ``P=2``
     for mvn).
 
@@ -52,7 +57,7 @@ class DistributionalBoosting:
 
     def __init__(self, family="normal", law="mgd", n_rounds=500, learning_rate=0.1, max_depth=3, max_bins=255,
                  min_weight_leaf=1.0, l2=0.0, early_stopping_rounds=None, validation_fraction=None,
-                 domain="project", trace_rows=2000, random_state=None, **family_kwargs):
+                 domain="backtrack", trace_rows=2000, random_state=None, **family_kwargs):
         """Store the settings; validation happens in fit."""
         self.family = family
         self.law = law

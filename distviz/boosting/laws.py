@@ -15,8 +15,10 @@ which is exactly the note's point that the crossed realisations lose the unbiase
 the matched ones.
 
 Every law keeps its iterate in one coordinate (``coord`` = "mean" for eta*, "natural" for eta);
-an update that leaves the domain is projected with the family's ``project_mean`` /
-``project_natural`` and counted; iterates never become NaN.
+an update that leaves the domain is either projected with the family's ``project_mean`` /
+``project_natural`` (domain="project", to within the family's margin of the boundary) or has its step
+shortened by the fraction-to-the-boundary rule (domain="backtrack", see ``_backtrack``); the rows are
+counted either way and iterates never become NaN.
 """
 
 from __future__ import annotations
@@ -91,8 +93,8 @@ class ExpFamilyLaw:
         """F + step kept inside the domain; returns (F_new, mask of rows whose step was changed).
 
         domain="project" (default): rows that leave the domain are mapped back with the family's
-        project_mean / project_natural.  domain="backtrack": their step is halved until the row stays
-        inside.  Rows whose sum is not finite (an overflowing step) keep their previous iterate.
+        project_mean / project_natural.  domain="backtrack": their step is halved until the row goes at
+        most half way to the boundary (``_backtrack``).  Rows whose sum is not finite (an overflowing step) keep their previous iterate.
         """
         if self.domain == "backtrack":
             return _backtrack(self.family, F, step, self.coord)
@@ -230,7 +232,16 @@ def _in_domain(family, F, coord) -> np.ndarray:
 
 
 def _backtrack(family, F, step, coord, max_halvings=40):
-    """F + s * step per row with s = 1, 1/2, ... the first that stays in the domain (s = 0 after max_halvings)."""
+    """F + s * step per row: s = 1 when that stays in the domain, else the fraction-to-the-boundary rule.
+
+    A row whose full step leaves the (convex) domain takes s = 2^-k with the smallest k >= 1 such that
+    F + 2 s step is still inside, i.e. it goes at most half way to the boundary along its step.  Every
+    family's slack (a variance, a rate, the least eigenvalue of a covariance, log E[y] - E[log y], a
+    probability) is concave along the segment, so the slack of that row is at least half its previous
+    value: a projected row never lands next to the boundary (where the NLL explodes), whatever the
+    family's `margin`.  Rows that stay inside are untouched (s = 1), so fits in which no row leaves the
+    domain are bit-identical to the unsafeguarded law.  s = 0 after `max_halvings`.
+    """
     with np.errstate(over="ignore", invalid="ignore"):
         Fn = F + step
     ok = _in_domain(family, Fn, coord)
@@ -242,8 +253,11 @@ def _backtrack(family, F, step, coord, max_halvings=40):
     for _ in range(max_halvings):
         s[todo] *= 0.5
         with np.errstate(over="ignore", invalid="ignore"):
-            Fn[todo] = F[todo] + s[todo, None] * step[todo]
-        good = _in_domain(family, Fn[todo], coord)
+            probe = F[todo] + (2.0 * s[todo, None]) * step[todo]   # the point twice as far: still inside?
+        good = _in_domain(family, probe, coord)
+        done = todo[good]
+        with np.errstate(over="ignore", invalid="ignore"):
+            Fn[done] = F[done] + s[done, None] * step[done]
         todo = todo[~good]
         if todo.size == 0:
             break

@@ -78,6 +78,7 @@ class FitConfig:
     learning_rate: float = 0.1
     max_depth: int = 3
     n_particles: int = 10
+    domain: str = "backtrack"
     upload_hash: str = ""
     x_cols: tuple = ()
     y_col: str = ""
@@ -247,6 +248,7 @@ def make_estimator(cfg: FitConfig):
         return DistributionalBoosting(cfg.family, law=cfg.algorithm, n_rounds=int(cfg.n_rounds),
                                       learning_rate=float(cfg.learning_rate), max_depth=int(cfg.max_depth),
                                       validation_fraction=0.2, trace_rows=600, random_state=int(cfg.seed),
+                                      domain=cfg.domain,
                                       **cfg.family_kwargs())
     if kind == "wg":
         from distviz.boosting import WGBoost
@@ -276,6 +278,7 @@ def fit_model(cfg: FitConfig, upload: bytes | None = None, *, progress_container
     key = cfg.key()
     hit = store.get(key)
     if hit is not None:
+        show_fit_warnings(hit)
         return hit
     data = load_data(cfg, upload)
     est = make_estimator(cfg)
@@ -297,7 +300,74 @@ def fit_model(cfg: FitConfig, upload: bytes | None = None, *, progress_container
         bar.empty()
     res = FitResult(cfg, est, data, time.perf_counter() - t0, ALGORITHMS[cfg.algorithm][1])
     store.put(key, res)
+    show_fit_warnings(res)
     return res
+
+
+#: (law, family) -> default learning rate where 0.1 is unstable.  Plain GD in eta has no metric, so
+#: it is stable only for nu < 2 / lambda_max(g(eta)), g = Cov[T(y)]; for the (multivariate) Normal
+#: T(y) contains y^2 and lambda_max is large (about 2 / 0.1 on the synthetic data): nu = 0.1 diverges.
+DEFAULT_LR = {("gd", "normal"): 0.01, ("gd", "mvn"): 0.01}
+LR_OPTIONS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0]
+DOMAIN_OPTIONS = OrderedDict([
+    ("backtrack", "shorten the step (safe)"),
+    ("project", "project onto the boundary (shows the blow-up)"),
+])
+
+
+def default_learning_rate(algorithm: str, family: str) -> float:
+    """The Lab's default learning rate for an algorithm on a family (0.01 for plain GD on Normal / MVN, else 0.1)."""
+    return DEFAULT_LR.get((algorithm, family), 0.1)
+
+
+def fit_warnings(res: FitResult) -> list[str]:
+    """Plain sentences about a law fit that diverged or whose updates often left the domain (empty when fine)."""
+    tr = getattr(res.model, "trace_", None)
+    if res.kind != "law" or tr is None or "train_nll" not in tr:
+        return []
+    cfg = res.config
+    label = ALGORITHMS[cfg.algorithm][0].split(" — ")[0].split(":")[0]
+    out = []
+    t = np.asarray(tr["train_nll"].values, dtype=float)
+    fin = np.isfinite(t)
+    if t.size > 1 and fin[0]:
+        tt = np.where(fin, t, np.inf)
+        run_min = np.minimum.accumulate(tt)
+        rise = tt - run_min                      # how far each round lies above the best round so far
+        j = int(np.argmax(rise))
+        i = int(np.flatnonzero(tt[:j + 1] == run_min[j])[0])
+        tol = 0.1 * max(1.0, abs(run_min[j]))
+        if rise[j] > tol:
+            if cfg.algorithm == "gd":
+                fix = ("plain GD in η has no Fisher metric, so " +
+                       ("lower the learning rate ν (e.g. 0.01) or use NGD / MGD" if cfg.learning_rate > 0.01
+                        else "use more rows, NGD or MGD"))
+            else:
+                fix = "lower the learning rate ν, the rounds or the noise features p"
+            what = "diverged" if rise[-1] > tol else "was unstable"
+            out.append(f"{label} {what}: the training NLL fell to {t[i]:.3g} at round {i} and then rose to "
+                       f"{tt[j]:.3g} at round {j}; {fix}. Predictions use the best validation round "
+                       f"({getattr(res.model, 'best_iteration_', '?')}).")
+
+    proj = np.asarray(tr["n_projected"].values, dtype=float) if "n_projected" in tr else np.zeros(1)
+    n = max(len(res.data.y) * 0.8, 1.0)   # 20% of the rows are held out for validation
+    total, rounds = int(np.nansum(proj)), int(np.count_nonzero(proj > 0))
+    if total > 0.05 * n or np.nanmax(proj) > 0.01 * n:
+        coord = "mean (η*)" if cfg.algorithm in ("mgd", "ngd_mean") else "natural (η)"
+        how = ("their steps were shortened to at most half the way to the boundary" if cfg.domain == "backtrack" else
+               "they were projected to within 1e-6 of the boundary, where the NLL explodes; choose "
+               "'shorten the step' to avoid that")
+        why = ("a tree leaf adds one step to rows with different current iterates" if cfg.algorithm in ("mgd", "ngd_mean")
+               else "a step in η overshot the boundary")
+        out.append(f"{label}: {total} row updates in {rounds} rounds left the {coord} domain ({why}); {how}. "
+                   f"Fewer noise features p or a smaller ν make it rarer.")
+    return out
+
+
+def show_fit_warnings(res: FitResult) -> None:
+    """One st.warning per sentence of fit_warnings(res)."""
+    for msg in fit_warnings(res):
+        st.warning(msg, icon=":material/warning:")
 
 
 # ---------------------------------------------------------------------------------------------- widgets
@@ -349,18 +419,34 @@ def config_widgets(box, *, algorithms=None, show_data=True) -> tuple[FitConfig, 
     n_rounds = box.select_slider("Boosting rounds", [20, 50, 100, 200, 300, 500],
                                  key=qp_key(PAGE, "rounds", 100, options=[20, 50, 100, 200, 300, 500]),
                                  help="Number of trees added; more rounds fit closer (and may overfit).")
-    lr = box.select_slider("Learning rate ν", [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0],
-                           key=qp_key(PAGE, "lr", 0.1, options=[0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0]),
-                           help="Shrinkage of every tree: small steps are stabler, large steps faster.")
+    lr_default = default_learning_rate(algo, fam)
+    lr_key = qp_key(PAGE, "lr", lr_default, options=LR_OPTIONS)
+    prev_default = st.session_state.get(f"{PAGE}._lr_default")
+    if prev_default is not None and prev_default != lr_default and st.session_state.get(lr_key) == prev_default:
+        st.session_state[lr_key] = lr_default   # the rate follows the per-law default unless the user moved it
+    st.session_state[f"{PAGE}._lr_default"] = lr_default
+    lr = box.select_slider("Learning rate ν", LR_OPTIONS, key=lr_key,
+                           help="Shrinkage of every tree: small steps are stabler, large steps faster. Plain GD adds "
+                                "the raw gradient to η without a metric and diverges on the Normal families unless "
+                                "ν is small (default 0.01 there; 0.1 elsewhere).")
     depth = box.slider("Tree depth", 1, 6, key=qp_key(PAGE, "depth", 3, lo=1, hi=6),
                        help="Depth of every regression tree (2^depth leaves at most).")
     n_particles = 10
     if wg:
         n_particles = box.slider("Particles per input N", 2, 30, key=qp_key(PAGE, "particles", 10, lo=2, hi=30),
                                  help="WGBoost approximates each input's posterior by N particles.")
+    domain = "backtrack"
+    if ALGORITHMS[algo][1] == "law":
+        dkeys = list(DOMAIN_OPTIONS)
+        domain = box.selectbox("When a step leaves the domain", dkeys, format_func=DOMAIN_OPTIONS.get,
+                               key=qp_key(PAGE, "domain", "backtrack", options=dkeys),
+                               help="A tree leaf adds one step to rows with different current iterates, so some rows "
+                                    "can leave the domain (e.g. a negative variance). 'Shorten' halves their step until "
+                                    "they go at most half way to the boundary; 'project' maps them onto the boundary "
+                                    "(within 1e-6), which can make the NLL explode: try MGD, Normal, p = 3.")
     cfg = FitConfig(family=fam, K=int(K), dataset=dataset, n=int(n), p=int(p), seed=int(seed), algorithm=algo,
                     n_rounds=int(n_rounds), learning_rate=float(lr), max_depth=int(depth), n_particles=int(n_particles),
-                    upload_hash=data_hash(upload), x_cols=tuple(x_cols), y_col=str(y_col))
+                    domain=str(domain), upload_hash=data_hash(upload), x_cols=tuple(x_cols), y_col=str(y_col))
     return cfg, upload
 
 
