@@ -140,27 +140,40 @@ def nka_direction(theta, G, Hf, h):
 
 
 @njit(cache=True)
-def _mixture_nll(ll):
-    """-(1/n) sum_i log((1/N) sum_n exp(ll[i, n])) in one pass (the eq. 6 predictive NLL)."""
+def _shift_rows(ll):
+    """Row maxima m (finite, else 0) and ll - m."""
     n, N = ll.shape
+    m = np.empty(n)
+    out = np.empty((n, N))
+    for i in range(n):
+        mx = ll[i, 0]
+        for j in range(1, N):
+            mx = max(mx, ll[i, j])
+        if not np.isfinite(mx):
+            mx = 0.0
+        m[i] = mx
+        for j in range(N):
+            out[i, j] = ll[i, j] - mx
+    return m, out
+
+
+@njit(cache=True)
+def _mean_neg_log_mean(E, m):
+    n, N = E.shape
     tot = 0.0
     for i in range(n):
-        m = ll[i, 0]
-        for j in range(1, N):
-            m = max(m, ll[i, j])
-        if not np.isfinite(m):
-            tot += -m
-            continue
         s = 0.0
         for j in range(N):
-            s += np.exp(ll[i, j] - m)
-        tot += -(m + np.log(s / N))
-    return tot / n
+            s += E[i, j]
+        tot += m[i] + np.log(s / N)
+    return -tot / n
 
 
 def mixture_nll(ll):
     """Mean negative log of the particle-averaged likelihood (eq. 6) from log p(y_i | theta_i^n), shape (n, N)."""
-    return float(_mixture_nll(np.ascontiguousarray(ll, dtype=np.float64)))
+    m, E = _shift_rows(np.ascontiguousarray(ll, dtype=np.float64))
+    np.exp(E, out=E)  # numpy's vectorised exp
+    return float(_mean_neg_log_mean(E, m))
 
 
 def langevin_direction(G, learning_rate, rng):

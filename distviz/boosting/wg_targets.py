@@ -36,8 +36,8 @@ def _logratio_softmax(theta):
 
 
 @njit(cache=True)
-def _normal_grad_hess(theta, y, s0, a0, b0):
-    """Gradient and Hessian diagonal of the App. F.1 normal posterior in one pass over (n, N)."""
+def _normal_grad_hess(theta, y, E1, s0, a0, b0):
+    """Gradient and Hessian diagonal of the App. F.1 normal posterior in one pass; E1 = exp(-log sigma)."""
     n, N, _ = theta.shape
     g = np.empty((n, N, 2))
     h = np.empty((n, N, 2))
@@ -46,7 +46,7 @@ def _normal_grad_hess(theta, y, s0, a0, b0):
         yi = y[i, 0]
         for j in range(N):
             m = theta[i, j, 0]
-            e1 = np.exp(-theta[i, j, 1])
+            e1 = E1[i, j]
             e2 = e1 * e1
             r = yi - m
             r2e2 = r * r * e2
@@ -58,12 +58,12 @@ def _normal_grad_hess(theta, y, s0, a0, b0):
 
 
 @njit(cache=True)
-def _normal_loglik_rows(y, theta, c):
+def _normal_loglik_rows(y, theta, E1, c):
     n, N, _ = theta.shape
     out = np.empty((n, N))
     for i in range(n):
         for j in range(N):
-            z = (y[i, 0] - theta[i, j, 0]) * np.exp(-theta[i, j, 1])
+            z = (y[i, 0] - theta[i, j, 0]) * E1[i, j]
             out[i, j] = -0.5 * z * z - theta[i, j, 1] - c
     return out
 
@@ -189,8 +189,9 @@ class NormalTarget(Target):
         return np.stack([-e2 - 1.0 / self.s0 ** 2, -2 * r * r * e2 - self.b0 * np.exp(-s)], -1)
 
     def grad_hess_diag(self, theta, y):
-        return _normal_grad_hess(np.ascontiguousarray(theta, dtype=np.float64),
-                                 np.ascontiguousarray(y, dtype=np.float64), self.s0, self.a0, self.b0)
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        e1 = np.exp(-theta[..., 1])  # numpy's vectorised exp is several times faster than a compiled scalar exp
+        return _normal_grad_hess(theta, np.ascontiguousarray(y, dtype=np.float64), e1, self.s0, self.a0, self.b0)
 
     def hess(self, theta, y):
         m, s = theta[..., 0], theta[..., 1]
@@ -227,8 +228,9 @@ class NormalTarget(Target):
         return -0.5 * ((ygrid - m) * np.exp(-s)) ** 2 - s - 0.5 * LOG_2PI
 
     def log_likelihood_rows(self, y, theta):
-        return _normal_loglik_rows(np.ascontiguousarray(y, dtype=np.float64),
-                                   np.ascontiguousarray(theta, dtype=np.float64), 0.5 * LOG_2PI)
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        return _normal_loglik_rows(np.ascontiguousarray(y, dtype=np.float64), theta, np.exp(-theta[..., 1]),
+                                   0.5 * LOG_2PI)
 
     def point(self, theta):
         return theta[..., 0].mean(axis=1)
