@@ -321,3 +321,18 @@ def test_default_domain_keeps_mgd_normal_with_noise_features_stable():
     b = DistributionalBoosting("normal", law="mgd", n_rounds=30, domain="project").fit(d1.X, d1.y)
     assert a.trace_.n_projected.values.sum() == 0
     np.testing.assert_array_equal(a.predict_natural(d1.X), b.predict_natural(d1.X))
+
+
+def test_engine_line_search_stops_instead_of_stalling():
+    """Regression: when no step along a round's trees lowers the NLL (s = 0), the engine stops instead of refitting
+    the same trees with s = 0 for every remaining round; the loss never rises and the reason is recorded."""
+    d = make_synthetic("normal", n=500, random_state=0)
+    Xb = Binner(255).fit_transform(d.X)
+    res = BoostingEngine(make_law("mgd", get("normal")), n_rounds=100, learning_rate=0.1,
+                         tree_params=dict(max_depth=3), line_search=True).fit(Xb, d.y)
+    assert res.n_rounds < 100 and "line search" in res.stop_reason
+    assert all(s > 0 for s in res.scales[1:])
+    assert np.all(np.diff(res.train_loss) <= 1e-12)
+    full = BoostingEngine(make_law("mgd", get("normal")), n_rounds=5, learning_rate=0.1,
+                          tree_params=dict(max_depth=3)).fit(Xb, d.y)
+    assert full.n_rounds == 5 and full.stop_reason == ""

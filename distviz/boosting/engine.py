@@ -38,7 +38,9 @@ Engine::
                   callbacks=[cb, ...], progress=lambda r, n: ...)
 
 With ``line_search=True`` the step is ``s * lr * f`` with s doubled from 1 (up to 256) while
-the weighted training NLL keeps falling, or halved until it falls (s = 0 when nothing helps);
+the weighted training NLL keeps falling, or halved until it falls; when nothing helps (s = 0) the
+round is dropped and boosting stops with ``res.stop_reason`` set, since F would not move and every
+later round would refit the same trees;
 subclasses may override ``_line_search`` (the NGBoost estimator does, with ngboost's own rule)
 and ``_fit_trees`` (e.g. batched per-coordinate trees).
 
@@ -132,6 +134,7 @@ class BoostingResult:
     F_valid: np.ndarray | None = None
     active: np.ndarray | None = None
     n_trees: np.ndarray | None = None   # per output coordinate
+    stop_reason: str = ""               # why boosting ended before n_rounds ("" when it ran them all)
 
     @property
     def n_rounds(self) -> int:
@@ -269,6 +272,12 @@ class BoostingEngine:
                 R = np.where(np.isfinite(R), R, 0.0)
             trees, groups, f = self._fit_trees(Xb, R, w, cols, tree_kwargs)
             scale = self._line_search(F, f, data, w, res.train_loss[-1]) if self.line_search else 1.0
+            if scale == 0.0:
+                # no step along this round's trees lowers the training NLL (the tree direction is not a
+                # descent direction, e.g. MGD's leaf means under a varying metric); F would stay put and
+                # every later round would refit the same trees, so stop (ngboost quits likewise)
+                res.stop_reason = f"line search: no step along round {r}'s trees lowers the training NLL"
+                break
             mult = self.learning_rate * scale
             step = mult * f
             F, proj = law.update(F, step)
@@ -297,12 +306,16 @@ class BoostingEngine:
                 stop = bool(cb(info)) or stop
             if progress is not None:
                 progress(r, self.n_rounds)
+            reason = "a callback stopped boosting" if stop else ""
             if Fv is not None:
                 if vl < best_val - self.tol or not np.isfinite(best_val):
                     best_round, best_val = r, vl
                 elif self.early_stopping_rounds is not None and r - best_round >= self.early_stopping_rounds:
-                    stop = True
-            if stop or not active.any():
+                    stop, reason = True, f"early stopping: no better validation NLL for {self.early_stopping_rounds} rounds"
+            if not active.any():
+                stop, reason = True, reason or "every output coordinate is frozen"
+            if stop:
+                res.stop_reason = reason if r < self.n_rounds else ""
                 break
         res.best_iteration = best_round if Fv is not None else len(res.rounds)
         res.F_train, res.F_valid, res.active, res.n_trees = F, Fv, active, n_trees
