@@ -218,3 +218,17 @@ def test_fit_warnings_report_domain_exits_and_projection_blow_up():
     assert any("left the mean (η*) domain" in m and "projected" in m for m in w), w
     assert any("diverged" in m for m in w), w
     assert fit_warnings(fit_model(FitConfig())) == []
+
+
+def test_lab_domain_choice_from_url_shows_the_projection_blow_up():
+    """MGD, Normal, p = 3: 'project' (from the URL) blows the NLL up and says so; the default 'shorten' does not."""
+    at = page(p="3", domain="project")
+    assert not at.exception
+    assert at.sidebar.selectbox(key="lab.domain").value == "project"
+    msgs = [w.value for w in at.warning]
+    assert any("projected to within 1e-6" in m for m in msgs), msgs
+    assert any("e+03" in m for m in msgs if "diverged" in m), msgs            # train NLL in the thousands
+    at.sidebar.selectbox(key="lab.domain").set_value("backtrack").run()
+    assert not at.exception
+    msgs = [w.value for w in at.warning]
+    assert any("shortened" in m for m in msgs) and not any("e+03" in m for m in msgs), msgs

@@ -32,7 +32,8 @@ ALGORITHMS = OrderedDict([
     ("ngd", ("NGD — natural gradient, additive in η", "law",
              "Each tree is added to the natural parameters η after a Fisher preconditioning (N-law, NGBoost with θ = η).")),
     ("gd", ("GD — plain gradient in η", "law",
-            "Raw gradient T(y) − η* added to η, no metric: can be slow or diverge when the Fisher metric is far from 1.")),
+            "Raw gradient T(y) − η* added to η, no metric: can be slow or diverge when the Fisher metric is far from 1 "
+            "(on the Normal families the learning rate starts at 0.01 for that reason).")),
     ("mgd_natural", ("crossed: M-law realised in η", "law",
                      "The mirror step written additively in η with a plug-in target (biased; see the note).")),
     ("ngd_mean", ("crossed: N-law realised in η*", "law",
