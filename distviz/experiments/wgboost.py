@@ -81,7 +81,7 @@ def _standardise(train, test):
     Option("splits", str, "0", "split list, e.g. 0-19 for the full protocol"),
     Option("root", str, None, "data root with <name>/data/ (default ../shared/data/uci)"),
     Option("max_rounds", int, 4000, "largest M considered by early stopping"),
-    Option("patience", int, 200, "early-stopping patience on the validation NLL"),
+    Option("patience", int, 200, "early-stopping patience (rounds without a better validation NLL and RMSE)"),
     Option("criterion", str, "friedman_sum", "tree splits: friedman_sum (authors' sklearn trees) or variance"),
 ])
 def uci(dataset="boston", splits="0", root=None, max_rounds=4000, patience=200, criterion="friedman_sum"):
