@@ -5,7 +5,7 @@ import streamlit as st
 
 from distviz.errors import DistvizError
 from distviz.ui.common import explainer
-from distviz.ui.drifters import SOURCES, available_sources, metrics_frame, run_comparison
+from distviz.ui.drifters import REAL_SUBSET, SOURCES, available_sources, metrics_frame, precomputed, run_comparison
 from distviz.ui.lab import MAX_UPLOAD_MB
 from distviz.ui.state import qp_key, recall, remember, sync_query_params, user_errors
 
@@ -28,16 +28,17 @@ one-day displacement. Maps are drawn offline from vendored Natural Earth coastli
 st.sidebar.header("Drifter data")
 sources = available_sources()
 source = st.sidebar.selectbox("Data", sources, format_func=lambda k: SOURCES[k], key=qp_key(PAGE, "source", sources[0], options=sources),
-                              help="The real subset is read from ../shared/data when present; the sample ships with distviz.")
+                              help="The synthetic sample ships with distviz; the real subset is read from "
+                                   f"../shared/data/{'/'.join(REAL_SUBSET)} when present; or upload a processed table.")
 upload = None
 if source == "upload":
     up = st.sidebar.file_uploader(f"Drifter CSV (up to {MAX_UPLOAD_MB} MB)", type=["csv"], key=f"{PAGE}.upload",
                                   help="Columns as the processed drifter table: Tx, Ty, Wx, Wy, u_av, v_av, lon, lat, t, u, v, id. "
                                        "Parsed as data only.")
     upload = None if up is None else up.getvalue()
-rounds = st.sidebar.select_slider("Boosting rounds (max)", [30, 60, 100, 200, 300], key=qp_key(PAGE, "rounds", 30, options=[30, 60, 100, 200, 300]),
+rounds = st.sidebar.select_slider("Boosting rounds (max)", [30, 60, 100, 200, 300], key=qp_key(PAGE, "drounds", 30, options=[30, 60, 100, 200, 300]),
                                   help="Upper bound on the rounds; early stopping on the validation drifters picks the count.")
-lr = st.sidebar.select_slider("Learning rate", [0.02, 0.05, 0.1, 0.2], key=qp_key(PAGE, "lr", 0.1, options=[0.02, 0.05, 0.1, 0.2]),
+lr = st.sidebar.select_slider("Learning rate", [0.02, 0.05, 0.1, 0.2], key=qp_key(PAGE, "dlr", 0.1, options=[0.02, 0.05, 0.1, 0.2]),
                               help="Shrinkage of every tree (the paper uses 0.01 with many more rounds).")
 max_train = None
 if source == "sample":
@@ -45,9 +46,22 @@ if source == "sample":
                                          key=qp_key(PAGE, "train", 2000, options=[1000, 2000, 5000, 10000, 30000]),
                                          help="A random subset of the training rows keeps the first fit quick.")
 
+if source == "sample":
+    st.info("**Synthetic data.** The shipped sample is simulated (`scripts/make_drifter_sample.py`, seeded): drifters "
+            "advected in an analytic Gulf-Stream-like flow with analytic winds and noise whose correlation varies in "
+            "space, so the true law is known (the *Oracle* row). For real drifters choose *real GDP subset* in the "
+            f"sidebar (read from `../shared/data/{'/'.join(REAL_SUBSET)}` when present), upload a processed drifter "
+            "CSV, or run `distviz study drifters --data PATH` on the Zenodo 5644972 table or a GDP NetCDF file.",
+            icon=":material/science:")
+pre = precomputed(source, rounds, lr, max_train)
+refit = False
+if pre is not None:
+    refit = st.sidebar.button("Refit now", help="The first view shows a result precomputed with these settings by "
+                              "scripts/make_drifter_sample.py; this refits NGB and IndepNGB here (about 10 s).")
+
 res = None
 try:
-    res = remember("drift", run_comparison(source, rounds, lr, max_train, upload))
+    res = remember("drift", run_comparison(source, rounds, lr, max_train, upload, refit=refit))
 except DistvizError as exc:
     st.error(str(exc))
     res = recall("drift")
@@ -58,8 +72,10 @@ if res is not None:
     from distviz.viz import maps
 
     info = res.info
-    st.caption(f"{info.get('source')} — {info.get('n_drifters')} drifters, {info.get('n_train')} training / "
-               f"{info.get('n_val')} validation / {info.get('n_test')} test rows; {info.get('units', '')}.")
+    st.caption(f"{info.get('source')}{' (SYNTHETIC)' if info.get('synthetic') else ''} — {info.get('n_drifters')} "
+               f"drifters, {info.get('n_train')} training / {info.get('n_val')} validation / {info.get('n_test')} test "
+               f"rows; {info.get('units', '')}."
+               + (" Precomputed with these settings (press *Refit now* to fit here)." if info.get("precomputed") else ""))
     st.dataframe(metrics_frame(res), hide_index=True)
     c1, c2 = st.columns([1, 1])
     region = c1.radio("Region", ["whole area (2° bins)", "Gulf Stream box (0.5° bins)"], horizontal=True,

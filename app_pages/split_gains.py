@@ -22,10 +22,11 @@ against Gain^ent for every split — where they disagree, the regression criteri
 criterion would choose different splits. *Importance*: each feature's share of the cumulative split
 gain. *Entropy and NLL*: the training NLL and the entropy of each round's partition. *Standalone
 trees*: one tree grown directly on T(y) with `criterion="variance"` and one with `criterion="entropy"`.
-Use **Input features p > 1** in the sidebar to add noise features.
+This page starts with **p = 3 input features**: x1 drives the truth, x2 and x3 are pure noise, so the
+importance shows how little gain the trees give to noise (set p in the sidebar; p = 1 makes it trivially 100% x1).
 """)
 st.sidebar.header("Fit settings")
-cfg, upload = config_widgets(st.sidebar, algorithms=LAW_ALGOS)
+cfg, upload = config_widgets(st.sidebar, algorithms=LAW_ALGOS, p_default=3, p_param="sp")
 res = fit_or_last(cfg, upload)
 if res is None or res.kind != "law":
     sync_query_params(LAB)
@@ -48,13 +49,15 @@ def draw(r):
 
 
 round_player(PAGE, R, draw, default=1)
-c1, c2 = st.columns(2, gap="medium")
-with c1:
-    st.subheader("Top splits over all rounds")
-    st.dataframe(vt.top_splits(trace, 12, names), hide_index=True, height=380)
-with c2:
-    st.plotly_chart(vr.nll_from_trace(trace, algo=cfg.algorithm, title="generalised entropy next to the training NLL"),
-                    key="split.nll")
+st.subheader("Top splits over all rounds")
+top = vt.top_splits(trace, 12, names)
+st.dataframe(top, hide_index=True, width="stretch", height=36 * (len(top) + 1) + 4,
+             column_config={"threshold": st.column_config.NumberColumn(format="%.4g"),
+                            "weight": st.column_config.NumberColumn("weight (rows)", format="%.0f"),
+                            "Gain^reg": st.column_config.NumberColumn(format="%.4g"),
+                            "Gain^ent": st.column_config.NumberColumn("Gain^ent (nats/obs)", format="%.3g")})
+st.plotly_chart(vr.nll_from_trace(trace, algo=cfg.algorithm, title="generalised entropy next to the training NLL"),
+                key="split.nll")
 
 st.subheader('Standalone trees: criterion="variance" vs criterion="entropy"')
 depth = st.slider("Standalone tree depth", 1, 6, key=qp_key(PAGE, "tdepth", 3, lo=1, hi=6),

@@ -146,7 +146,7 @@ def test_evolution_round_slider_changes_figures_without_refit():
 
 # ------------------------------------------------------------------------------------------- split gains
 def test_split_gains_round_and_family_change_the_tree():
-    at = page("app_pages/split_gains.py", n="200", rounds="20", p="2")
+    at = page("app_pages/split_gains.py", n="200", rounds="20", sp="2")
     assert not at.exception and not at.error
     first = specs(at)
     assert len(first) >= 5, "tree, scatter, importance, NLL/entropy, criterion comparison"
@@ -162,8 +162,11 @@ def test_split_gains_round_and_family_change_the_tree():
 
 # ------------------------------------------------------------------------------------------- drifters
 def test_drifters_page_maps_table_and_trajectory():
-    at = page("app_pages/drifters.py", rounds="30")
+    at = page("app_pages/drifters.py")
     assert not at.exception and not at.error
+    assert at.sidebar.selectbox(key="drift.source").value == "sample", "the synthetic sample is the default"
+    assert any("Synthetic data" in el.value for el in at.info), "the page says the sample is synthetic"
+    assert any("Precomputed" in el.value for el in at.caption), "first paint comes from the shipped result"
     assert at.dataframe, "metrics table"
     first = specs(at)
     assert len(first) == 2, "binned map and trajectory with ellipses"
@@ -174,6 +177,29 @@ def test_drifters_page_maps_table_and_trajectory():
     assert not at.exception
     assert len(at.error) == 1, "no upload yet: one sentence"
     assert len(specs(at)) == 2, "the last comparison stays on the page"
+
+
+def test_drifters_real_subset_fits_when_present():
+    from distviz.data.paths import shared_data_path
+    from distviz.ui.drifters import REAL_SUBSET
+
+    if shared_data_path(*REAL_SUBSET) is None:
+        pytest.skip("the real GDP subset is not in ../shared/data")
+    at = page("app_pages/drifters.py")
+    at.sidebar.selectbox(key="drift.source").set_value("real").run()
+    assert not at.exception and not at.error
+    assert not at.info and not any("Precomputed" in el.value for el in at.caption)
+    assert len(specs(at)) == 2
+
+
+def test_split_gains_defaults_to_noise_features_without_touching_the_lab():
+    at = page("app_pages/split_gains.py", n="200", rounds="20")
+    assert not at.exception and not at.error
+    assert at.sidebar.slider(key="lab.sp").value == 3, "x1 plus two noise features by default on this page"
+    imp = [s for s in specs(at) if "importance" in s["layout"].get("title", {}).get("text", "")]
+    assert imp and len({t.get("name") for t in imp[0]["data"] if t.get("name")} & {"x1", "x2", "x3"}) == 3
+    lab = page(n="200", rounds="20")
+    assert lab.sidebar.slider(key="lab.p").value == 1, "the Lab keeps p = 1"
 
 
 # ------------------------------------------------------------------------------------------- posterior

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -238,16 +239,20 @@ class DrifterComparison:
         rows = {m: {c: v.get(c, np.nan) for c in cols} for m, v in src.items() if "NLL" in v}
         return pd.DataFrame.from_dict(rows, orient="index")
 
-    def save(self, path) -> None:
+    def save(self, path, *, compress: bool = True) -> None:
         """Write the binned maps to NetCDF (groups 'zoom' and 'predictions' beside; tables as JSON attributes)."""
         b = self.binned.copy()
         b.attrs["table_json"] = json.dumps(_plain(self.table))
         b.attrs["subsets_json"] = json.dumps(_plain(self.subsets))
         b.attrs["averaging_json"] = json.dumps(_plain(self.averaging))
         b.attrs["info_json"] = json.dumps(_plain(self.info))
-        b.to_netcdf(path, mode="w")
-        self.zoom.to_netcdf(path, mode="a", group="zoom")
-        self.predictions.to_netcdf(path, mode="a", group="predictions")
+
+        def enc(ds):
+            return {k: {"zlib": True, "complevel": 5} for k in ds.data_vars} if compress else None
+
+        b.to_netcdf(path, mode="w", encoding=enc(b))
+        self.zoom.to_netcdf(path, mode="a", group="zoom", encoding=enc(self.zoom))
+        self.predictions.to_netcdf(path, mode="a", group="predictions", encoding=enc(self.predictions))
 
     @classmethod
     def load(cls, path) -> "DrifterComparison":
@@ -260,6 +265,69 @@ class DrifterComparison:
         a = b.attrs
         return cls(json.loads(a["table_json"]), json.loads(a["subsets_json"]), json.loads(a["averaging_json"]),
                    b, z, p, json.loads(a["info_json"]))
+
+
+# ----------------------------------------------------------------------------------------------
+# the app's default comparison, precomputed and shipped beside the sample
+
+#: Settings of the Drifters page's first paint (synthetic sample); `scripts/make_drifter_sample.py` precomputes them.
+APP_DEFAULTS = {"rounds": 30, "learning_rate": 0.1, "patience": 10, "methods": ("NGB", "IndepNGB"), "max_train": 2000,
+                "mixture_samples": 100, "seed": 0}
+#: File name of the precomputed default comparison inside ``sample_data/``.
+PRECOMPUTED_FILE = "drifters_comparison_default.nc"
+
+
+def precomputed_path():
+    """Path of the shipped precomputed comparison (`sample_data/drifters_comparison_default.nc`)."""
+    from distviz.data.drifters import sample_path
+
+    return sample_path().with_name(PRECOMPUTED_FILE)
+
+
+def file_sha1(path) -> str:
+    """SHA-1 hex digest of a file's bytes (ties a precomputed result to the sample it was computed from)."""
+    import hashlib
+
+    return hashlib.sha1(open(path, "rb").read()).hexdigest()
+
+
+def precompute_comparison(out=None, *, progress: Callable[[float, str], None] | None = None,
+                          **overrides) -> DrifterComparison:
+    """Run the comparison on the shipped sample with APP_DEFAULTS (updated by `overrides`) and save it to `out`.
+
+    The sample file's SHA-1 and the settings go into ``info`` so that `load_precomputed` can tell a
+    stale file from a current one.
+    """
+    from distviz.data.drifters import sample_path
+
+    settings = {**APP_DEFAULTS, **overrides}
+    res = run_drifter_comparison("sample", progress=progress, **settings)
+    sp = sample_path()
+    res.info["sample_sha1"] = file_sha1(sp) if sp.exists() else ""
+    res.info["settings"] = _plain(settings)
+    res.info["precomputed"] = True
+    if out is not None:
+        res.save(out)
+    return res
+
+
+def load_precomputed(path=None, **settings) -> DrifterComparison | None:
+    """The precomputed comparison at `path` (default: the shipped one) if it was made from the current sample
+    with APP_DEFAULTS updated by `settings`; None when absent, unreadable or stale."""
+    from distviz.data.drifters import sample_path
+
+    path = precomputed_path() if path is None else Path(path)
+    sp = sample_path()
+    try:
+        if not (path.exists() and sp.exists()):
+            return None
+        res = DrifterComparison.load(path)
+    except (OSError, ValueError, KeyError):
+        return None
+    want = _plain({**APP_DEFAULTS, **settings})
+    if res.info.get("sample_sha1") != file_sha1(sp) or res.info.get("settings") != want:
+        return None
+    return res
 
 
 def _plain(x):

@@ -13,17 +13,18 @@ from distviz.errors import DataError
 from .lab import MAX_UPLOAD_MB, _Store
 
 SOURCES = OrderedDict([
+    ("sample", "shipped sample (SYNTHETIC North Atlantic)"),
     ("real", "real GDP subset (1000 rows, 120 drifters)"),
-    ("sample", "shipped sample (synthetic North Atlantic)"),
     ("upload", "upload a processed drifter CSV"),
 ])
 METHODS = ("NGB", "IndepNGB")
+REAL_SUBSET = ("drifters", "gdp_north_atlantic_subset.csv")
 
 
 def available_sources() -> list[str]:
     """Data sources present on this machine (the real subset only when ../shared/data holds it)."""
     out = list(SOURCES)
-    if shared_data_path("drifters", "gdp_north_atlantic_subset.csv") is None:
+    if shared_data_path(*REAL_SUBSET) is None:
         out.remove("real")
     return out
 
@@ -35,7 +36,7 @@ def _store() -> _Store:
 
 def _source(source: str, upload: bytes | None):
     if source == "real":
-        p = shared_data_path("drifters", "gdp_north_atlantic_subset.csv")
+        p = shared_data_path(*REAL_SUBSET)
         if p is None:
             raise DataError("The real drifter subset is not in the shared data folder; choose the shipped sample.")
         return str(p)
@@ -56,15 +57,34 @@ def _source(source: str, upload: bytes | None):
                         f"comma-separated file with the drifter columns (lon, lat, u, v, id, ...).") from None
 
 
+@st.cache_resource(show_spinner=False)
+def _precomputed(rounds: int, learning_rate: float, max_train: int | None):
+    from distviz.experiments.drifters import load_precomputed
+
+    return load_precomputed(rounds=rounds, learning_rate=learning_rate, max_train=max_train)
+
+
+def precomputed(source: str, rounds: int, learning_rate: float, max_train: int | None):
+    """The shipped precomputed comparison when `source` is the sample and the settings are its settings, else None."""
+    if source != "sample":
+        return None
+    return _precomputed(int(rounds), float(learning_rate), None if max_train is None else int(max_train))
+
+
 def run_comparison(source: str, rounds: int, learning_rate: float, max_train: int | None, upload: bytes | None = None,
-                   *, progress_container=None):
-    """The drifter comparison (NGB vs IndepNGB and their averages) from the cache, or run now with a progress bar."""
-    from distviz.experiments.drifters import run_drifter_comparison
+                   *, refit: bool = False, progress_container=None):
+    """The drifter comparison (NGB vs IndepNGB and their averages): from the cache, the shipped precomputed
+    result (sample, default settings, unless `refit`), or run now with a progress bar."""
+    from distviz.experiments.drifters import APP_DEFAULTS, run_drifter_comparison
 
     key = (source, int(rounds), float(learning_rate), max_train, hashlib.sha1(upload).hexdigest() if upload else "")
     hit = _store().get(key)
     if hit is not None:
         return hit
+    if not refit:
+        pre = precomputed(source, rounds, learning_rate, max_train)
+        if pre is not None:
+            return pre
     data = _source(source, upload)
     box = progress_container if progress_container is not None else st
     bar = box.progress(0.0, text="fitting NGB and IndepNGB …")
@@ -73,8 +93,10 @@ def run_comparison(source: str, rounds: int, learning_rate: float, max_train: in
         bar.progress(min(max(float(frac), 0.0), 1.0), text=str(msg)[:120])
 
     try:
-        res = run_drifter_comparison(data, rounds=int(rounds), learning_rate=float(learning_rate), patience=10,
-                                     methods=METHODS, max_train=max_train, mixture_samples=100, progress=progress)
+        res = run_drifter_comparison(data, rounds=int(rounds), learning_rate=float(learning_rate),
+                                     patience=APP_DEFAULTS["patience"], methods=METHODS, max_train=max_train,
+                                     mixture_samples=APP_DEFAULTS["mixture_samples"], seed=APP_DEFAULTS["seed"],
+                                     progress=progress)
     finally:
         bar.empty()
     _store().put(key, res)

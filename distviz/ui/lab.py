@@ -373,8 +373,14 @@ def show_fit_warnings(res: FitResult) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- widgets
-def config_widgets(box, *, algorithms=None, show_data=True) -> tuple[FitConfig, bytes | None]:
-    """Draw the fit settings in `box` (normally the sidebar); values live in the URL. Returns (config, upload)."""
+def config_widgets(box, *, algorithms=None, show_data=True, p_default: int = 1,
+                   p_param: str = "p") -> tuple[FitConfig, bytes | None]:
+    """Draw the fit settings in `box` (normally the sidebar); values live in the URL. Returns (config, upload).
+
+    The number of input features is the URL parameter `p_param` with default `p_default`: the Split gains
+    page uses its own ("sp", 3: x1 plus two noise features, so the importance is informative) and leaves
+    the Lab's `p` alone.
+    """
     from distviz import families
 
     from .explorer import family_label
@@ -396,7 +402,7 @@ def config_widgets(box, *, algorithms=None, show_data=True) -> tuple[FitConfig, 
         if dataset == "synthetic":
             n = box.select_slider("Rows n", [200, 300, 500, 1000, 2000, 5000], key=qp_key(PAGE, "n", 500, options=[200, 300, 500, 1000, 2000, 5000]),
                                   help="Number of simulated (x, y) pairs (20% are held out for validation).")
-            p = box.slider("Input features p", 1, 5, key=qp_key(PAGE, "p", 1, lo=1, hi=5),
+            p = box.slider("Input features p", 1, 5, key=qp_key(PAGE, p_param, int(p_default), lo=1, hi=5),
                            help="x1 drives the truth; x2..xp are pure noise (watch the trees ignore them).")
             seed = box.number_input("Random seed", 0, 10_000, step=1, key=qp_key(PAGE, "seed", 0, lo=0, hi=10_000),
                                     help="Seed of the simulation and of the fit.")

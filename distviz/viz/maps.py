@@ -71,10 +71,35 @@ def _limits(values, diverging: bool, kind: str):
     return float(np.nanmin(v)), float(np.nanmax(v)) if np.nanmax(v) > np.nanmin(v) else float(np.nanmin(v)) + 1.0
 
 
+#: Section 5.4's Gulf Stream box (lon0, lon1, lat0, lat1); a grid with exactly these edges is drawn whole.
+GULF_STREAM_BOX = (-80.0, -74.0, 31.0, 35.0)
+
+
 def _extent(binned):
     """(lon0, lon1, lat0, lat1) of the bin edges."""
     return (float(binned["lon_edge"][0]), float(binned["lon_edge"][-1]), float(binned["lat_edge"][0]),
             float(binned["lat_edge"][-1]))
+
+
+def data_extent(binned, margin: float = 0.08):
+    """(lon0, lon1, lat0, lat1) around the bins holding test points, widened by `margin` of the span (at least one bin).
+
+    The Gulf Stream zoom (a grid whose edges are the paper's box) and a grid with no test points keep the
+    whole grid.
+    """
+    full = _extent(binned)
+    if np.allclose(full, GULF_STREAM_BOX):
+        return full
+    n = np.asarray(binned["n_test"].values, float) if "n_test" in binned else None
+    if n is None or not (n > 0).any():
+        return full
+    lon_e, lat_e = binned["lon_edge"].values, binned["lat_edge"].values
+    jj, ii = np.nonzero(n > 0)  # (lat, lon) bins with data
+    lo0, lo1 = float(lon_e[ii.min()]), float(lon_e[ii.max() + 1])
+    la0, la1 = float(lat_e[jj.min()]), float(lat_e[jj.max() + 1])
+    size = float(binned.attrs.get("bin_size_deg", lon_e[1] - lon_e[0] if lon_e.size > 1 else 1.0))
+    pad = max(size, margin * max(lo1 - lo0, la1 - la0))
+    return (max(lo0 - pad, -180.0), min(lo1 + pad, 180.0), max(la0 - pad, -90.0), min(la1 + pad, 90.0))
 
 
 def _geo_axes(fig, pos, extent, scale="50m"):
@@ -131,7 +156,7 @@ def map_figure(binned, kind: str = "nll_diff", *, title: str | None = None, scal
     import matplotlib.pyplot as plt
 
     fig = plt.figure(figsize=figsize)
-    ax = _geo_axes(fig, (1, 1, 1), _extent(binned), scale)
+    ax = _geo_axes(fig, (1, 1, 1), data_extent(binned), scale)
     _draw_kind(ax, fig, binned, kind, title=title)
     fig.tight_layout()
     return fig
@@ -143,7 +168,7 @@ def summary_maps_figure(binned, *, title: str | None = None, scale: str = "50m",
 
     fig = plt.figure(figsize=figsize)
     for i, kind in enumerate(("count", "nll_diff", "rho", "currents")):
-        ax = _geo_axes(fig, (2, 2, i + 1), _extent(binned), scale)
+        ax = _geo_axes(fig, (2, 2, i + 1), data_extent(binned), scale)
         if KINDS[kind][0] in binned:
             _draw_kind(ax, fig, binned, kind)
         else:
@@ -310,7 +335,7 @@ def map_figure_plotly(binned, kind: str = "nll_diff", *, title: str | None = Non
         zmin=lo, zmax=hi, zmid=0.0 if div else None, customdata=n,
         colorbar=dict(title=dict(text=label, side="right"), len=0.85),
         hovertemplate="lon %{x:.1f}°, lat %{y:.1f}°<br>value %{z:.3g}<br>test points %{customdata}<extra></extra>"))
-    add_basemap(fig, _extent(binned), scale)
+    add_basemap(fig, data_extent(binned), scale)
     if kind == "currents":
         lon, lat = np.meshgrid(binned["lon"].values, binned["lat"].values)
         u, v = binned["u_mean"].values, binned["v_mean"].values
