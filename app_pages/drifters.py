@@ -76,7 +76,11 @@ if res is not None:
                f"drifters, {info.get('n_train')} training / {info.get('n_val')} validation / {info.get('n_test')} test "
                f"rows; {info.get('units', '')}."
                + (" Precomputed with these settings (press *Refit now* to fit here)." if info.get("precomputed") else ""))
-    st.dataframe(metrics_frame(res), hide_index=True)
+    nc = st.column_config.NumberColumn
+    st.dataframe(metrics_frame(res), hide_index=True, width="stretch",
+                 column_config={"NLL (nats)": nc(format="%.3f"), "RMSE (cm/s)": nc(format="%.2f"),
+                                "90% region coverage": nc(format="%.3f"), "90% region area (cm²/s²)": nc(format="%.0f"),
+                                "fit (s)": nc(format="%.1f")})
     c1, c2 = st.columns([1, 1])
     region = c1.radio("Region", ["whole area (2° bins)", "Gulf Stream box (0.5° bins)"], horizontal=True,
                       key=qp_key(PAGE, "region", "whole area (2° bins)", options=["whole area (2° bins)", "Gulf Stream box (0.5° bins)"]))

@@ -22,11 +22,14 @@ against Gain^ent for every split — where they disagree, the regression criteri
 criterion would choose different splits. *Importance*: each feature's share of the cumulative split
 gain. *Entropy and NLL*: the training NLL and the entropy of each round's partition. *Standalone
 trees*: one tree grown directly on T(y) with `criterion="variance"` and one with `criterion="entropy"`.
-This page starts with **p = 3 input features**: x1 drives the truth, x2 and x3 are pure noise, so the
-importance shows how little gain the trees give to noise (set p in the sidebar; p = 1 makes it trivially 100% x1).
+This page keeps its own **p**, **algorithm** and **rounds** (the other settings are the Lab's). It starts
+with p = 3 input features, x1 driving the truth and x2, x3 pure noise, so the importance shows how little gain
+the trees give to noise (p = 1 makes it trivially 100% x1), with NGD and 50 rounds. Try MGD, or 100+ rounds:
+with noise features late trees start isolating a few rows on a noise feature, the gains explode and the
+importance drifts to noise — overfitting made visible.
 """)
 st.sidebar.header("Fit settings")
-cfg, upload = config_widgets(st.sidebar, algorithms=LAW_ALGOS, p_default=3, p_param="sp")
+cfg, upload = config_widgets(st.sidebar, algorithms=LAW_ALGOS, own={"p": 3, "algo": "ngd", "rounds": 50})
 res = fit_or_last(cfg, upload)
 if res is None or res.kind != "law":
     sync_query_params(LAB)

@@ -146,7 +146,7 @@ def test_evolution_round_slider_changes_figures_without_refit():
 
 # ------------------------------------------------------------------------------------------- split gains
 def test_split_gains_round_and_family_change_the_tree():
-    at = page("app_pages/split_gains.py", n="200", rounds="20", sp="2")
+    at = page("app_pages/split_gains.py", n="200", srounds="20", sp="2")
     assert not at.exception and not at.error
     first = specs(at)
     assert len(first) >= 5, "tree, scatter, importance, NLL/entropy, criterion comparison"
@@ -193,13 +193,16 @@ def test_drifters_real_subset_fits_when_present():
 
 
 def test_split_gains_defaults_to_noise_features_without_touching_the_lab():
-    at = page("app_pages/split_gains.py", n="200", rounds="20")
+    at = page("app_pages/split_gains.py", n="200")
     assert not at.exception and not at.error
     assert at.sidebar.slider(key="lab.sp").value == 3, "x1 plus two noise features by default on this page"
+    assert at.sidebar.selectbox(key="lab.salgo").value == "ngd" and not at.warning, "a stable default fit"
+    assert at.sidebar.select_slider(key="lab.srounds").value == 50
     imp = [s for s in specs(at) if "importance" in s["layout"].get("title", {}).get("text", "")]
     assert imp and len({t.get("name") for t in imp[0]["data"] if t.get("name")} & {"x1", "x2", "x3"}) == 3
-    lab = page(n="200", rounds="20")
+    lab = page(n="200")
     assert lab.sidebar.slider(key="lab.p").value == 1, "the Lab keeps p = 1"
+    assert lab.sidebar.selectbox(key="lab.algo").value == "mgd", "and MGD"
 
 
 # ------------------------------------------------------------------------------------------- posterior

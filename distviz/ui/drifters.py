@@ -115,5 +115,8 @@ def metrics_frame(res):
                 val = v[k]
                 row[k] = ", ".join(map(str, val)) if isinstance(val, (list, tuple)) else (str(val) if k == "rounds_used" else val)
         rows.append(row)
-    return pd.DataFrame(rows).rename(columns={"NLL": "NLL (nats)", "RMSE": "RMSE (cm/s)", "PR90_cov": "90% region coverage",
+    df = pd.DataFrame(rows)
+    if "rounds_used" in df:
+        df["rounds_used"] = df["rounds_used"].fillna("—")
+    return df.rename(columns={"NLL": "NLL (nats)", "RMSE": "RMSE (cm/s)", "PR90_cov": "90% region coverage",
                                               "PR90_area": "90% region area (cm²/s²)", "fit_s": "fit (s)"})

@@ -373,14 +373,19 @@ def show_fit_warnings(res: FitResult) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- widgets
-def config_widgets(box, *, algorithms=None, show_data=True, p_default: int = 1,
-                   p_param: str = "p") -> tuple[FitConfig, bytes | None]:
+def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = None,
+                   own_prefix: str = "s") -> tuple[FitConfig, bytes | None]:
     """Draw the fit settings in `box` (normally the sidebar); values live in the URL. Returns (config, upload).
 
-    The number of input features is the URL parameter `p_param` with default `p_default`: the Split gains
-    page uses its own ("sp", 3: x1 plus two noise features, so the importance is informative) and leaves
-    the Lab's `p` alone.
+    `own` maps setting names ("p", "algo", "rounds") to a page's own default: that setting then lives in
+    the URL parameter `own_prefix + name` instead of the Lab's, so the page can start elsewhere without
+    changing the Lab's state (the Split gains page: p = 3 with two noise features, NGD, 50 rounds).
     """
+    own = dict(own or {})
+
+    def _par(name, default):
+        return (own_prefix + name, own[name]) if name in own else (name, default)
+
     from distviz import families
 
     from .explorer import family_label
@@ -402,7 +407,7 @@ def config_widgets(box, *, algorithms=None, show_data=True, p_default: int = 1,
         if dataset == "synthetic":
             n = box.select_slider("Rows n", [200, 300, 500, 1000, 2000, 5000], key=qp_key(PAGE, "n", 500, options=[200, 300, 500, 1000, 2000, 5000]),
                                   help="Number of simulated (x, y) pairs (20% are held out for validation).")
-            p = box.slider("Input features p", 1, 5, key=qp_key(PAGE, p_param, int(p_default), lo=1, hi=5),
+            p = box.slider("Input features p", 1, 5, key=qp_key(PAGE, *_par("p", 1), lo=1, hi=5),
                            help="x1 drives the truth; x2..xp are pure noise (watch the trees ignore them).")
             seed = box.number_input("Random seed", 0, 10_000, step=1, key=qp_key(PAGE, "seed", 0, lo=0, hi=10_000),
                                     help="Seed of the simulation and of the fit.")
@@ -420,12 +425,12 @@ def config_widgets(box, *, algorithms=None, show_data=True, p_default: int = 1,
                     y_col = box.selectbox("y column", cols, index=len(cols) - 1, key=f"{PAGE}.ycol")
     algos = list(algorithms or ALGORITHMS)
     algo = box.selectbox("Algorithm", algos, format_func=lambda k: ALGORITHMS[k][0],
-                         key=qp_key(PAGE, "algo", "mgd", options=algos),
+                         key=qp_key(PAGE, *_par("algo", "mgd" if "mgd" in algos else algos[0]), options=algos),
                          help="The boosting law (and the chart it adds trees in) or a baseline.")
     box.caption(ALGORITHMS[algo][2])
     wg = ALGORITHMS[algo][1] == "wg"
     n_rounds = box.select_slider("Boosting rounds", [20, 50, 100, 200, 300, 500],
-                                 key=qp_key(PAGE, "rounds", 100, options=[20, 50, 100, 200, 300, 500]),
+                                 key=qp_key(PAGE, *_par("rounds", 100), options=[20, 50, 100, 200, 300, 500]),
                                  help="Number of trees added; more rounds fit closer (and may overfit).")
     lr_default = default_learning_rate(algo, fam)
     lr_key = qp_key(PAGE, "lr", lr_default, options=LR_OPTIONS)

@@ -155,6 +155,7 @@ def density_figure(family, eta, *, n_samples: int = 4000, seed: int = 0, title: 
         fig.add_scatter(x=ys, y=p, mode="markers", name="pmf p(y | η)", marker=dict(color=blue, size=10, symbol="diamond"))
         fig.update_layout(bargap=0.25)
         ylab = "probability"
+        top = max(float(np.nanmax(p)), float(freq.max()))
     else:
         ys = _continuous_grid(family, eta)
         p = np.exp(family.logpdf(ys, np.repeat(eta, ys.size, axis=0)))
@@ -164,13 +165,14 @@ def density_figure(family, eta, *, n_samples: int = 4000, seed: int = 0, title: 
                           marker_color=hex_to_rgba(OKABE_ITO["orange"], 0.45))
         fig.add_scatter(x=ys, y=p, mode="lines", name="density p(y | η)", line=dict(color=blue, width=3))
         ylab = "density (per unit of y)"
+        top = float(np.nanmax(p[np.isfinite(p)])) if np.isfinite(p).any() else 1.0
     m, var = family.mean_and_variance(eta)
     m0 = float(np.ravel(m)[0]) if _kind(family) != "categorical" else None
     if m0 is not None:
         fig.add_vline(x=m0, line=dict(color=ROLE_COLORS["marker"], dash="dash", width=1.5),
                       annotation_text=f"E[y] = {m0:.3g}", annotation_position="top right")
     fig.update_xaxes(title_text="y (outcome)")
-    fig.update_yaxes(title_text=ylab)
+    fig.update_yaxes(title_text=ylab, range=[0, 1.2 * top] if np.isfinite(top) and top > 0 else None)  # room for the E[y] label
     return apply_style(fig, title=title or f"{family.name}: density at the chosen parameters", height=420)
 
 

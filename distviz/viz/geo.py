@@ -44,5 +44,6 @@ def add_basemap(fig: go.Figure, bbox, scale: str = "50m", *, row=None, col=None)
     fig.update_xaxes(range=[lo0, lo1], title_text="Longitude (°E)", showgrid=False, zeroline=False, **kw)
     fig.update_yaxes(range=[la0, la1], title_text="Latitude (°N)", showgrid=False, zeroline=False, **kw)
     if row is None:  # keep degrees of lon and lat at their true ground ratio at the box's mid-latitude
-        fig.update_yaxes(scaleanchor="x", scaleratio=1.0 / np.cos(np.deg2rad(0.5 * (la0 + la1))))
+        fig.update_yaxes(scaleanchor="x", scaleratio=1.0 / np.cos(np.deg2rad(0.5 * (la0 + la1))), constrain="domain")
+        fig.update_xaxes(constrain="domain")  # shrink the plot area, never widen the range past the basemap
     return fig
