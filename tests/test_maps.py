@@ -157,3 +157,24 @@ def test_trajectory_rows_pick_the_fastest_stretch():
 
     with pytest.raises(DataError, match="not in the test set"):
         maps.trajectory_rows(p, 999)
+
+
+def test_maps_zoom_to_the_data_not_the_grid():
+    """A whole-world grid with data in one corner is drawn around the data; the Gulf Stream zoom keeps its box."""
+    from distviz.viz import maps
+
+    p = _predictions(n=240, seed=2)
+    world = binned_dataset(p, bin_edges(-180, 180, 2.0), bin_edges(-80, 80, 2.0), ["NGB", "IndepNGB"])
+    lo0, lo1, la0, la1 = maps.data_extent(world)
+    assert -84 <= lo0 < float(p.lon.min()) and float(p.lon.max()) < lo1 <= -36
+    assert 10 <= la0 < float(p.lat.min()) and float(p.lat.max()) < la1 <= 60
+    fig = maps.map_figure_plotly(world, "nll_diff", scale="110m")
+    assert tuple(fig.layout.xaxis.range) == pytest.approx((lo0, lo1))
+    assert tuple(fig.layout.yaxis.range) == pytest.approx((la0, la1))
+    ax = maps.map_figure(world, "count", scale="110m").axes[0]
+    x0, x1, y0, y1 = ax.get_extent()
+    assert x0 == pytest.approx(lo0, abs=0.5) and y1 == pytest.approx(la1, abs=0.5)
+    box = (p.lon >= -80) & (p.lon <= -74) & (p.lat >= 31) & (p.lat <= 35)
+    zoom = binned_dataset(p.isel(obs=np.flatnonzero(box.values)), np.arange(-80, -73.9, 0.5), np.arange(31, 35.01, 0.5),
+                          ["NGB", "IndepNGB"])
+    assert maps.data_extent(zoom) == pytest.approx(maps.GULF_STREAM_BOX)

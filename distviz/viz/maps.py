@@ -392,7 +392,14 @@ def trajectory_ellipses_plotly(predictions, drifter_id=None, *, start=None, days
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", fill="toself", fillcolor=hex_to_rgba(col, 0.2),
                                  line=dict(color=col, width=1.5), name=f"{m} {int(level * 100)}% region"))
     pad = 0.5
-    bbox = (min(allx) - pad, max(allx) + pad, min(ally) - pad, max(ally) + pad)
+    lo0, lo1, la0, la1 = min(allx) - pad, max(allx) + pad, min(ally) - pad, max(ally) + pad
+    coslat = np.cos(np.deg2rad(0.5 * (la0 + la1)))
+    aspect = 1.6  # ground width / height, so that a north-south track does not become a narrow strip
+    if (lo1 - lo0) * coslat < aspect * (la1 - la0):
+        half = 0.5 * aspect * (la1 - la0) / coslat
+        mid = 0.5 * (lo0 + lo1)
+        lo0, lo1 = mid - half, mid + half
+    bbox = (lo0, lo1, la0, la1)
     add_basemap(fig, bbox, scale)
     fig.update_layout(title=f"Held-out drifter {did}: {len(rows)} days, {int(level * 100)}% prediction regions "
                             f"(1-day displacements)", plot_bgcolor="white", margin=dict(l=60, r=20, t=50, b=50))
