@@ -354,7 +354,7 @@ def map_figure_plotly(binned, kind: str = "nll_diff", *, title: str | None = Non
             np.arctan2(v[ok], u[ok])), size=7, color="white", line=dict(color="black", width=0.5)),
             hoverinfo="skip", showlegend=False))
     fig.update_layout(title=title or PANEL_TITLES.get(kind, var), margin=dict(l=60, r=20, t=50, b=50),
-                      plot_bgcolor="white")
+                      plot_bgcolor="white", height=560)
     return fig
 
 
