@@ -35,6 +35,22 @@ def _chol(M, L):
 
 
 @njit(cache=True)
+def _cho_substitute(L, v, y, x):
+    """Write into x the solution of L L^T x = v, given the lower Cholesky factor L (y: scratch of length d)."""
+    d = v.shape[0]
+    for j in range(d):
+        t = v[j]
+        for k in range(j):
+            t -= L[j, k] * y[k]
+        y[j] = t / L[j, j]
+    for j in range(d - 1, -1, -1):
+        t = y[j]
+        for k in range(j + 1, d):
+            t -= L[k, j] * x[k]
+        x[j] = t / L[j, j]
+
+
+@njit(cache=True)
 def _solve_batch(M, V):
     n, d = V.shape
     X = np.empty((n, d))
@@ -44,16 +60,7 @@ def _solve_batch(M, V):
         if not _chol(M[i], L):
             X[i, :] = np.nan
             continue
-        for j in range(d):
-            t = V[i, j]
-            for k in range(j):
-                t -= L[j, k] * y[k]
-            y[j] = t / L[j, j]
-        for j in range(d - 1, -1, -1):
-            t = y[j]
-            for k in range(j + 1, d):
-                t -= L[k, j] * X[i, k]
-            X[i, j] = t / L[j, j]
+        _cho_substitute(L, V[i], y, X[i])
     return X
 
 

@@ -22,7 +22,7 @@ from numba import njit
 
 from distviz.errors import ConfigError
 
-from ._linalg import _chol, spd_inv_logdet, spd_ok, spd_solve
+from ._linalg import _chol, _cho_substitute, spd_inv_logdet, spd_ok, spd_solve
 from .base import ExponentialFamily, as_rng
 
 __all__ = ["MultivariateNormal"]
@@ -255,14 +255,5 @@ def _solve_fisher_batch(mu, S, iu0, iu1, V):
         if not _chol(G, L):
             X[t, :] = np.nan
             continue
-        for j in range(d):
-            acc = V[t, j]
-            for k in range(j):
-                acc -= L[j, k] * y[k]
-            y[j] = acc / L[j, j]
-        for j in range(d - 1, -1, -1):
-            acc = y[j]
-            for k in range(j + 1, d):
-                acc -= L[k, j] * X[t, k]
-            X[t, j] = acc / L[j, j]
+        _cho_substitute(L, V[t], y, X[t])
     return X
