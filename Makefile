@@ -23,7 +23,7 @@ test: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 -q
 
 bench: $(STAMP)
-	for f in benchmarks/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+	for f in benchmarks/[!_]*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
