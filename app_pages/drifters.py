@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from distviz.errors import DistvizError
-from distviz.ui.common import explainer
+from distviz.ui.common import explainer, static_table
 from distviz.ui.drifters import REAL_SUBSET, SOURCES, available_sources, metrics_frame, precomputed, run_comparison
 from distviz.ui.lab import MAX_UPLOAD_MB
 from distviz.ui.state import qp_key, recall, remember, sync_query_params, user_errors
@@ -76,11 +76,8 @@ if res is not None:
                f"drifters, {info.get('n_train')} training / {info.get('n_val')} validation / {info.get('n_test')} test "
                f"rows; {info.get('units', '')}."
                + (" Precomputed with these settings (press *Refit now* to fit here)." if info.get("precomputed") else ""))
-    nc = st.column_config.NumberColumn
-    st.dataframe(metrics_frame(res), hide_index=True, width="stretch",
-                 column_config={"NLL (nats)": nc(format="%.3f"), "RMSE (cm/s)": nc(format="%.2f"),
-                                "90% region coverage": nc(format="%.3f"), "90% region area (cm²/s²)": nc(format="%.0f"),
-                                "fit (s)": nc(format="%.1f")})
+    static_table(metrics_frame(res), {"NLL (nats)": ".3f", "RMSE (cm/s)": ".2f", "90% region coverage": ".3f",
+                                      "90% region area (cm²/s²)": ",.0f", "fit (s)": ".1f"})
     c1, c2 = st.columns([1, 1])
     region = c1.radio("Region", ["whole area (2° bins)", "Gulf Stream box (0.5° bins)"], horizontal=True,
                       key=qp_key(PAGE, "region", "whole area (2° bins)", options=["whole area (2° bins)", "Gulf Stream box (0.5° bins)"]))

@@ -2,7 +2,9 @@
 
 import streamlit as st
 
-from distviz.ui.common import explainer, fit_or_last
+import numpy as np
+
+from distviz.ui.common import explainer, fit_or_last, lazy_tabs
 from distviz.ui.lab import LAW_ALGOS, PAGE as LAB, config_widgets, fit_model
 from distviz.ui.playback import round_player
 from distviz.ui.state import qp_key, sync_query_params
@@ -20,7 +22,9 @@ without refitting. *Top*: data, the fitted mean and 90% band at the chosen round
 constant start through the rounds in the η chart and in the η* chart, **MGD and NGD overlaid**: MGD
 moves by tree outputs added in η* (straight-ish in η*, curved in η); NGD adds in η (the reverse).
 *NLL*: training and validation negative log-likelihood and the generalised entropy, marker at the round.
-For WGBoost the particles of every input are shown (WGBoost paper, Figs. 2 and 4).
+For WGBoost the particles of every input are shown (WGBoost paper, Figs. 2 and 4). Each view is a tab;
+only the open tab is computed and drawn (the MGD and NGD companion fits of the geometry panel are made
+when you open it), and the open tab is part of the page address.
 """)
 st.sidebar.header("Fit settings")
 cfg, upload = config_widgets(st.sidebar)
@@ -37,23 +41,19 @@ if res.kind not in ("law", "wg") or trace is None:
     st.stop()
 
 R = vr.trace_rounds(trace)
-geo = None
-if res.kind == "law":
-    import numpy as np
+VIEWS = ["Fit, NLL and iterates", "Geometry: η vs η* paths"]
 
-    x = trace["X"].values[:, 0]
-    lo, hi = float(np.min(x)), float(np.max(x))
-    x0 = st.sidebar.slider("Geometry panel: input x", lo, hi, step=(hi - lo) / 100,
-                           key=qp_key(PAGE, "x0", round(lo + 0.3 * (hi - lo), 6), lo=lo, hi=hi),
-                           help="The input whose iterate path is drawn in both charts.")
+
+def companions():
+    """The chosen fit plus MGD and NGD with the same settings (cached), for the geometry panel."""
     others = {a: res if a == algo else None for a in dict.fromkeys([algo, "mgd", "ngd"])}
     for a in others:
         if others[a] is None:
             try:
                 others[a] = fit_model(cfg.with_algorithm(a), upload)
             except Exception as exc:  # a failing companion fit only removes its path from the panel
-                st.sidebar.caption(f"{a.upper()} companion fit failed: {exc}")
-    geo = {a: r.model for a, r in others.items() if r is not None}
+                st.caption(f"{a.upper()} companion fit failed: {exc}")
+    return {a: r.model for a, r in others.items() if r is not None}
 
 
 def draw(r):
@@ -62,19 +62,29 @@ def draw(r):
         st.plotly_chart(vr.nll_from_trace(trace, current=r, algo=algo[3:], title="negative log predictive per round"),
                         key="evo.nll")
         return
+    tabs = dict(zip(VIEWS, lazy_tabs(PAGE, "view", VIEWS)))
     figs = vr.law_round_figures(model, data, r, algo)
-    c1, c2 = st.columns(2, gap="medium")
-    for i, f in enumerate(figs["fit"]):
-        (c1 if i % 2 == 0 else c2).plotly_chart(f, key=f"evo.fit{i}")
-    (c2 if len(figs["fit"]) % 2 else c1).plotly_chart(figs["nll"], key="evo.nll")
-    st.plotly_chart(figs["iterates"], key="evo.iterates")
-    paths, teta, tstar = vr.geometry_paths(geo, float(st.session_state[f"{PAGE}.x0"]), data)
-    fam = model.family_
-    st.plotly_chart(vr.vf.geometry_figure(paths, natural_names=fam.natural_names, mean_names=fam.mean_names, current=r,
-                                          target_eta=teta, target_star=tstar,
-                                          title=f"geometry at x = {st.session_state[f'{PAGE}.x0']:.3g}: "
-                                                f"iterate paths up to the last round, ring = round {r}"),
-                    key="evo.geometry")
+    if tabs["Fit, NLL and iterates"].open:
+        with tabs["Fit, NLL and iterates"]:
+            c1, c2 = st.columns(2, gap="medium")
+            for i, f in enumerate(figs["fit"]):
+                (c1 if i % 2 == 0 else c2).plotly_chart(f, key=f"evo.fit{i}")
+            (c2 if len(figs["fit"]) % 2 else c1).plotly_chart(figs["nll"], key="evo.nll")
+            st.plotly_chart(figs["iterates"], key="evo.iterates")
+    if tabs["Geometry: η vs η* paths"].open:
+        with tabs["Geometry: η vs η* paths"]:
+            xt = trace["X"].values[:, 0]
+            lo, hi = float(np.min(xt)), float(np.max(xt))
+            x0 = st.slider("Input x of the geometry panel", lo, hi, step=(hi - lo) / 100,
+                           key=qp_key(PAGE, "x0", round(lo + 0.3 * (hi - lo), 6), lo=lo, hi=hi),
+                           help="The input whose iterate path is drawn in both charts.")
+            paths, teta, tstar = vr.geometry_paths(companions(), float(x0), data)
+            fam = model.family_
+            st.plotly_chart(vr.vf.geometry_figure(paths, natural_names=fam.natural_names, mean_names=fam.mean_names,
+                                                  current=r, target_eta=teta, target_star=tstar,
+                                                  title=f"geometry at x = {x0:.3g}: iterate paths up to the last round, "
+                                                        f"ring = round {r}"),
+                            key="evo.geometry")
 
 
 round_player(PAGE, R, draw)

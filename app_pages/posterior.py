@@ -3,7 +3,7 @@
 import numpy as np
 import streamlit as st
 
-from distviz.ui.common import explainer, fit_or_last
+from distviz.ui.common import explainer, fit_or_last, lazy_tabs, static_table
 from distviz.ui.posterior import CDE_DATA, METHODS, gp_bands, method_comparison, ood_demo
 from distviz.ui.lab import FitConfig
 from distviz.ui.state import qp_key, sync_query_params, user_errors
@@ -42,17 +42,22 @@ if section == "conditional density":
     cfg = FitConfig(family="normal", dataset=data, n=300, algorithm=f"wg_{method}", n_rounds=int(rounds),
                     learning_rate=0.1, max_depth=int(depth), n_particles=10)
     res = fit_or_last(cfg, slot="post")
+    VIEWS = ["Predictive density", "Particles and NLL", "vs sparse-GP bands"]
     if res is not None:
         figs = vr.lab_figures(res.model, res.data, res.kind, res.config.algorithm)
-        dens = [f for f in figs if "density" in (f.layout.title.text or "")]
-        for f in dens:
-            st.plotly_chart(f, key="post.density")
-        c1, c2 = st.columns(2)
-        c1.plotly_chart(figs[0], key="post.particles")
-        c2.plotly_chart(figs[-1], key="post.nll")
-        if st.toggle("Compare with sparse-GP bands (ELBO and log-loss DLM)", value=True, key=f"{PAGE}.gp_on",
-                     help="Sparse Gaussian processes with 20 inducing points (distviz.gp), fitted on the same data."):
-            with user_errors():
+        tabs = dict(zip(VIEWS, lazy_tabs(PAGE, "view", VIEWS)))
+        if tabs[VIEWS[0]].open:
+            with tabs[VIEWS[0]]:
+                for f in [f for f in figs if "density" in (f.layout.title.text or "")]:
+                    st.plotly_chart(f, key="post.density")
+        if tabs[VIEWS[1]].open:
+            with tabs[VIEWS[1]]:
+                c1, c2 = st.columns(2)
+                c1.plotly_chart(figs[0], key="post.particles")
+                c2.plotly_chart(figs[-1], key="post.nll")
+        if tabs[VIEWS[2]].open:
+            with tabs[VIEWS[2]], user_errors():
+                st.caption("Sparse Gaussian processes with 20 inducing points (distviz.gp), fitted on the same data.")
                 ds, gd = gp_bands(data)
                 gx = ds["x"].values
                 G = gx[:, None] if res.data.X.shape[1] == 1 else np.column_stack([gx] + [np.full_like(gx, np.median(c)) for c in res.data.X[:, 1:].T])
@@ -74,7 +79,7 @@ elif section == "method comparison":
                             key="post.compare")
             import pandas as pd
 
-            st.dataframe(pd.DataFrame(out).T, width="stretch")
+            static_table(pd.DataFrame(out).T.rename_axis("method").reset_index())
 else:
     rounds = st.sidebar.select_slider("Rounds", [100, 200, 400], key=qp_key(PAGE, "ood_rounds", 200, options=[100, 200, 400]),
                                       help="The paper uses 4000 rounds with learning rate 0.4.")

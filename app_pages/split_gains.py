@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from distviz.ui.common import explainer, fit_or_last
+from distviz.ui.common import explainer, fit_or_last, lazy_tabs
 from distviz.ui.lab import LAW_ALGOS, PAGE as LAB, config_widgets, standalone_trees
 from distviz.ui.playback import round_player
 from distviz.ui.state import qp_key, sync_query_params, user_errors
@@ -41,39 +41,58 @@ gain_name = trace.attrs.get("gain_name", "Gain^reg")
 R = vr.trace_rounds(trace)
 
 
+VIEWS = ["Tree of the round", "Gain^reg vs Gain^ent", "Top splits", "Entropy and NLL", "Standalone trees"]
+
+
 def draw(r):
     r = max(int(r), 1)
-    st.plotly_chart(vt.tree_figure(trace, r, names, gain_name=gain_name,
-                                   title=f"tree of round {r} ({gain_name} chose the splits)"), key="split.tree")
-    c1, c2 = st.columns(2, gap="medium")
-    c1.plotly_chart(vt.gain_scatter_figure(trace, current=r, title="Gain^reg vs Gain^ent of every split"), key="split.scatter")
-    c2.plotly_chart(vt.importance_figure(trace, names, current=r, title="gain-based feature importance over rounds"),
-                    key="split.importance")
+    tabs = dict(zip(VIEWS, lazy_tabs(PAGE, "view", VIEWS)))
+    if tabs["Tree of the round"].open:
+        with tabs["Tree of the round"]:
+            st.plotly_chart(vt.tree_figure(trace, r, names, gain_name=gain_name,
+                                           title=f"tree of round {r} ({gain_name} chose the splits)"), key="split.tree")
+            st.caption("Gain^reg vs Gain^ent, top splits, entropy and the standalone trees are in the other tabs.")
+    if tabs["Gain^reg vs Gain^ent"].open:
+        with tabs["Gain^reg vs Gain^ent"]:
+            c1, c2 = st.columns(2, gap="medium")
+            c1.plotly_chart(vt.gain_scatter_figure(trace, current=r, title="Gain^reg vs Gain^ent of every split"),
+                            key="split.scatter")
+            c2.plotly_chart(vt.importance_figure(trace, names, current=r, title="gain-based feature importance over rounds"),
+                            key="split.importance")
+    if tabs["Top splits"].open:
+        with tabs["Top splits"]:
+            top = vt.top_splits(trace, 12, names)
+            st.dataframe(top, hide_index=True, width="stretch", height=36 * (len(top) + 1) + 4,
+                         column_config={"threshold": st.column_config.NumberColumn(format="%.4g"),
+                                        "weight": st.column_config.NumberColumn("weight (rows)", format="%.0f"),
+                                        "Gain^reg": st.column_config.NumberColumn(format="%.4g"),
+                                        "Gain^ent": st.column_config.NumberColumn("Gain^ent (nats/obs)", format="%.3g")})
+    if tabs["Entropy and NLL"].open:
+        with tabs["Entropy and NLL"]:
+            st.plotly_chart(vr.nll_from_trace(trace, current=r, algo=cfg.algorithm,
+                                              title="generalised entropy next to the training NLL"), key="split.nll")
+    if tabs["Standalone trees"].open:
+        with tabs["Standalone trees"]:
+            standalone()
+
+
+def standalone():
+    """criterion="variance" vs criterion="entropy": two trees grown directly on T(y) of the same data."""
+    st.markdown('**Standalone trees: `criterion="variance"` vs `criterion="entropy"`**')
+    depth = st.slider("Standalone tree depth", 1, 6, key=qp_key(PAGE, "tdepth", 3, lo=1, hi=6),
+                      help="Both trees are grown on T(y) of the same data with this depth.")
+    with user_errors():
+        tdata, T, fam, trees = standalone_trees(cfg, upload, depth)
+        st.plotly_chart(vt.criterion_comparison_figure(tdata.X[:, 0], T, {k: v["pred"] for k, v in trees.items()},
+                                                       stat_names=fam.param_names, x_label=tdata.x_label,
+                                                       steps=tdata.X.shape[1] == 1,
+                                                       title="leaf means of T(y) against the first input"),
+                        key="split.criteria")
+        cols = st.columns(len(trees))
+        for col, (crit, v) in zip(cols, trees.items()):
+            col.metric(f'criterion="{crit}": leafwise NLL', f"{v['nll']:.4f}",
+                       help=f"{v['leaves']} leaves, grown in {v['seconds'] * 1000:.0f} ms; every leaf predicts its mean of T(y).")
 
 
 round_player(PAGE, R, draw, default=1)
-st.subheader("Top splits over all rounds")
-top = vt.top_splits(trace, 12, names)
-st.dataframe(top, hide_index=True, width="stretch", height=36 * (len(top) + 1) + 4,
-             column_config={"threshold": st.column_config.NumberColumn(format="%.4g"),
-                            "weight": st.column_config.NumberColumn("weight (rows)", format="%.0f"),
-                            "Gain^reg": st.column_config.NumberColumn(format="%.4g"),
-                            "Gain^ent": st.column_config.NumberColumn("Gain^ent (nats/obs)", format="%.3g")})
-st.plotly_chart(vr.nll_from_trace(trace, algo=cfg.algorithm, title="generalised entropy next to the training NLL"),
-                key="split.nll")
-
-st.subheader('Standalone trees: criterion="variance" vs criterion="entropy"')
-depth = st.slider("Standalone tree depth", 1, 6, key=qp_key(PAGE, "tdepth", 3, lo=1, hi=6),
-                  help="Both trees are grown on T(y) of the same data with this depth.")
-with user_errors():
-    tdata, T, fam, trees = standalone_trees(cfg, upload, depth)
-    st.plotly_chart(vt.criterion_comparison_figure(tdata.X[:, 0], T, {k: v["pred"] for k, v in trees.items()},
-                                                   stat_names=fam.param_names, x_label=tdata.x_label,
-                                                   steps=tdata.X.shape[1] == 1,
-                                                   title="leaf means of T(y) against the first input"),
-                    key="split.criteria")
-    cols = st.columns(len(trees))
-    for col, (crit, v) in zip(cols, trees.items()):
-        col.metric(f'criterion="{crit}": leafwise NLL', f"{v['nll']:.4f}",
-                   help=f"{v['leaves']} leaves, grown in {v['seconds'] * 1000:.0f} ms; every leaf predicts its mean of T(y).")
 sync_query_params(LAB, PAGE, keep_others=True)

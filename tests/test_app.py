@@ -15,6 +15,17 @@ def specs(at):
     return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
 
 
+def tables(at):
+    """Markdown tables on the page (static_table), as lists of header cells."""
+    return [el.value.splitlines()[0] for el in at.markdown if el.value.startswith("| ") and "\n|---|" in el.value]
+
+
+def open_tab(at, key, label):
+    """Open a lazy tab (its state lives under `key`) and rerun."""
+    at.session_state[key] = label
+    return at.run()
+
+
 def page(path=None, timeout=120, **query):
     """AppTest of app.py, switched to `path` (a file under pages/) when given, with URL query parameters."""
     at = AppTest.from_file(APP, default_timeout=timeout)
@@ -32,7 +43,7 @@ def test_explorer_renders_and_reacts_to_family_and_sliders():
     assert not at.exception
     first = specs(at)
     assert first, "the explorer shows a plotly figure"
-    assert at.dataframe, "the explorer shows the parameter table"
+    assert any("natural η" in t for t in tables(at)), "the explorer shows the parameter table"
     for name in ["poisson", "gamma", "categorical", "mvn"]:
         at.sidebar.selectbox(key="explore.family").set_value(name).run()
         assert not at.exception, name
@@ -131,7 +142,14 @@ def test_evolution_round_slider_changes_figures_without_refit():
     at = page("app_pages/evolution.py", n="200", rounds="20")
     assert not at.exception and not at.error
     first = specs(at)
-    assert len(first) >= 4, "fit, NLL, iterates and geometry panels"
+    assert len(first) == 3, "fit, NLL and iterates; the geometry panel waits in its tab"
+    titles = lambda: [s["layout"].get("title", {}).get("text", "") for s in specs(at)]  # noqa: E731
+    open_tab(at, "evo.view", "Geometry: η vs η* paths")
+    assert not at.exception and not at.error
+    assert len(specs(at)) == 1 and titles()[0].startswith("geometry"), "the geometry tab draws the MGD / NGD paths"
+    at.slider(key="evo.x0").set_value(float(at.slider(key="evo.x0").max)).run()
+    assert not at.exception
+    open_tab(at, "evo.view", "Fit, NLL and iterates")
     n_models = len(model_store().items)
     at.slider(key="evo.round").set_value(5).run()
     assert not at.exception
@@ -149,15 +167,22 @@ def test_split_gains_round_and_family_change_the_tree():
     at = page("app_pages/split_gains.py", n="200", srounds="20", sp="2")
     assert not at.exception and not at.error
     first = specs(at)
-    assert len(first) >= 5, "tree, scatter, importance, NLL/entropy, criterion comparison"
-    assert at.dataframe, "top splits table"
+    assert len(first) == 1 and first[0]["layout"]["title"]["text"].startswith("tree of round"), "the tree tab first"
     at.slider(key="split.round").set_value(7).run()
     assert not at.exception
     assert specs(at)[0] != first[0], "the tree of another round is drawn"
     at.sidebar.selectbox(key="lab.family").set_value("poisson").run()
     assert not at.exception and not at.error
     assert specs(at) != first
+    for view, n in [("Gain^reg vs Gain^ent", 2), ("Top splits", 0), ("Entropy and NLL", 1), ("Standalone trees", 1)]:
+        open_tab(at, "split.view", view)
+        assert not at.exception and not at.error, view
+        assert len(specs(at)) == n, view
+        if view == "Top splits":
+            assert at.dataframe, "top splits table"
     assert len(at.metric) >= 2, "leafwise NLL of both criteria"
+    at.slider(key="split.tdepth").set_value(5).run()
+    assert not at.exception and len(specs(at)) == 1
 
 
 # ------------------------------------------------------------------------------------------- drifters
@@ -167,7 +192,7 @@ def test_drifters_page_maps_table_and_trajectory():
     assert at.sidebar.selectbox(key="drift.source").value == "sample", "the synthetic sample is the default"
     assert any("Synthetic data" in el.value for el in at.info), "the page says the sample is synthetic"
     assert any("Precomputed" in el.value for el in at.caption), "first paint comes from the shipped result"
-    assert at.dataframe, "metrics table"
+    assert any("NLL (nats)" in t for t in tables(at)), "metrics table"
     first = specs(at)
     assert len(first) == 2, "binned map and trajectory with ellipses"
     at.radio(key="drift.map").set_value("rho").run()
@@ -198,6 +223,7 @@ def test_split_gains_defaults_to_noise_features_without_touching_the_lab():
     assert at.sidebar.slider(key="lab.sp").value == 3, "x1 plus two noise features by default on this page"
     assert at.sidebar.selectbox(key="lab.salgo").value == "ngd" and not at.warning, "a stable default fit"
     assert at.sidebar.select_slider(key="lab.srounds").value == 50
+    open_tab(at, "split.view", "Gain^reg vs Gain^ent")
     imp = [s for s in specs(at) if "importance" in s["layout"].get("title", {}).get("text", "")]
     assert imp and len({t.get("name") for t in imp[0]["data"] if t.get("name")} & {"x1", "x2", "x3"}) == 3
     lab = page(n="200")
@@ -210,7 +236,11 @@ def test_posterior_page_sections():
     at = page("app_pages/posterior.py", rounds="50")
     assert not at.exception and not at.error
     first = specs(at)
-    assert any("density" in s["layout"].get("title", {}).get("text", "") for s in first)
+    assert len(first) == 1 and "density" in first[0]["layout"].get("title", {}).get("text", "")
+    for view, n in [("Particles and NLL", 2), ("vs sparse-GP bands", 1), ("Predictive density", 1)]:
+        open_tab(at, "post.view", view)
+        assert not at.exception and not at.error, view
+        assert len(specs(at)) == n, view
     at.sidebar.selectbox(key="post.method").set_value("fka").run()
     assert not at.exception and not at.error
     assert specs(at) != first
@@ -218,6 +248,7 @@ def test_posterior_page_sections():
     at.sidebar.select_slider(key="post.cmp_rounds").set_value(50).run()
     assert not at.exception and not at.error
     assert len(specs(at)) == 1
+    assert any("MMD" in t or "mmd" in t for t in tables(at)), "the comparison table"
 
 
 # ------------------------------------------------------------------------------------------- fit warnings

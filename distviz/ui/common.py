@@ -8,6 +8,7 @@ import streamlit as st
 from distviz.errors import DistvizError
 
 from .lab import ALGORITHMS, FitResult, fit_model
+from .layout import lazy_tabs, static_table  # noqa: F401  (re-exported for the pages)
 from .state import recall, remember
 
 PAGES = [

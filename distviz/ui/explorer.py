@@ -7,6 +7,7 @@ import streamlit as st
 from distviz import families
 from distviz.viz import explorer as vx
 
+from .layout import static_table
 from .state import qp_key, sync_query_params, user_errors
 
 PAGE = "explore"
@@ -57,7 +58,7 @@ def render_explorer(container=None, *, page: str = PAGE, sync: bool = True) -> N
             st.markdown(f"**{family.describe()}**")
             st.markdown("Natural parameters **η** and mean parameters **η\\* = ∇A(η) = E[T(y)]**, "
                         "one row per sufficient statistic:")
-            st.dataframe(vx.parameter_table(family, eta), hide_index=True, width="stretch")
+            static_table(vx.parameter_table(family, eta))
             nums = vx.summary_numbers(family, eta)
             cols = st.columns(len(nums))
             for c, (k, v) in zip(cols, nums.items()):
