@@ -5,7 +5,7 @@ import streamlit as st
 import numpy as np
 
 from distviz.ui.common import explainer, fit_or_last, lazy_tabs
-from distviz.ui.lab import LAW_ALGOS, PAGE as LAB, config_widgets, fit_model
+from distviz.ui.lab import PAGE as LAB, fit_model, folded_config_widgets
 from distviz.ui.playback import round_player
 from distviz.ui.state import qp_key, sync_query_params
 from distviz.viz import results as vr
@@ -26,8 +26,7 @@ For WGBoost the particles of every input are shown (WGBoost paper, Figs. 2 and 4
 only the open tab is computed and drawn (the MGD and NGD companion fits of the geometry panel are made
 when you open it), and the open tab is part of the page address.
 """)
-st.sidebar.header("Fit settings")
-cfg, upload = config_widgets(st.sidebar)
+cfg, upload = folded_config_widgets(st.sidebar, PAGE)
 res = fit_or_last(cfg, upload)
 if res is None:
     sync_query_params(LAB)

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from distviz.ui.common import explainer, fit_or_last, lazy_tabs
-from distviz.ui.lab import LAW_ALGOS, PAGE as LAB, config_widgets, standalone_trees
+from distviz.ui.lab import LAW_ALGOS, PAGE as LAB, folded_config_widgets, standalone_trees
 from distviz.ui.playback import round_player
 from distviz.ui.state import qp_key, sync_query_params, user_errors
 from distviz.viz import results as vr
@@ -28,8 +28,7 @@ the trees give to noise (p = 1 makes it trivially 100% x1), with NGD and 50 roun
 with noise features late trees start isolating a few rows on a noise feature, the gains explode and the
 importance drifts to noise — overfitting made visible.
 """)
-st.sidebar.header("Fit settings")
-cfg, upload = config_widgets(st.sidebar, algorithms=LAW_ALGOS, own={"p": 3, "algo": "ngd", "rounds": 50})
+cfg, upload = folded_config_widgets(st.sidebar, PAGE, algorithms=LAW_ALGOS, own={"p": 3, "algo": "ngd", "rounds": 50})
 res = fit_or_last(cfg, upload)
 if res is None or res.kind != "law":
     sync_query_params(LAB)

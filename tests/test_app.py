@@ -157,6 +157,9 @@ def test_evolution_round_slider_changes_figures_without_refit():
     assert len(model_store().items) == n_models, "scrubbing must not refit"
     at.button(key="evo.playbtn").click().run()
     assert not at.exception
+    assert not at.sidebar.selectbox, "the fit settings start folded (a one-line summary)"
+    assert any("MGD" in c.value and "100 rounds" not in c.value for c in at.sidebar.caption)
+    open_tab(at, "evo.settings_open", True)
     at.sidebar.selectbox(key="lab.algo").set_value("wg_fka").run()
     assert not at.exception and not at.error
     assert any("particles" in s["layout"].get("title", {}).get("text", "") for s in specs(at))
@@ -171,6 +174,7 @@ def test_split_gains_round_and_family_change_the_tree():
     at.slider(key="split.round").set_value(7).run()
     assert not at.exception
     assert specs(at)[0] != first[0], "the tree of another round is drawn"
+    open_tab(at, "split.settings_open", True)
     at.sidebar.selectbox(key="lab.family").set_value("poisson").run()
     assert not at.exception and not at.error
     assert specs(at) != first
@@ -220,6 +224,7 @@ def test_drifters_real_subset_fits_when_present():
 def test_split_gains_defaults_to_noise_features_without_touching_the_lab():
     at = page("app_pages/split_gains.py", n="200")
     assert not at.exception and not at.error
+    open_tab(at, "split.settings_open", True)
     assert at.sidebar.slider(key="lab.sp").value == 3, "x1 plus two noise features by default on this page"
     assert at.sidebar.selectbox(key="lab.salgo").value == "ngd" and not at.warning, "a stable default fit"
     assert at.sidebar.select_slider(key="lab.srounds").value == 50

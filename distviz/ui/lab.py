@@ -463,6 +463,71 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
     return cfg, upload
 
 
+class _Unrendered:
+    """A stand-in container for `config_widgets` that draws nothing: every widget returns its current state.
+
+    Used while the fit settings are folded away: the values come from session state, the URL or the
+    defaults (`qp_key` has put them in session state), exactly as the drawn widgets would return them.
+    """
+
+    def _state(self, key, fallback):
+        return st.session_state[key] if key is not None and key in st.session_state else fallback
+
+    def selectbox(self, label, options, index=0, *args, key=None, **kw):
+        """The selected option."""
+        options = list(options)
+        return self._state(key, options[index] if options and index is not None else None)
+
+    def select_slider(self, label, options=(), value=None, *args, key=None, **kw):
+        """The selected option."""
+        return self._state(key, value if value is not None else list(options)[0])
+
+    def slider(self, label, min_value=None, max_value=None, value=None, *args, key=None, **kw):
+        """The slider value."""
+        return self._state(key, value if value is not None else min_value)
+
+    def number_input(self, label, min_value=None, max_value=None, value="min", *args, key=None, **kw):
+        """The number."""
+        return self._state(key, min_value if value == "min" else value)
+
+    def multiselect(self, label, options, default=None, *args, key=None, **kw):
+        """The selected options."""
+        return self._state(key, list(default or []))
+
+    def file_uploader(self, *args, **kw):
+        """No file: an upload needs the settings open."""
+        return None
+
+    def caption(self, *args, **kw):
+        """Nothing to draw."""
+
+
+def describe_config(cfg: FitConfig) -> str:
+    """One line that names a fit's settings, e.g. 'Normal · synthetic n = 500, p = 1 · MGD · 100 rounds · ν = 0.1 · depth 3'."""
+    data = f"{cfg.dataset} n = {cfg.n}, p = {cfg.p}" if cfg.dataset == "synthetic" else DATASETS[cfg.dataset][0]
+    parts = [cfg.family.capitalize(), data, ALGORITHMS[cfg.algorithm][0].split(" — ")[0], f"{cfg.n_rounds} rounds",
+             f"ν = {cfg.learning_rate:g}", f"depth {cfg.max_depth}"]
+    return " · ".join(parts)
+
+
+def folded_config_widgets(box, page: str, **kw) -> tuple[FitConfig, bytes | None]:
+    """`config_widgets` inside a folded expander of `box`: the widgets are drawn only while it is open.
+
+    Folded, the page draws a one-line summary instead of a dozen widgets, which keeps its first paint
+    light; the settings (in the URL and shared with the Lab) are the same either way. An uploaded data
+    set keeps the panel open, since the file itself is a widget.
+    """
+    key = f"{page}.settings_open"
+    if st.session_state.get(f"{PAGE}.data") == "upload" or st.query_params.get("data") == "upload":
+        st.session_state[key] = True
+    exp = box.expander("Fit settings (shared with the Lab)", key=key, on_change="rerun")
+    if exp.open:
+        return config_widgets(exp, **kw)
+    cfg, upload = config_widgets(_Unrendered(), **kw)
+    box.caption(describe_config(cfg) + " — open *Fit settings* to change them.")
+    return cfg, upload
+
+
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _standalone_trees(key: tuple, _cfg: FitConfig, _upload, depth: int):
     from distviz import families
