@@ -12,7 +12,8 @@ from distviz.ui.lab import PAGE, config_widgets  # noqa: E402
 from distviz.ui.state import sync_query_params  # noqa: E402
 
 LAB_TEXT = """
-Pick an output **family**, a **data set** and an **algorithm** in the sidebar; the model is fitted
+Pick an output **family**, a **data set** and an **algorithm** in the sidebar (rows, rounds, learning
+rate, tree depth and the rest are under **More settings**, summarised in one line while folded); the model is fitted
 (with a progress bar) and cached, and every setting is in the page address, so copying the URL shares
 this exact view. The first plot shows the data (grey), the fitted mean (coloured line) and the fitted
 90% predictive band; for synthetic data the true mean (dashed) and true band (grey) are known. The
@@ -30,7 +31,7 @@ def lab():
                "boosting, WGBoost particles, NGBoost charts.")
     explainer(LAB_TEXT)
     st.sidebar.header("Fit settings")
-    cfg, upload = config_widgets(st.sidebar)
+    cfg, upload = config_widgets(st.sidebar, fold_more=f"{PAGE}.more_open")
     sync_query_params(PAGE)
     res = fit_or_last(cfg, upload)
     if res is None:

@@ -231,7 +231,7 @@ def test_split_gains_defaults_to_noise_features_without_touching_the_lab():
     open_tab(at, "split.view", "Gain^reg vs Gain^ent")
     imp = [s for s in specs(at) if "importance" in s["layout"].get("title", {}).get("text", "")]
     assert imp and len({t.get("name") for t in imp[0]["data"] if t.get("name")} & {"x1", "x2", "x3"}) == 3
-    lab = page(n="200")
+    lab = open_tab(page(n="200"), "lab.more_open", True)
     assert lab.sidebar.slider(key="lab.p").value == 1, "the Lab keeps p = 1"
     assert lab.sidebar.selectbox(key="lab.algo").value == "mgd", "and MGD"
 
@@ -261,6 +261,9 @@ def test_lab_gd_defaults_to_a_stable_rate_and_a_diverging_fit_shows_a_warning():
     """Plain GD on the Normal starts at nu = 0.01 (stable); at nu = 0.1 it diverges and the Lab says what to change."""
     at = page(algo="gd")   # the Lab defaults: n = 500, 100 rounds
     assert not at.exception
+    assert not at.sidebar.select_slider, "the Lab folds rows, rounds, rate and depth under More settings"
+    assert any("ν = 0.01" in c.value for c in at.sidebar.caption), "the folded summary names the rate"
+    open_tab(at, "lab.more_open", True)
     assert at.sidebar.select_slider(key="lab.lr").value == pytest.approx(0.01)
     assert not [w for w in at.warning if "diverged" in w.value]
     at.sidebar.select_slider(key="lab.lr").set_value(0.1).run()
@@ -289,6 +292,8 @@ def test_lab_domain_choice_from_url_shows_the_projection_blow_up():
     """MGD, Normal, p = 3: 'project' (from the URL) blows the NLL up and says so; the default 'shorten' does not."""
     at = page(p="3", domain="project")
     assert not at.exception
+    assert any("projected to within 1e-6" in w.value for w in at.warning), "the URL's domain applies while folded"
+    open_tab(at, "lab.more_open", True)
     assert at.sidebar.selectbox(key="lab.domain").value == "project"
     msgs = [w.value for w in at.warning]
     assert any("projected to within 1e-6" in m for m in msgs), msgs

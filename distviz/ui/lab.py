@@ -374,12 +374,15 @@ def show_fit_warnings(res: FitResult) -> None:
 
 # ---------------------------------------------------------------------------------------------- widgets
 def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = None,
-                   own_prefix: str = "s") -> tuple[FitConfig, bytes | None]:
+                   own_prefix: str = "s", fold_more: str | None = None) -> tuple[FitConfig, bytes | None]:
     """Draw the fit settings in `box` (normally the sidebar); values live in the URL. Returns (config, upload).
 
     `own` maps setting names ("p", "algo", "rounds") to a page's own default: that setting then lives in
     the URL parameter `own_prefix + name` instead of the Lab's, so the page can start elsewhere without
     changing the Lab's state (the Split gains page: p = 3 with two noise features, NGD, 50 rounds).
+    With `fold_more` (a session key) the knobs after family, data and algorithm (rows, features, seed,
+    rounds, rate, depth, particles, domain) sit in a lazily drawn "More settings" expander, summarised in
+    one line while it is folded.
     """
     own = dict(own or {})
 
@@ -404,13 +407,6 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
                                 key=qp_key(PAGE, "data", "synthetic", options=dkeys),
                                 help="Synthetic data have a known truth; the real sets are 1-D regressions.")
         box.caption(DATASETS[dataset][1])
-        if dataset == "synthetic":
-            n = box.select_slider("Rows n", [200, 300, 500, 1000, 2000, 5000], key=qp_key(PAGE, "n", 500, options=[200, 300, 500, 1000, 2000, 5000]),
-                                  help="Number of simulated (x, y) pairs (20% are held out for validation).")
-            p = box.slider("Input features p", 1, 5, key=qp_key(PAGE, *_par("p", 1), lo=1, hi=5),
-                           help="x1 drives the truth; x2..xp are pure noise (watch the trees ignore them).")
-            seed = box.number_input("Random seed", 0, 10_000, step=1, key=qp_key(PAGE, "seed", 0, lo=0, hi=10_000),
-                                    help="Seed of the simulation and of the fit.")
         if dataset == "upload":
             up = box.file_uploader(f"CSV file (up to {MAX_UPLOAD_MB} MB, {MAX_UPLOAD_ROWS} rows)", type=["csv", "txt"],
                                    key=f"{PAGE}.upload", help="Parsed as a plain table of numbers; nothing in it is executed.")
@@ -429,37 +425,51 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
                          help="The boosting law (and the chart it adds trees in) or a baseline.")
     box.caption(ALGORITHMS[algo][2])
     wg = ALGORITHMS[algo][1] == "wg"
-    n_rounds = box.select_slider("Boosting rounds", [20, 50, 100, 200, 300, 500],
-                                 key=qp_key(PAGE, *_par("rounds", 100), options=[20, 50, 100, 200, 300, 500]),
-                                 help="Number of trees added; more rounds fit closer (and may overfit).")
+    more, summary = box, None
+    if fold_more:
+        summary = box.empty()
+        exp = box.expander("More settings: rows, rounds, learning rate, depth …", key=fold_more, on_change="rerun")
+        more = exp if exp.open else _Unrendered()
+    if show_data and dataset == "synthetic":
+        n = more.select_slider("Rows n", [200, 300, 500, 1000, 2000, 5000], key=qp_key(PAGE, "n", 500, options=[200, 300, 500, 1000, 2000, 5000]),
+                               help="Number of simulated (x, y) pairs (20% are held out for validation).")
+        p = more.slider("Input features p", 1, 5, key=qp_key(PAGE, *_par("p", 1), lo=1, hi=5),
+                        help="x1 drives the truth; x2..xp are pure noise (watch the trees ignore them).")
+        seed = more.number_input("Random seed", 0, 10_000, step=1, key=qp_key(PAGE, "seed", 0, lo=0, hi=10_000),
+                                 help="Seed of the simulation and of the fit.")
+    n_rounds = more.select_slider("Boosting rounds", [20, 50, 100, 200, 300, 500],
+                                  key=qp_key(PAGE, *_par("rounds", 100), options=[20, 50, 100, 200, 300, 500]),
+                                  help="Number of trees added; more rounds fit closer (and may overfit).")
     lr_default = default_learning_rate(algo, fam)
     lr_key = qp_key(PAGE, "lr", lr_default, options=LR_OPTIONS)
     prev_default = st.session_state.get(f"{PAGE}._lr_default")
     if prev_default is not None and prev_default != lr_default and st.session_state.get(lr_key) == prev_default:
         st.session_state[lr_key] = lr_default   # the rate follows the per-law default unless the user moved it
     st.session_state[f"{PAGE}._lr_default"] = lr_default
-    lr = box.select_slider("Learning rate ν", LR_OPTIONS, key=lr_key,
-                           help="Shrinkage of every tree: small steps are stabler, large steps faster. Plain GD adds "
-                                "the raw gradient to η without a metric and diverges on the Normal families unless "
-                                "ν is small (default 0.01 there; 0.1 elsewhere).")
-    depth = box.slider("Tree depth", 1, 6, key=qp_key(PAGE, "depth", 3, lo=1, hi=6),
-                       help="Depth of every regression tree (2^depth leaves at most).")
+    lr = more.select_slider("Learning rate ν", LR_OPTIONS, key=lr_key,
+                            help="Shrinkage of every tree: small steps are stabler, large steps faster. Plain GD adds "
+                                 "the raw gradient to η without a metric and diverges on the Normal families unless "
+                                 "ν is small (default 0.01 there; 0.1 elsewhere).")
+    depth = more.slider("Tree depth", 1, 6, key=qp_key(PAGE, "depth", 3, lo=1, hi=6),
+                        help="Depth of every regression tree (2^depth leaves at most).")
     n_particles = 10
     if wg:
-        n_particles = box.slider("Particles per input N", 2, 30, key=qp_key(PAGE, "particles", 10, lo=2, hi=30),
-                                 help="WGBoost approximates each input's posterior by N particles.")
+        n_particles = more.slider("Particles per input N", 2, 30, key=qp_key(PAGE, "particles", 10, lo=2, hi=30),
+                                  help="WGBoost approximates each input's posterior by N particles.")
     domain = "backtrack"
     if ALGORITHMS[algo][1] == "law":
         dkeys = list(DOMAIN_OPTIONS)
-        domain = box.selectbox("When a step leaves the domain", dkeys, format_func=DOMAIN_OPTIONS.get,
-                               key=qp_key(PAGE, "domain", "backtrack", options=dkeys),
-                               help="A tree leaf adds one step to rows with different current iterates, so some rows "
-                                    "can leave the domain (e.g. a negative variance). 'Shorten' halves their step until "
-                                    "they go at most half way to the boundary; 'project' maps them onto the boundary "
-                                    "(within 1e-6), which can make the NLL explode: try MGD, Normal, p = 3.")
+        domain = more.selectbox("When a step leaves the domain", dkeys, format_func=DOMAIN_OPTIONS.get,
+                                key=qp_key(PAGE, "domain", "backtrack", options=dkeys),
+                                help="A tree leaf adds one step to rows with different current iterates, so some rows "
+                                     "can leave the domain (e.g. a negative variance). 'Shorten' halves their step until "
+                                     "they go at most half way to the boundary; 'project' maps them onto the boundary "
+                                     "(within 1e-6), which can make the NLL explode: try MGD, Normal, p = 3.")
     cfg = FitConfig(family=fam, K=int(K), dataset=dataset, n=int(n), p=int(p), seed=int(seed), algorithm=algo,
                     n_rounds=int(n_rounds), learning_rate=float(lr), max_depth=int(depth), n_particles=int(n_particles),
                     domain=str(domain), upload_hash=data_hash(upload), x_cols=tuple(x_cols), y_col=str(y_col))
+    if summary is not None and isinstance(more, _Unrendered):
+        summary.caption(describe_config(cfg) + " — open *More settings* to change them.")
     return cfg, upload
 
 
