@@ -62,9 +62,9 @@ def draw(r):
                         key="evo.nll")
         return
     tabs = dict(zip(VIEWS, lazy_tabs(PAGE, "view", VIEWS)))
-    figs = vr.law_round_figures(model, data, r, algo)
     if tabs["Fit, NLL and iterates"].open:
         with tabs["Fit, NLL and iterates"]:
+            figs = vr.law_round_figures(model, data, r, algo)
             c1, c2 = st.columns(2, gap="medium")
             for i, f in enumerate(figs["fit"]):
                 (c1 if i % 2 == 0 else c2).plotly_chart(f, key=f"evo.fit{i}")
