@@ -99,15 +99,17 @@ def tree_figure(trace, r: int, feature_names=None, *, gain_name="Gain^reg", titl
             ti.append(f"<b>{fname} ≤ {thr[row]:.3g}</b><br>{gain_name} {gain[row]:.3g}<br>Gain^ent {ge}")
             hi.append(f"node {i}: {fname} ≤ {thr[row]:.4g}<br>weight {w[row]:.1f}<br>{gain_name} {gain[row]:.4g}"
                       f"<br>Gain^ent {ge}")
-    tr.append(dict(type="scatter", x=xi, y=yi, mode="markers+text", text=ti, textposition="top center", hovertext=hi,
-                   hoverinfo="text", marker=dict(size=16, color=OKABE_ITO["blue"], symbol="square"),
-                   name="split (feature ≤ threshold)", textfont=dict(size=11)))
+    tr.append(dict(type="scatter", x=xi, y=yi, mode="markers", hovertext=hi, hoverinfo="text",
+                   marker=dict(size=16, color=OKABE_ITO["blue"], symbol="square"), name="split (feature ≤ threshold)"))
+    # split labels as boxed annotations above their node: the box hides the edge that runs into the node
+    labels = [dict(x=x, y=y, text=t, showarrow=False, xref="x", yref="y", yanchor="bottom", yshift=10,
+                   bgcolor="rgba(255,255,255,0.92)", font=dict(size=11), borderpad=1) for x, y, t in zip(xi, yi, ti)]
     tr.append(dict(type="scatter", x=xl, y=yl, mode="markers+text", text=tl, textposition="bottom center", hovertext=hl,
                    hoverinfo="text", marker=dict(size=12, color=OKABE_ITO["orange"]), name="leaf (weight, value)",
                    textfont=dict(size=10)))
     depth = int(max(p[1] for p in pos.values()))
     layout = dict(xaxis=dict(visible=False, range=[-0.8, counter[0] - 0.2]),
-                  yaxis=dict(visible=False, range=[-depth - 0.9, 0.7]))
+                  yaxis=dict(visible=False, range=[-depth - 0.9, 0.7]), annotations=labels)
     return make_figure(tr, layout, title=title, height=200 + 120 * depth)
 
 
