@@ -206,6 +206,8 @@ def density_heatmap_figure(x_grid, y_grid, density, *, particles_x=None, particl
         fig.add_scatter(x=np.repeat(np.asarray(particles_x).reshape(-1), P.shape[1]), y=P.reshape(-1), mode="markers",
                         name=f"particle locations ({algo_label(algo)})",
                         marker=dict(color=algo_color(algo), size=4, symbol="x"))
-    fig.update_xaxes(title_text=x_label)
-    fig.update_yaxes(title_text=y_label)
+    xg, yg = np.asarray(x_grid, dtype=float), np.asarray(y_grid, dtype=float)
+    # the axes end where the density grid ends (no blank strip beside the heat map)
+    fig.update_xaxes(title_text=x_label, range=[xg.min(), xg.max()])
+    fig.update_yaxes(title_text=y_label, range=[yg.min(), yg.max()])
     return apply_style(fig, title=title, height=460)
