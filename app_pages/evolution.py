@@ -21,7 +21,8 @@ without refitting. *Top*: data, the fitted mean and 90% band at the chosen round
 η* = E[T(y)] (bottom row) against x. *Geometry*: for one input x, the path of the iterate from the
 constant start through the rounds in the η chart and in the η* chart, **MGD and NGD overlaid**: MGD
 moves by tree outputs added in η* (straight-ish in η*, curved in η); NGD adds in η (the reverse).
-*NLL*: training and validation negative log-likelihood and the generalised entropy, marker at the round.
+*NLL*: training and validation negative log-likelihood and the generalised entropy H of each round's tree
+partition (it jumps from round to round: every tree splits the data differently), marker at the round.
 For WGBoost the particles of every input are shown (WGBoost paper, Figs. 2 and 4). Each view is a tab;
 only the open tab is computed and drawn (the MGD and NGD companion fits of the geometry panel are made
 when you open it), and the open tab is part of the page address.

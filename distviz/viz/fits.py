@@ -97,7 +97,8 @@ def nll_figure(rounds, train, valid=None, entropy=None, *, current=None, title=N
     layout = dict(xaxis=dict(title=dict(text="boosting round")),
                   yaxis=dict(title=dict(text="mean NLL (nats per observation)")))
     if entropy is not None:
-        tr.append(dict(type="scatter", x=rounds, y=entropy, mode="lines", name="generalised entropy H (right axis)",
+        tr.append(dict(type="scatter", x=rounds, y=entropy, mode="lines",
+                       name="entropy H of the round's tree partition (right axis)",
                        line=dict(color=ROLE_COLORS["entropy"], width=1.2), opacity=0.8, yaxis="y2"))
         layout["yaxis2"] = dict(title=dict(text="entropy H (nats)"), overlaying="y", side="right", showgrid=False)
     if current is not None and len(rounds):
