@@ -207,8 +207,15 @@ def density_heatmap_figure(x_grid, y_grid, density, *, particles_x=None, particl
         fig.add_scatter(x=np.repeat(np.asarray(particles_x).reshape(-1), P.shape[1]), y=P.reshape(-1), mode="markers",
                         name=f"particle locations ({algo_label(algo)})",
                         marker=dict(color=algo_color(algo), size=4, symbol="x"))
-    xg, yg = np.asarray(x_grid, dtype=float), np.asarray(y_grid, dtype=float)
-    # the axes end where the density grid ends (no blank strip beside the heat map)
-    fig.update_xaxes(title_text=x_label, range=[xg.min(), xg.max()])
-    fig.update_yaxes(title_text=y_label, range=[yg.min(), yg.max()])
+    # the axes end where the heat map's cells end (cells are centred on the grid points): no blank strip
+    fig.update_xaxes(title_text=x_label, range=_cell_range(x_grid))
+    fig.update_yaxes(title_text=y_label, range=_cell_range(y_grid))
     return apply_style(fig, title=title, height=460)
+
+
+def _cell_range(grid) -> list:
+    """[first, last] grid point widened by half a cell at each end (a heat map's cells are centred on the points)."""
+    g = np.sort(np.asarray(grid, dtype=float).reshape(-1))
+    if len(g) == 1:
+        return [float(g[0] - 0.5), float(g[0] + 0.5)]
+    return [float(g[0] - (g[1] - g[0]) / 2), float(g[-1] + (g[-1] - g[-2]) / 2)]
