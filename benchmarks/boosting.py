@@ -3,15 +3,17 @@
 1. Poisson MGD, n = 1e6, p = 10, depth 3, 255 bins, lr 0.1: seconds per round of
    ``DistributionalBoosting(law="mgd")`` (the engine loop: tree, update, train NLL, entropy, trace)
    against ``lightgbm.train(objective="poisson")`` with max_depth 3, 8 leaves, 255 bins, lr 0.1.
-   Binning (ours) and Dataset construction (LightGBM) are timed separately.  Goal: within 2x.
+   Binning (ours) and Dataset construction (LightGBM) are timed separately.  Goal: <= 1.0x per round.
 2. NGD for the Normal at n = 5e3 and 5e4: seconds per round of ``DistributionalBoosting(law="ngd")``
    (one shared depth-3 tree on the 2-vector U, with the trace) and of the bare engine with one
    depth-3 tree per parameter as ngboost fits them (no line search), against
    ``ngboost.NGBRegressor(Dist=Normal, Base=DecisionTreeRegressor(max_depth=3), natural_gradient=True)``.
    Goal: >= 10x faster per iteration.
 
-Each timing is the best of 3 repeats (the machine is shared).  Run:
-``python benchmarks/boosting.py [--quick]``.
+Both sides run in this process at the same explicit thread counts (1 and the machine's cores; ngboost
+is single-threaded, so ours is also given at 1 thread), interleaved, best of 3; the load average is
+printed before and after each section and a section run under load is labelled so (``_peers.py``).
+Run: ``python benchmarks/boosting.py [--quick] [--rounds 50] [--repeats 3]``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import time
 import numpy as np
 
 
-from _timing import best_of  # noqa: E402  (benchmarks/ is on sys.path when a script runs)
+from _peers import LoadWatch, interleaved_best, thread_counts, threads  # noqa: E402  (benchmarks/ is on sys.path)
 
 
 def poisson_data(n, p, seed=0):
@@ -34,7 +36,12 @@ def poisson_data(n, p, seed=0):
 
 
 def bench_poisson(n, p, rounds, repeats):
-    """Seconds per round: our Poisson MGD vs LightGBM objective='poisson'."""
+    """Poisson MGD vs LightGBM objective='poisson' at equal thread counts (1 and the cores), interleaved.
+
+    Returns one dict per thread count: seconds per round of our engine loop (binning excluded), of
+    ``DistributionalBoosting.fit`` (binning, checks and trace included), our binning, LightGBM's
+    ``train`` per round and its Dataset construction, each the best of `repeats` interleaved runs.
+    """
     import lightgbm as lgb
 
     from distviz.boosting import DistributionalBoosting
@@ -44,43 +51,72 @@ def bench_poisson(n, p, rounds, repeats):
     from distviz.trees import Binner
 
     X, y = poisson_data(n, p)
-    # warm up numba
+    # warm up numba (compiles every kernel the timed calls use)
     DistributionalBoosting("poisson", law="mgd", n_rounds=2, max_depth=3).fit(X[:5000], y[:5000])
-
-    t_bin, Xb = best_of(lambda: Binner(255).fit_transform(X), repeats)
     law = make_law("mgd", get("poisson"))
+    out = []
+    for k in thread_counts():
+        params = {"objective": "poisson", "learning_rate": 0.1, "max_depth": 3, "num_leaves": 8, "max_bin": 255,
+                  "min_data_in_leaf": 1, "min_sum_hessian_in_leaf": 1e-3, "verbose": -1, "num_threads": k,
+                  "force_col_wise": True}
+        with threads(k):
+            Xb = Binner(255).fit_transform(X)
+            ds = lgb.Dataset(X, y, params=dict(params, feature_pre_filter=False)).construct()
+            cases = {
+                "ours_binning": lambda: Binner(255).fit_transform(X),
+                "lgb_dataset": lambda: lgb.Dataset(X, y, params=dict(params, feature_pre_filter=False)).construct(),
+                "ours_engine": lambda: BoostingEngine(law, n_rounds=rounds, learning_rate=0.1,
+                                                      tree_params={"max_depth": 3, "min_weight_leaf": 1e-3}).fit(Xb, y),
+                "lgb_train": lambda: lgb.train(params, ds, num_boost_round=rounds),
+                "ours_fit": lambda: DistributionalBoosting("poisson", law="mgd", n_rounds=rounds, learning_rate=0.1,
+                                                           max_depth=3, max_bins=255, min_weight_leaf=1e-3).fit(X, y),
+            }
+            best, last = interleaved_best(cases, repeats)
+        mu = last["lgb_train"].predict(X)
+        nll_lgb = float(np.mean(mu - y * np.log(mu)) - np.mean(get("poisson").log_base_measure(y)))
+        out.append({
+            "threads": k, "n": n, "p": p, "rounds": rounds,
+            "ours_engine_s_per_round": best["ours_engine"] / rounds,
+            "ours_fit_s_per_round": best["ours_fit"] / rounds,
+            "ours_binning_s": best["ours_binning"],
+            "lightgbm_s_per_round": best["lgb_train"] / rounds,
+            "lightgbm_dataset_s": best["lgb_dataset"],
+            "train_nll_ours": _poisson_nll(last["ours_fit"], X, y),
+            "train_nll_lightgbm": nll_lgb,
+        })
+    return out
 
-    def ours_engine():
-        return BoostingEngine(law, n_rounds=rounds, learning_rate=0.1,
-                              tree_params={"max_depth": 3, "min_weight_leaf": 1e-3}).fit(Xb, y)
 
-    t_eng, _ = best_of(ours_engine, repeats)
+def _poisson_nll(model, X, y):
+    """Mean Poisson negative log-likelihood of a fitted DistributionalBoosting model (lower is better)."""
+    from distviz.families import get
 
-    def ours_full():
-        return DistributionalBoosting("poisson", law="mgd", n_rounds=rounds, learning_rate=0.1, max_depth=3,
-                                      max_bins=255, min_weight_leaf=1e-3).fit(X, y)
+    mu = np.asarray(model.predict_mean(X), dtype=float).reshape(-1)
+    return float(np.mean(mu - y * np.log(mu)) - np.mean(get("poisson").log_base_measure(y)))
 
-    t_full, m = best_of(ours_full, repeats)
 
-    params = {"objective": "poisson", "learning_rate": 0.1, "max_depth": 3, "num_leaves": 8, "max_bin": 255,
-              "min_data_in_leaf": 1, "min_sum_hessian_in_leaf": 1e-3, "verbose": -1, "num_threads": 0,
-              "force_col_wise": True}
-    t_ds, ds = best_of(lambda: lgb.Dataset(X, y, params=dict(params, feature_pre_filter=False)).construct(), repeats)
-    t_lgb, booster = best_of(lambda: lgb.train(params, ds, num_boost_round=rounds), repeats)
-    nll_ours = m.score(X, y)
-    mu = booster.predict(X)
-    nll_lgb = float(np.mean(mu - y * np.log(mu)) - np.mean(get("poisson").log_base_measure(y)))
-    return {
-        "n": n, "p": p, "rounds": rounds,
-        "ours_engine_s_per_round": t_eng / rounds,
-        "ours_fit_total_s": t_full,
-        "ours_binning_s": t_bin,
-        "lightgbm_s_per_round": t_lgb / rounds,
-        "lightgbm_dataset_s": t_ds,
-        "ratio_engine_vs_lightgbm": (t_eng / rounds) / (t_lgb / rounds),
-        "ratio_fit_vs_lightgbm": t_full / (t_ds + t_lgb),
-        "train_nll_ours": nll_ours, "train_nll_lightgbm": nll_lgb,
-    }
+def print_poisson(rows, repeats, watch):
+    """The like-with-like table of the Poisson MGD comparison."""
+    r0 = rows[0]
+    print(f"[Poisson MGD] n={r0['n']:,} p={r0['p']} depth 3, 8 leaves, 255 bins, lr 0.1, {r0['rounds']} rounds, "
+          f"best of {repeats} interleaved runs, same process")
+    print(f"  {'threads (numba / LightGBM)':<27} {'ours engine':>12} {'ours fit':>10} {'LightGBM':>10} "
+          f"{'ratio':>7} | {'our binning':>11} {'LGB Dataset':>11} {'ratio':>6}")
+    print(f"  {'':<27} {'ms/round':>12} {'ms/round*':>10} {'ms/round':>10} {'eng/LGB':>7} | {'s':>11} {'s':>11} {'':>6}")
+    for r in rows:
+        tag = f"{r['threads']} / {r['threads']}"
+        print(f"  {tag:<27} {r['ours_engine_s_per_round'] * 1e3:12.1f} "
+              f"{r['ours_fit_s_per_round'] * 1e3:10.1f} {r['lightgbm_s_per_round'] * 1e3:10.1f} "
+              f"{r['ours_engine_s_per_round'] / r['lightgbm_s_per_round']:6.2f}x | {r['ours_binning_s']:11.3f} "
+              f"{r['lightgbm_dataset_s']:11.3f} {r['ours_binning_s'] / r['lightgbm_dataset_s']:5.2f}x{watch.label()}")
+    if len(rows) > 1:
+        a, b = rows[0], rows[-1]
+        print(f"  speed-up 1 -> {b['threads']} threads: ours engine "
+              f"{a['ours_engine_s_per_round'] / b['ours_engine_s_per_round']:.2f}x, LightGBM "
+              f"{a['lightgbm_s_per_round'] / b['lightgbm_s_per_round']:.2f}x (goal for ours >= 1.7x)")
+    print("  * ours fit = DistributionalBoosting.fit per round: binning, checks and the trace included")
+    print(f"  train NLL after {r0['rounds']} rounds: ours {rows[-1]['train_nll_ours']:.4f}, "
+          f"LightGBM {rows[-1]['train_nll_lightgbm']:.4f}")
 
 
 def bench_ngd_normal(n, rounds_ours, rounds_ngb, repeats):
@@ -100,8 +136,6 @@ def bench_ngd_normal(n, rounds_ours, rounds_ngb, repeats):
     y = 2 * np.sin(X[:, 0]) + np.exp(-1 + 0.4 * X[:, 1]) * rng.standard_normal(n)
     DistributionalBoosting("normal", law="ngd", n_rounds=2).fit(X[:500], y[:500])
 
-    t_ours, m = best_of(lambda: DistributionalBoosting("normal", law="ngd", n_rounds=rounds_ours, learning_rate=0.01,
-                                                       max_depth=3, min_weight_leaf=1e-3).fit(X, y), repeats)
     Xb = Binner(255).fit_transform(X)
     law = make_law("ngd", get("normal"))
     law.tree_kwargs = lambda data: {}   # bare engine: no Gain^ent bookkeeping
@@ -110,14 +144,19 @@ def bench_ngd_normal(n, rounds_ours, rounds_ngb, repeats):
         return BoostingEngine(law, n_rounds=rounds_ours, learning_rate=0.01, tree_mode="separate",
                               tree_params={"max_depth": 3, "min_weight_leaf": 1e-3}).fit(Xb, y)
 
-    t_sep, _ = best_of(ours_like_ngboost, repeats)
 
     def ngb():
         base = DecisionTreeRegressor(criterion="squared_error", max_depth=3, random_state=0)
         return NGBRegressor(Dist=Normal, Base=base, n_estimators=rounds_ngb, natural_gradient=True,
                             learning_rate=0.01, minibatch_frac=1.0, verbose=False, random_state=0).fit(X, y)
 
-    t_ngb, _ = best_of(ngb, repeats)
+    best, _ = interleaved_best({
+        "ours": lambda: DistributionalBoosting("normal", law="ngd", n_rounds=rounds_ours, learning_rate=0.01,
+                                               max_depth=3, min_weight_leaf=1e-3).fit(X, y),
+        "separate": ours_like_ngboost,
+        "ngboost": ngb,
+    }, repeats)
+    t_ours, t_sep, t_ngb = best["ours"], best["separate"], best["ngboost"]
     a, b, c = t_ours / rounds_ours, t_sep / rounds_ours, t_ngb / rounds_ngb
     return {"n": n, "ours_s_per_round": a, "ours_separate_trees_s_per_round": b,
             "ngboost_s_per_round": c, "speedup_ours": c / a, "speedup_separate": c / b}
@@ -128,26 +167,23 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="smaller n for a smoke run")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=50, help="rounds of the Poisson comparison")
     a = ap.parse_args(argv)
     n_pois = 100_000 if a.quick else 1_000_000
     t0 = time.perf_counter()
-    r = bench_poisson(n_pois, 10, rounds=5, repeats=a.repeats)
-    print(f"[Poisson MGD] n={r['n']:,} p={r['p']} depth 3, 255 bins, lr 0.1, {r['rounds']} rounds, best of {a.repeats}")
-    print(f"  ours (engine loop)          {r['ours_engine_s_per_round'] * 1e3:8.1f} ms/round")
-    print(f"  LightGBM objective=poisson  {r['lightgbm_s_per_round'] * 1e3:8.1f} ms/round")
-    print(f"  ratio per round ours/LightGBM: {r['ratio_engine_vs_lightgbm']:.2f}x (goal <= 2x)")
-    print(f"  end to end ({r['rounds']} rounds): ours DistributionalBoosting.fit {r['ours_fit_total_s']:.2f} s "
-          f"(checks, binning {r['ours_binning_s']:.2f} s, trace) vs LightGBM Dataset {r['lightgbm_dataset_s']:.2f} s + "
-          f"train {r['lightgbm_s_per_round'] * r['rounds']:.2f} s: ratio {r['ratio_fit_vs_lightgbm']:.2f}x")
-    print(f"  train NLL after {r['rounds']} rounds: ours {r['train_nll_ours']:.4f}, LightGBM {r['train_nll_lightgbm']:.4f}")
-    for n in ((5_000,) if a.quick else (5_000, 50_000)):
-        s = bench_ngd_normal(n, rounds_ours=30, rounds_ngb=5 if n > 10_000 else 10, repeats=a.repeats)
-        print(f"[Normal NGD] n={n:,} p=5 depth 3, best of {a.repeats}")
+    with LoadWatch("Poisson MGD vs LightGBM, equal threads") as watch:
+        rows = bench_poisson(n_pois, 10, rounds=a.rounds, repeats=a.repeats)
+    print_poisson(rows, a.repeats, watch)
+    for n, k in [(n, k) for n in ((5_000,) if a.quick else (5_000, 50_000)) for k in thread_counts()]:
+        with LoadWatch(f"Normal NGD vs ngboost, n = {n:,}: ours at {k} thread(s), ngboost single-threaded "
+                       f"(BLAS limited to {k})") as watch, threads(k):
+            s = bench_ngd_normal(n, rounds_ours=30, rounds_ngb=5 if n > 10_000 else 10, repeats=a.repeats)
+        print(f"[Normal NGD] n={n:,} p=5 depth 3, ours {k} thread(s) / ngboost 1, best of {a.repeats} interleaved")
         print(f"  ours (shared vector tree)              {s['ours_s_per_round'] * 1e3:8.2f} ms/round")
         print(f"  ours (one tree per parameter, engine)  {s['ours_separate_trees_s_per_round'] * 1e3:8.2f} ms/round")
         print(f"  ngboost NGBRegressor(Dist=Normal)      {s['ngboost_s_per_round'] * 1e3:8.2f} ms/round")
         print(f"  speed-up: {s['speedup_ours']:.1f}x (shared tree), {s['speedup_separate']:.1f}x "
-              f"(tree per parameter) (goal >= 10x)")
+              f"(tree per parameter) (goal >= 10x){watch.label()}")
     print(f"total {time.perf_counter() - t0:.0f} s")
 
 

@@ -7,6 +7,9 @@ stopping), and KL(pred || true) on 1000 test points is printed for both after th
 the comparison is at equal work.  ``--full`` adds a complete early-stopped fit at N = 5000 (paper
 protocol: patience 50, at most 1000 rounds, all trees) for both packages (~1-3 minutes more).
 
+ngboost is single-threaded (scikit-learn trees, numpy); ours is timed at 1 thread (like with like) and
+at the machine's cores, each section with the load printed before and after (``_peers.py``).
+
     python benchmarks/ngb_vs_ngboost.py [--rounds-small 100] [--rounds-large 15] [--full]
 """
 
@@ -21,6 +24,9 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _peers import LoadWatch, thread_counts, threads  # noqa: E402
 
 from distviz.boosting.ngboost import NGB  # noqa: E402
 from distviz.data.mvn_sim import simulate_split  # noqa: E402
@@ -79,15 +85,18 @@ def main(argv=None):
     warm = simulate_split(200, 50, 50, rng=1)  # compile numba kernels outside the timings
     run_ours(warm, 3)
 
-    print(f"{'N':>6} {'rounds':>6} | {'ngboost s/it':>12} {'ours s/it':>10} {'ratio':>6} | "
-          f"{'ngboost cpu/it':>14} {'ours cpu/it':>11} {'ratio':>6} | {'KL ngboost':>10} {'KL ours':>8}")
-    for n, rounds in ((5000, args.rounds_small), (50000, args.rounds_large)):
-        d = simulate_split(n, rng=np.random.default_rng([args.seed, n]))
-        rw, rc, rr, rk = run_ngboost(d, rounds)
-        ow, oc, orr, ok = run_ours(d, rounds)
-        print(f"{n:>6} {rounds:>6} | {rw / rr:>12.4f} {ow / orr:>10.4f} {rw / rr / (ow / orr):>5.1f}x | "
-              f"{rc / rr:>14.4f} {oc / orr:>11.4f} {rc / rr / (oc / orr):>5.1f}x | {rk:>10.4f} {ok:>8.4f}",
-              flush=True)
+    for k in thread_counts():
+        with LoadWatch(f"NGB vs ngboost: ours at {k} thread(s), ngboost single-threaded (BLAS limited to {k})") as watch, \
+                threads(k):
+            print(f"{'N':>6} {'rounds':>6} | {'ngboost s/it':>12} {'ours s/it':>10} {'ratio':>6} | "
+                  f"{'ngboost cpu/it':>14} {'ours cpu/it':>11} {'ratio':>6} | {'KL ngboost':>10} {'KL ours':>8}")
+            for n, rounds in ((5000, args.rounds_small), (50000, args.rounds_large)):
+                d = simulate_split(n, rng=np.random.default_rng([args.seed, n]))
+                rw, rc, rr, rk = run_ngboost(d, rounds)
+                ow, oc, orr, ok = run_ours(d, rounds)
+                print(f"{n:>6} {rounds:>6} | {rw / rr:>12.4f} {ow / orr:>10.4f} {rw / rr / (ow / orr):>5.1f}x | "
+                      f"{rc / rr:>14.4f} {oc / orr:>11.4f} {rc / rr / (oc / orr):>5.1f}x | {rk:>10.4f} {ok:>8.4f}"
+                      f"{watch.label()}", flush=True)
     if args.full:
         d = simulate_split(5000, rng=np.random.default_rng([args.seed, 1]))
         rw, rc, rr, rk = run_ngboost(d, 1000, early=True)

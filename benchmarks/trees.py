@@ -18,6 +18,9 @@ What is timed:
     residuals y - score, HistTree.fit(Xb, residuals) and the training-score update via train_leaf_,
     i.e. the same work, allocating everything afresh on every call.
   * fit_many: fit_many(Xb, R (B, n, K), max_depth=3) vs B sklearn fits on raw X and vs B HistTree fits.
+The LightGBM section runs both sides at the same explicit thread count (1, then the machine's cores),
+interleaved in this process, best of 3, with the load average before and after (``_peers.py``); its
+ratios are ours / LightGBM (< 1: we are faster).  scikit-learn's trees are single-threaded.
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from distviz.trees import Binner, HistTree, fit_many  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _peers import LoadWatch, interleaved_best, thread_counts, threads  # noqa: E402
 
 
 def best_of(fn, reps: int = 3, inner: int = 1) -> tuple[float, float]:
@@ -89,47 +95,51 @@ def bench_sklearn(quick: bool):
 
 
 def bench_lightgbm(quick: bool):
+    """One boosting iteration and the binning vs LightGBM, at 1 thread and at the machine's cores (equal on both sides)."""
     try:
         import lightgbm as lgb
     except ImportError:
         print("\n(lightgbm not installed: LightGBM comparison skipped)")
         return
-    threads = os.cpu_count() or 1
-    print(f"\n== one boosting iteration vs LightGBM Booster.update() (p = 10, K = 1, depth 3, 255 bins, {threads} threads) ==")
     for n in (100_000, 1_000_000):
         if quick and n > 100_000:
             continue
         X, R = make_data(n, 10, 1)
         y = R[:, 0]
-        params = dict(
-            objective="regression", max_depth=3, num_leaves=8, max_bin=255, learning_rate=1.0,
-            min_data_in_leaf=1, min_sum_hessian_in_leaf=1e-3, lambda_l2=0.0, verbose=-1,
-            num_threads=threads, boost_from_average=True, bagging_fraction=1.0, feature_fraction=1.0,
-        )
-        ds = lgb.Dataset(X, y, params={"max_bin": 255, "verbose": -1}, free_raw_data=False).construct()
-        fresh = [lgb.Booster(params=params, train_set=ds) for _ in range(4)]
-        fresh[0].update()  # warm-up
-        it = iter(fresh[1:])
-        t_lgb_first = best_of(lambda: next(it).update())
-        booster = lgb.Booster(params=params, train_set=ds)
-        booster.update()
-        t_lgb = best_of(booster.update)  # steady state: iterations 2, 3, 4
-
         Xb = Binner(255).fit_transform(X)
-        score = np.full(n, y.mean())
+        for k in thread_counts():
+            with LoadWatch(f"one boosting iteration vs LightGBM Booster.update(), n = {n:,} (p = 10, K = 1, depth 3, "
+                           f"255 bins), {k} thread(s) on both sides, interleaved") as watch, threads(k):
+                params = dict(
+                    objective="regression", max_depth=3, num_leaves=8, max_bin=255, learning_rate=1.0,
+                    min_data_in_leaf=1, min_sum_hessian_in_leaf=1e-3, lambda_l2=0.0, verbose=-1,
+                    num_threads=k, boost_from_average=True, bagging_fraction=1.0, feature_fraction=1.0,
+                )
+                ds_params = {"max_bin": 255, "verbose": -1, "num_threads": k}
+                ds = lgb.Dataset(X, y, params=ds_params, free_raw_data=False).construct()
+                fresh = [lgb.Booster(params=params, train_set=ds) for _ in range(4)]
+                fresh[0].update()  # warm-up
+                it = iter(fresh[1:])
+                booster = lgb.Booster(params=params, train_set=ds)
+                booster.update()
+                score = np.full(n, y.mean())
 
-        def ours():
-            r = (y - score)[:, None]
-            tree = HistTree(max_depth=3).fit(Xb, r)
-            return score + tree.value_[tree.train_leaf_, 0]
+                def ours():
+                    r = (y - score)[:, None]
+                    tree = HistTree(max_depth=3).fit(Xb, r)
+                    return score + tree.value_[tree.train_leaf_, 0]
 
-        ours()
-        t_ours = best_of(ours)
-        row(f"n={n:>8} one iteration (steady)", t_ours, t_lgb, "LightGBM")
-        row(f"n={n:>8} one iteration (first)", t_ours, t_lgb_first, "LightGBM")
-        t_bin_ours = best_of(lambda: Binner(255).fit_transform(X), reps=1)
-        t_bin_lgb = best_of(lambda: lgb.Dataset(X, y, params={"max_bin": 255, "verbose": -1}).construct(), reps=1)
-        row(f"n={n:>8} binning (once per fit)", t_bin_ours, t_bin_lgb, "LightGBM")
+                ours()
+                cases = {"ours": ours, "lgb_steady": booster.update, "lgb_first": lambda: next(it).update(),
+                         "ours_bin": lambda: Binner(255).fit_transform(X),
+                         "lgb_bin": lambda: lgb.Dataset(X, y, params=ds_params).construct()}
+                best, _ = interleaved_best(cases, repeats=3)
+            tag = watch.label()
+            for name, peer in (("one iteration (steady)", "lgb_steady"), ("one iteration (first)", "lgb_first")):
+                print(f"   n={n:>8} {k} thr {name:<24} ours {fmt(best['ours'])}   LightGBM {fmt(best[peer])}   "
+                      f"ours / LightGBM {best['ours'] / best[peer]:5.2f}x{tag}")
+            print(f"   n={n:>8} {k} thr {'binning (once per fit)':<24} ours {fmt(best['ours_bin'])}   LightGBM "
+                  f"{fmt(best['lgb_bin'])}   ours / LightGBM {best['ours_bin'] / best['lgb_bin']:5.2f}x{tag}")
 
 
 def bench_many(quick: bool):

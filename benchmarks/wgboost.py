@@ -9,6 +9,9 @@ process (the fair measure on a shared, oversubscribed machine); our fit includes
 
 Also the App. F.4 initial flow at n = 1000 (goal < 1 s for 5000 steps) against the reference-style flow.
 
+Ours runs at 1 thread and at the machine's cores (the baseline is single-threaded numpy + scikit-learn,
+so the 1-thread line is the like-with-like one); the load is printed before and after (``_peers.py``).
+
     python benchmarks/wgboost.py [--rounds 200] [--repeats 3] [--init-steps 5000]
 """
 
@@ -19,6 +22,8 @@ import time
 
 import numpy as np
 from sklearn.tree import DecisionTreeRegressor
+
+from _peers import LoadWatch, thread_counts, threads  # noqa: E402  (benchmarks/ is on sys.path)
 
 from distviz.boosting import WGBoost
 from distviz.boosting.wg_targets import NormalTarget, gaussian_location_target
@@ -128,15 +133,20 @@ def main(argv=None):
     a = ap.parse_args(argv)
     out = {}
     X = np.linspace(-3.5, 3.5, 200)[:, None]
-    out["app_e"] = run_setting("App. E (n=200, p=1, N=10, d=1)", X, np.sin(X[:, 0]),
-                               lambda: gaussian_location_target(0.5), np.linspace(-10, 10, 10)[:, None],
-                               a.rounds, a.repeats, 0.5)
     rng = np.random.default_rng(0)
-    X = rng.uniform(-1, 1, size=(1000, 8))
-    y = X[:, 0] - 2 * X[:, 1] ** 2 + np.abs(X[:, 2]) * rng.standard_normal(1000)
-    init = np.column_stack([np.linspace(-1, 1, 10), np.zeros(10)])
-    out["n1000"] = run_setting("n=1000, p=8, N=10, d=2", X, y, NormalTarget, init, a.rounds, a.repeats, 3.0,
-                               compare=False)
+    X8 = rng.uniform(-1, 1, size=(1000, 8))
+    y8 = X8[:, 0] - 2 * X8[:, 1] ** 2 + np.abs(X8[:, 2]) * rng.standard_normal(1000)
+    init8 = np.column_stack([np.linspace(-1, 1, 10), np.zeros(10)])
+    for k in thread_counts():
+        with LoadWatch(f"WGBoost SKA: ours at {k} thread(s); the BASELINE loop (numpy + scikit-learn trees) is "
+                       f"single-threaded, BLAS limited to {k}") as watch, threads(k):
+            out[f"app_e_{k}"] = run_setting(f"[{k} thr] App. E (n=200, p=1, N=10, d=1)", X, np.sin(X[:, 0]),
+                                            lambda: gaussian_location_target(0.5), np.linspace(-10, 10, 10)[:, None],
+                                            a.rounds, a.repeats, 0.5)
+            out[f"n1000_{k}"] = run_setting(f"[{k} thr] n=1000, p=8, N=10, d=2", X8, y8, NormalTarget, init8,
+                                            a.rounds, a.repeats, 3.0, compare=False)
+        if watch.under_load:
+            print(watch.label().strip())
     out["init"] = run_init(a.init_steps, a.repeats)
     return out
 
