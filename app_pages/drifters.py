@@ -32,7 +32,7 @@ source = st.sidebar.selectbox("Data", sources, format_func=lambda k: SOURCES[k],
                                    f"../shared/data/{'/'.join(REAL_SUBSET)} when present; or upload a processed table.")
 upload = None
 if source == "upload":
-    up = st.sidebar.file_uploader(f"Drifter CSV (up to {MAX_UPLOAD_MB} MB)", type=["csv"], key=f"{PAGE}.upload",
+    up = st.sidebar.file_uploader(f"Drifter CSV (up to {MAX_UPLOAD_MB} MB)", type=["csv", "txt", "tsv"], key=f"{PAGE}.upload",
                                   help="Columns as the processed drifter table: Tx, Ty, Wx, Wy, u_av, v_av, lon, lat, t, u, v, id. "
                                        "Parsed as data only.")
     upload = None if up is None else up.getvalue()

@@ -131,7 +131,7 @@ def test_bad_files_give_data_errors(tmp_path):
         dr.load_drifters(tmp_path / "nope.csv")
     empty = tmp_path / "empty.csv"
     empty.write_text("")
-    with pytest.raises(DataError, match="Could not read"):
+    with pytest.raises(DataError, match="empty.csv is empty"):
         dr.load_drifters(empty)
     header_only = tmp_path / "header.csv"
     header_only.write_text(",".join(dr.TABLE_COLUMNS) + "\n")
@@ -162,6 +162,23 @@ def test_bad_gdp_files_give_data_errors():
         dr.gdp_from_dataset(strs)
     with pytest.raises(DataError, match="lacks variable"):
         dr.load_drifters(_gdp().drop_vars(["rowsize", "vn"]))
+
+
+def test_drifter_messages_name_the_table_once_and_gdp_rowsize_is_consistent():
+    df = pd.DataFrame({c: np.arange(5, dtype=float) * 0.01 for c in dr.TABLE_COLUMNS}).drop(columns=["Wy"])
+    with pytest.raises(DataError) as exc:
+        dr.load_drifters(df)
+    assert "table table" not in str(exc.value) and str(exc.value).startswith("The drifter table lacks")
+    neg = _gdp()
+    n = neg.sizes["obs"]
+    neg["rowsize"] = ("traj", np.array([n + 2, -1, -1]))   # sums to n, but two counts are negative
+    with pytest.raises(DataError, match="negative") as exc:
+        dr.gdp_from_dataset(neg)
+    assert f"sums to {n} but there are {n}" not in str(exc.value)
+    frac = _gdp()
+    frac["rowsize"] = ("traj", frac["rowsize"].values.astype(float) + np.array([0.5, -0.5, 0.0]))
+    with pytest.raises(DataError, match="whole numbers"):
+        dr.gdp_from_dataset(frac)
 
 
 def test_split_by_id_keeps_drifters_whole():

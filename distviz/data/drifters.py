@@ -176,43 +176,46 @@ def table_from_frame(df, *, source: str = "table", bbox=None, synthetic: bool = 
 
     if not isinstance(df, pd.DataFrame):
         raise DataError(f"Expected a table of drifter rows, got {type(df).__name__}; pass a CSV, HDF5 or NetCDF file.")
+    where = "the drifter table" if source in ("", "table") else f"the drifter table {source}"
     missing = [c for c in TABLE_COLUMNS if c not in df.columns]
     if missing:
-        raise DataError(f"The drifter table {source} lacks column(s) {', '.join(missing)}; it needs "
+        raise DataError(f"{where[0].upper()}{where[1:]} lacks column(s) {', '.join(missing)}; it needs "
                         f"{', '.join(TABLE_COLUMNS)} (the layout of Zenodo record 5644972).")
     if len(df) == 0:
-        raise DataError(f"The drifter table {source} holds no rows; give a file with at least one observation.")
-    cols = {c: _numeric_column(df, c, source) for c in TABLE_COLUMNS}
+        raise DataError(f"{where[0].upper()}{where[1:]} holds no rows; give a file with at least one observation.")
+    cols = {c: _numeric_column(df, c, where) for c in TABLE_COLUMNS}
     cols["lon"] = _normalise_lon(cols["lon"])
     cols["doy"] = _day_of_year_fraction(cols["t"])
     truth = None
     tcols = ("true_u_mean", "true_v_mean", "true_cov_uu", "true_cov_uv", "true_cov_vv")
     if all(c in df.columns for c in tcols):
-        truth = {c: _numeric_column(df, c, source) for c in tcols}
-    return _finish(cols, list(FEATURES), f"the drifter table {source}", source=source, synthetic=synthetic,
+        truth = {c: _numeric_column(df, c, where) for c in tcols}
+    return _finish(cols, list(FEATURES), where, source=source, synthetic=synthetic,
                    truth=truth, attrs=attrs, bbox=bbox)
 
 
 def load_table(path: str | Path, *, key: str | None = None, bbox=None) -> DrifterData:
-    """Load the processed drifter table (CSV, pandas HDF5 `.h5/.hdf5/.hdf`, or flat NetCDF) from `path`."""
-    import pandas as pd
+    """Load the processed drifter table (CSV, pandas HDF5 `.h5/.hdf5/.hdf`, or flat NetCDF) from `path`.
+
+    HDF5 files are read by :func:`distviz.data.tables.read_hdf_frame` (numeric arrays only, never
+    unpickled); CSV files by :func:`distviz.data.tables.read_csv_bytes` (any common encoding and delimiter).
+    """
+    from distviz.data.tables import read_csv_bytes, read_hdf_frame
 
     path = Path(path)
     if not path.exists():
         raise DataError(f"Drifter file {path} does not exist; give the path of a CSV, HDF5 or NetCDF drifter file.")
     suf = path.suffix.lower()
-    try:
-        if suf in (".h5", ".hdf5", ".hdf"):
-            df = pd.read_hdf(path, key=key)
-        elif suf in (".nc", ".nc4", ".cdf"):
-            return load_netcdf(path, bbox=bbox)
-        else:
-            df = pd.read_csv(path)
-    except DataError:
-        raise
-    except Exception as exc:  # pandas/pytables raise many types for malformed files
-        raise DataError(f"Could not read drifter file {path.name} ({type(exc).__name__}: {exc}); "
-                        f"give a CSV or pandas HDF5 file with columns {', '.join(TABLE_COLUMNS)}.") from None
+    if suf in (".nc", ".nc4", ".cdf"):
+        return load_netcdf(path, bbox=bbox)
+    if suf in (".h5", ".hdf5", ".hdf"):
+        df = read_hdf_frame(path, key=key, what=f"the drifter file {path.name}")
+    else:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            raise DataError(f"Could not read drifter file {path.name}; check that it is a readable file.") from None
+        df = read_csv_bytes(data, what=f"The drifter file {path.name}")
     return table_from_frame(df, source=path.name, bbox=bbox)
 
 
@@ -246,11 +249,17 @@ def gdp_from_dataset(ds, *, source: str = "GDP ragged array", bbox=None, daily: 
     ids = np.asarray(ds["id"].values)
     if not np.issubdtype(rowsize.dtype, np.number) or not np.issubdtype(ids.dtype, np.number):
         raise DataError(f"In the GDP file {source}, 'rowsize' and 'id' must be integers per trajectory; fix their type.")
-    rowsize = rowsize.astype(np.int64)
     n_obs = int(np.asarray(ds["ve"]).shape[0])
     if rowsize.ndim != 1 or ids.shape != rowsize.shape:
         raise DataError(f"In the GDP file {source}, 'rowsize' and 'id' must be 1-D of equal length (one per drifter).")
-    if np.any(rowsize < 0) or int(rowsize.sum()) != n_obs:
+    if not np.all(np.isfinite(rowsize)) or np.any(rowsize != np.round(rowsize)):
+        raise DataError(f"In the GDP file {source}, 'rowsize' holds values that are not whole numbers; it must count "
+                        f"the observations of each drifter.")
+    if np.any(rowsize < 0):
+        raise DataError(f"In the GDP file {source}, 'rowsize' holds {int(np.sum(rowsize < 0))} negative count(s); "
+                        f"every drifter must have zero or more observations.")
+    rowsize = rowsize.astype(np.int64)
+    if int(rowsize.sum()) != n_obs:
         raise DataError(f"In the GDP file {source}, rowsize sums to {int(rowsize.sum())} but there are {n_obs} "
                         f"observations; the ragged array is inconsistent.")
     if n_obs == 0:

@@ -10,7 +10,8 @@ import streamlit as st
 from distviz.data.paths import shared_data_path
 from distviz.errors import DataError
 
-from .lab import MAX_UPLOAD_MB, _Store
+from .lab import MAX_UPLOAD_MB, _Store  # noqa: F401 (MAX_UPLOAD_MB re-exported)
+from .uploads import drifter_table
 
 SOURCES = OrderedDict([
     ("sample", "shipped sample (SYNTHETIC North Atlantic)"),
@@ -44,17 +45,7 @@ def _source(source: str, upload: bytes | None):
         return "sample"
     if upload is None:
         raise DataError("No drifter file uploaded yet; upload a CSV with the processed drifter columns or choose another source.")
-    import io
-
-    import pandas as pd
-
-    if len(upload) > MAX_UPLOAD_MB * 1024 * 1024:
-        raise DataError(f"The file is larger than {MAX_UPLOAD_MB} MB; upload a smaller CSV.")
-    try:
-        return pd.read_csv(io.BytesIO(upload))
-    except (ValueError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise DataError(f"The upload could not be read as a CSV table ({type(exc).__name__}); upload a "
-                        f"comma-separated file with the drifter columns (lon, lat, u, v, id, ...).") from None
+    return drifter_table(upload)   # parsed and validated once per file content (distviz.ui.uploads)
 
 
 @st.cache_resource(show_spinner=False)

@@ -8,7 +8,6 @@ is not there yet.  No maths here: estimators come from distviz.boosting / distvi
 from __future__ import annotations
 
 import hashlib
-import io
 import threading
 import time
 from collections import OrderedDict
@@ -20,10 +19,9 @@ import streamlit as st
 from distviz.errors import ConfigError, DataError
 
 from .state import qp_key
+from .uploads import MAX_UPLOAD_MB, MAX_UPLOAD_ROWS, content_hash, lab_table  # noqa: F401 (re-exported)
 
 PAGE = "lab"
-MAX_UPLOAD_MB = 20
-MAX_UPLOAD_ROWS = 20000
 
 #: algorithm key -> (label, kind, help)
 ALGORITHMS = OrderedDict([
@@ -130,25 +128,9 @@ def compatible(algorithm: str, family: str) -> str | None:
 
 # ---------------------------------------------------------------------------------------------- data
 def parse_csv(data: bytes) -> "pd.DataFrame":
-    """Parse uploaded bytes as a CSV table of data only (no code, no pickles); DataError when it is not one."""
-    import pandas as pd
-
-    if len(data) > MAX_UPLOAD_MB * 1024 * 1024:
-        raise DataError(f"The file is larger than {MAX_UPLOAD_MB} MB; upload a smaller CSV.")
-    try:
-        df = pd.read_csv(io.BytesIO(data), sep=None, engine="python", nrows=MAX_UPLOAD_ROWS + 1)
-    except (ValueError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, TypeError) as exc:
-        raise DataError(f"The upload could not be read as a CSV table ({type(exc).__name__}); "
-                        f"upload a comma-separated text file with a header row.") from None
-    if df.shape[0] < 10 or df.shape[1] < 2:
-        raise DataError(f"The CSV has {df.shape[0]} rows and {df.shape[1]} columns; it needs a header row, "
-                        f"at least 10 rows and at least two columns (x and y).")
-    if df.shape[0] > MAX_UPLOAD_ROWS:
-        raise DataError(f"The CSV has more than {MAX_UPLOAD_ROWS} rows; upload at most {MAX_UPLOAD_ROWS} rows.")
-    num = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])]
-    if len(num) < 2:
-        raise DataError("The CSV needs at least two numeric columns (one x and one y); check the delimiter and the header.")
-    return df[num]
+    """The numeric columns of an uploaded CSV (any common encoding and delimiter; data only, parsed once per
+    content, see distviz.ui.uploads); DataError when it is not a usable table. Do not modify the frame."""
+    return lab_table(data)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -373,6 +355,17 @@ def show_fit_warnings(res: FitResult) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- widgets
+def upload_column_pickers(box, cols: list, digest: str) -> tuple[tuple, str]:
+    """The x / y column pickers of an uploaded table; keyed on its content hash, so a new file starts from
+    sensible defaults (x: the first numeric column, y: the last) instead of the old file's vanished names."""
+    for k in [k for k in st.session_state if str(k).startswith((f"{PAGE}.xcols.", f"{PAGE}.ycol."))]:
+        if not str(k).endswith("." + digest):
+            del st.session_state[k]   # pickers of an earlier upload
+    x_cols = tuple(box.multiselect("x columns", cols, default=cols[:1], key=f"{PAGE}.xcols.{digest}"))
+    y_col = box.selectbox("y column", cols, index=len(cols) - 1, key=f"{PAGE}.ycol.{digest}")
+    return x_cols, str(y_col)
+
+
 def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = None,
                    own_prefix: str = "s", fold_more: str | None = None) -> tuple[FitConfig, bytes | None]:
     """Draw the fit settings in `box` (normally the sidebar); values live in the URL. Returns (config, upload).
@@ -408,17 +401,16 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
                                 help="Synthetic data have a known truth; the real sets are 1-D regressions.")
         box.caption(DATASETS[dataset][1])
         if dataset == "upload":
-            up = box.file_uploader(f"CSV file (up to {MAX_UPLOAD_MB} MB, {MAX_UPLOAD_ROWS} rows)", type=["csv", "txt"],
+            up = box.file_uploader(f"CSV file (up to {MAX_UPLOAD_MB} MB, {MAX_UPLOAD_ROWS} rows)", type=["csv", "txt", "tsv"],
                                    key=f"{PAGE}.upload", help="Parsed as a plain table of numbers; nothing in it is executed.")
             if up is not None:
                 upload = up.getvalue()
                 try:
                     cols = list(parse_csv(upload).columns)
                 except DataError:
-                    cols = []
+                    cols = []   # load_data raises the same sentence on the page
                 if cols:
-                    x_cols = tuple(box.multiselect("x columns", cols, default=cols[:1], key=f"{PAGE}.xcols"))
-                    y_col = box.selectbox("y column", cols, index=len(cols) - 1, key=f"{PAGE}.ycol")
+                    x_cols, y_col = upload_column_pickers(box, cols, content_hash(upload))
     algos = list(algorithms or ALGORITHMS)
     algo = box.selectbox("Algorithm", algos, format_func=lambda k: ALGORITHMS[k][0],
                          key=qp_key(PAGE, *_par("algo", "mgd" if "mgd" in algos else algos[0]), options=algos),
