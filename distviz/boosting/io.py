@@ -94,12 +94,16 @@ def load_model(path):
     try:
         with xr.open_dataset(Path(path), engine=_engine()) as ds0:
             ds = ds0.load()
-    except (OSError, ValueError) as exc:
-        raise DataError(f"Cannot read a distviz model from {path}: {exc}; pass a file written by save().") from None
+    except (OSError, ValueError):
+        raise DataError(f"Cannot read a distviz model from {Path(path).name} (not a NetCDF file); pass a file "
+                        f"written by save().") from None
     if ds.attrs.get("model_format") != FORMAT:
-        raise DataError(f"{path} is not a distviz DistributionalBoosting file (no '{FORMAT}' marker).")
-    params = json.loads(ds.attrs["model_params"])
-    m = DistributionalBoosting(**params)
+        raise DataError(f"{Path(path).name} is not a distviz DistributionalBoosting file (no '{FORMAT}' marker).")
+    try:
+        params = json.loads(ds.attrs["model_params"])
+        m = DistributionalBoosting(**params)
+    except (KeyError, TypeError, ValueError):
+        raise DataError(f"{Path(path).name} holds damaged model parameters; save the model again with save().") from None
     fam = m._family_obj()
     m.family_ = fam
     m._law = make_law(m.law, fam, domain=m.domain)

@@ -381,7 +381,7 @@ class WGBoost:
     @classmethod
     def load(cls, path, target=None):
         """Load a model saved by `save`; pass `target` for callable targets, which cannot be stored."""
-        with np.load(path, allow_pickle=False) as z:
+        with _npz_arrays(path) as z:
             meta = json.loads(str(z["meta"]))
             if meta.get("format") != "distviz.WGBoost/1":
                 raise DataError(f"{path} is not a distviz WGBoost file.")
@@ -410,3 +410,37 @@ class WGBoost:
             data = {k[len("trace__"):]: (dims[k[len("trace__"):]], z[k]) for k in z.files if k.startswith("trace__")}
             est.trace_ = xr.Dataset(data, coords=coords, attrs=json.loads(str(z["trace_attrs"])))
         return est
+
+
+class _NpzArrays(dict):
+    """The arrays of an .npz file by name; a missing name is a DataError, not a KeyError."""
+
+    name = ""
+
+    @property
+    def files(self) -> list:
+        """Array names, as numpy's NpzFile.files."""
+        return list(self)
+
+    def __missing__(self, key):
+        raise DataError(f"{self.name} lacks the array '{key}' of a distviz WGBoost file; pass a file written by WGBoost.save.")
+
+
+def _npz_arrays(path):
+    """All arrays of the .npz model file `path`, read with allow_pickle=False (object arrays refused, never unpickled)."""
+    import contextlib
+    import zipfile
+    from pathlib import Path
+
+    name = Path(str(path)).name
+    try:
+        z = np.load(path, allow_pickle=False)
+        if not hasattr(z, "files"):
+            raise ValueError("not an .npz archive")
+        with z:
+            out = _NpzArrays({k: z[k] for k in z.files})
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile):
+        raise DataError(f"{name} is not a distviz WGBoost file of plain numeric arrays (object arrays and pickles are "
+                        f"refused); pass a file written by WGBoost.save.") from None
+    out.name = name
+    return contextlib.nullcontext(out)
