@@ -92,24 +92,7 @@ def _picker_app():
 
     from distviz.ui.lab import config_widgets
 
-    class Upload:
-        def __init__(self, data):
-            self.data = data
-
-        def getvalue(self):
-            return self.data
-
-    class Box:
-        """The sidebar, with a file uploader that returns the bytes the test put in the session state."""
-
-        def __getattr__(self, name):
-            return getattr(st.sidebar, name)
-
-        def file_uploader(self, *args, **kwargs):
-            data = st.session_state.get("test_upload")
-            return None if data is None else Upload(data)
-
-    cfg, _ = config_widgets(Box())
+    cfg, _ = config_widgets(st.sidebar)
     st.text(f"x={','.join(cfg.x_cols)} y={cfg.y_col}")
 
 
@@ -118,13 +101,13 @@ def test_a_second_upload_with_other_columns_gets_sensible_pickers():
 
     at = AppTest.from_function(_picker_app, default_timeout=60)
     at.query_params["data"] = "upload"
-    at.session_state["test_upload"] = b"a,b,c\n" + b"1,2,3\n" * 12
     at.run()
+    at.sidebar.file_uploader[0].set_value(("one.csv", b"a,b,c\n" + b"1,2,3\n" * 12, "text/csv")).run()
     assert not at.exception and at.text[0].value == "x=a y=c"
     at.sidebar.multiselect[0].set_value(["b"]).run()
     assert at.text[0].value == "x=b y=c"
-    at.session_state["test_upload"] = b"p;q;r;s\n" + b"1,5;2;3;4\n" * 12
-    at.run()
+    other = b"p;q;r;s\n" + b"1,5;2;3;4\n" * 12
+    at.sidebar.file_uploader[0].set_value(("two.csv", other, "text/csv")).run()
     assert not at.exception and at.text[0].value == "x=p y=s"
     assert at.sidebar.multiselect[0].options == ["p", "q", "r", "s"]
 

@@ -85,7 +85,7 @@ def read_csv_bytes(data: bytes, *, what: str = "The file", nrows: int | None = N
     text, _enc = decode_text(data)
     if "\x00" in text:
         raise DataError(f"{what} is not a text table (it holds binary data); save it as CSV and try again.")
-    lines = [ln for ln in text.splitlines()[:60] if ln.strip()]
+    lines = [ln for ln in text[:65536].splitlines()[:60] if ln.strip()]
     sep = sniff_delimiter(lines)
     if sep is None:
         raise DataError(f"{what} has only one column (no comma, semicolon, tab or | between the names of its header "
