@@ -139,8 +139,9 @@ def test_bad_files_give_data_errors(tmp_path):
         dr.load_drifters(header_only)
     junk = tmp_path / "junk.nc"
     junk.write_bytes(b"not a netcdf file at all")
-    with pytest.raises(DataError, match="NetCDF"):
+    with pytest.raises(DataError, match="NetCDF") as exc:
         dr.load_drifters(junk)
+    assert "Error" not in str(exc.value) and "(" not in str(exc.value), "no exception class in the sentence"
     with pytest.raises(DataError, match="give 'sample'"):
         dr.load_drifters(42)
 

@@ -326,8 +326,8 @@ def load_gdp(path: str | Path, *, bbox=None, daily: bool = True, max_offset_hour
     try:
         with xr.open_dataset(path, decode_times=True) as ds:
             ds.load()
-    except Exception as exc:
-        raise DataError(f"Could not read GDP file {path.name} as NetCDF ({type(exc).__name__}); give a NetCDF file "
+    except Exception:  # netCDF4 / h5netcdf / xarray raise many kinds of errors for foreign files
+        raise DataError(f"Could not read GDP file {path.name} as NetCDF; give a NetCDF file "
                         f"from the Global Drifter Program or clouddrift.") from None
     return gdp_from_dataset(ds, source=path.name, bbox=bbox, daily=daily, max_offset_hours=max_offset_hours)
 
@@ -367,8 +367,8 @@ def load_netcdf(path: str | Path, *, bbox=None) -> DrifterData:
     try:
         with xr.open_dataset(path) as ds:
             ds.load()
-    except Exception as exc:
-        raise DataError(f"Could not read {path.name} as NetCDF ({type(exc).__name__}); give a valid NetCDF file.") from None
+    except Exception:  # netCDF4 / h5netcdf / xarray raise many kinds of errors for foreign files
+        raise DataError(f"Could not read {path.name} as NetCDF; give a valid NetCDF file.") from None
     return dataset_to_drifters(ds, source=path.name, bbox=bbox)
 
 
