@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import streamlit as st
 
 from distviz.errors import DistvizError
 
+from .jobs import UNEXPECTED, FitCancelled
 from .lab import ALGORITHMS, FitResult, fit_model
 from .layout import lazy_tabs, static_table  # noqa: F401  (re-exported for the pages)
 from .state import recall, remember
@@ -27,11 +30,18 @@ def explainer(text: str) -> None:
 
 
 def fit_or_last(cfg, upload=None, *, slot: str = "lab", progress_container=None) -> FitResult | None:
-    """Fit (or fetch from the cache) and remember the result; on a user error show one sentence and return the last good one."""
+    """Fit (or fetch from the cache) and remember the result; when the fit fails for any reason show one
+    sentence (no traceback; an unexpected exception is logged on the server) and return the last good one."""
     try:
         res = fit_model(cfg, upload, progress_container=progress_container)
-    except DistvizError as exc:
-        st.error(str(exc))
+    except FitCancelled:   # this session has ended while it waited: nobody will see the page
+        return recall(slot)
+    except Exception as exc:  # noqa: BLE001 - Streamlit's stop / rerun signals are BaseExceptions and pass
+        if isinstance(exc, DistvizError):
+            st.error(str(exc))
+        else:
+            logging.getLogger("distviz.ui").exception("fit of %r failed unexpectedly", cfg)
+            st.error(UNEXPECTED)
         last = recall(slot)
         if last is not None:
             st.caption(f"Showing the last successful fit: {ALGORITHMS[last.config.algorithm][0]} "

@@ -1,14 +1,14 @@
 """The Lab's fit configuration, data sets and cached fits, shared by the Lab, Evolution and Split-gains pages.
 
 A `FitConfig` (frozen, hashable) names everything a fit depends on; `fit_model` returns the fitted
-estimator from a process-wide LRU store (`st.cache_resource`), fitting it with a progress bar when it
-is not there yet.  No maths here: estimators come from distviz.boosting / distviz.gp.
+estimator from the process-wide byte-bounded store, or fits it (one fit per configuration across sessions,
+within the server's work budget and concurrency cap, cancelled when nobody waits: distviz.ui.jobs) with
+a progress bar.  No maths here: estimators come from distviz.boosting / distviz.gp.
 """
 
 from __future__ import annotations
 
 import hashlib
-import threading
 import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field, replace
@@ -18,6 +18,7 @@ import streamlit as st
 
 from distviz.errors import ConfigError, DataError
 
+from .jobs import ResultStore, check_budget, result_store, run_fit
 from .state import qp_key
 from .uploads import MAX_UPLOAD_MB, MAX_UPLOAD_ROWS, content_hash, lab_table  # noqa: F401 (re-exported)
 
@@ -180,33 +181,13 @@ def load_data(cfg: FitConfig, upload: bytes | None = None) -> LabData:
 
 
 # ---------------------------------------------------------------------------------------------- fits
-class _Store:
-    """A small thread-safe LRU of fitted models shared by all sessions."""
-
-    def __init__(self, size: int = 24):
-        self.size = size
-        self.items: OrderedDict = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, key):
-        with self.lock:
-            if key in self.items:
-                self.items.move_to_end(key)
-                return self.items[key]
-        return None
-
-    def put(self, key, value):
-        with self.lock:
-            self.items[key] = value
-            self.items.move_to_end(key)
-            while len(self.items) > self.size:
-                self.items.popitem(last=False)
+#: Kept for old imports: the byte-bounded LRU of finished results (distviz.ui.jobs.ResultStore).
+_Store = ResultStore
 
 
-@st.cache_resource(show_spinner=False)
-def model_store() -> _Store:
-    """The process-wide cache of fitted models, keyed on FitConfig.key()."""
-    return _Store()
+def model_store() -> ResultStore:
+    """The process-wide, byte-bounded store of fitted models (shared with the other pages' results)."""
+    return result_store()
 
 
 @dataclass
@@ -218,6 +199,76 @@ class FitResult:
     data: LabData
     seconds: float
     kind: str
+
+
+#: Output coordinates a tree predicts per row for each family (categorical: K - 1; mvn with P = 2: 2 + 3).
+_OUTPUT_DIM = {"poisson": 1, "bernoulli": 1, "exponential": 1, "normal": 2, "gamma": 2, "mvn": 5}
+#: WGBoost seconds per round = sum_j c_j * f_j with features f = (1, n N d p depth, n N^2 d, n N d, n N^3 d^2)
+#: (tree fit on N d outputs; kernel sums over particle pairs; per-particle target terms; NKA's (N d) x (N d)
+#: Hessian build and solve per row).  Fitted (non-negative least squares on the relative error) to 12 timed
+#: fits per method on this 2-core machine, 2026-11-25: families normal / poisson / categorical (K = 6),
+#: (n, p, depth, N) in {(500, 1, 3, 10), (500, 1, 3, 30), (2000, 1, 3, 10), (500, 5, 6, 10)}, 10-20 rounds,
+#: best of 2, single-threaded BLAS; the fits land within 0.55x-1.3x of the measurements.  The issue's URL
+#: (categorical K = 6, NKA, n = 5000, p = 5, depth 6, N = 30) predicts 2.9 s per round (measured: ~3.2 s).
+_WG_COEF = {"ska": (2.5e-4, 2.6e-9, 2.0e-9, 4.2e-9, 0.0),
+            "fka": (4.9e-4, 1.65e-9, 1.9e-9, 5.6e-9, 0.0),
+            "nka": (4.3e-4, 1.5e-9, 3.9e-8, 0.0, 5.8e-10),
+            "langevin": (6.3e-4, 3.9e-9, 1.0e-10, 5.2e-8, 0.0)}
+#: Factor on every prediction.  The fitted models stay conservative at the large end (checked: categorical
+#: K = 6 SKA, n = 5000, p = 5, depth 6, N = 30: 65 ms per round measured, 107 ms predicted; NKA on the same
+#: settings, one round: 3.8 s measured, 3.2 s predicted; MVN MGD n = 5000, p = 5, depth 6, 100 rounds: 0.34 s
+#: measured, 1.3 s predicted), so no extra margin is added.
+_COST_SAFETY = 1.0
+
+
+def wg_round_seconds(method: str, n: int, n_particles: int, d: int, p: int, depth: int) -> float:
+    """Predicted seconds of one WGBoost round (`_WG_COEF`): n rows, N particles of dimension d, p features."""
+    N, c = max(int(n_particles), 1), _WG_COEF.get(method, _WG_COEF["nka"])
+    f = (1.0, n * N * d * p * depth, n * N * N * d, n * N * d, n * N ** 3 * d * d)
+    return float(sum(ci * fi for ci, fi in zip(c, f)))
+
+
+def _data_shape(cfg: FitConfig) -> tuple[int, int] | None:
+    """(rows, features) of the data set `cfg` names without loading it (None for an upload)."""
+    if cfg.dataset == "synthetic":
+        return int(cfg.n), int(cfg.p)
+    return {"faithful": (272, 1), "bone": (485, 1)}.get(cfg.dataset)
+
+
+def predict_fit_seconds(cfg: FitConfig, n_rows: int | None = None, n_features: int | None = None) -> float:
+    """Predicted wall time (s) of the fit `cfg` on this kind of machine, from its settings alone.
+
+    Law / NGBoost fits (trees on 80% of the rows, D output coordinates): per round
+    2e-4 + n D (6e-8 + 1.5e-8 p depth) s, from timed MGD / NGD / NGBoost fits (n 500-5000, p 1-5, depth 3-6;
+    within 0.3x-1.3x).  WGBoost: `_WG_COEF`.  Sparse GP (20 inducing points, at most 200 L-BFGS steps):
+    0.15 + 5e-4 n (1 + 0.2 (p - 1)) s (timed: 0.2-2.5 s at n = 500-5000).  Plus 0.3 s of set-up.
+    """
+    shape = _data_shape(cfg)
+    n = int(n_rows if n_rows is not None else (shape[0] if shape else 500))
+    p = int(n_features if n_features is not None else (shape[1] if shape else 1))
+    kind = ALGORITHMS[cfg.algorithm][1] if cfg.algorithm in ALGORITHMS else "law"
+    R, depth = max(int(cfg.n_rounds), 1), max(int(cfg.max_depth), 1)
+    if kind == "gp":
+        per_fit = 0.15 + 5e-4 * n * (1 + 0.2 * (p - 1))
+    elif kind == "wg":
+        d = {"normal": 2, "poisson": 1}.get(cfg.family, max(int(cfg.K) - 1, 1))
+        per_fit = R * wg_round_seconds(cfg.algorithm[3:], n, int(cfg.n_particles), d, p, depth)
+    else:
+        D = _OUTPUT_DIM.get(cfg.family, max(int(cfg.K) - 1, 1))
+        per_fit = R * (2e-4 + 0.8 * n * D * (6e-8 + 1.5e-8 * p * depth))
+    return _COST_SAFETY * (0.3 + per_fit)
+
+
+def check_fit_budget(cfg: FitConfig, n_rows: int | None = None, n_features: int | None = None) -> float:
+    """The predicted seconds of `cfg`; ConfigError naming the knobs to lower when it exceeds the server's limit."""
+    secs = predict_fit_seconds(cfg, n_rows, n_features)
+    kind = ALGORITHMS[cfg.algorithm][1] if cfg.algorithm in ALGORITHMS else "law"
+    rows = "the rows" if cfg.dataset != "upload" else "the rows of the upload"
+    knobs = {"wg": f"the particles per input, {rows} or the boosting rounds"
+                   + (", or choose WGBoost SKA" if cfg.algorithm == "wg_nka" else ""),
+             "gp": rows}.get(kind, f"{rows}, the boosting rounds or the tree depth")
+    check_budget(secs, knobs)
+    return secs
 
 
 def make_estimator(cfg: FitConfig):
@@ -256,35 +307,30 @@ def data_hash(data: bytes | None) -> str:
 
 
 def fit_model(cfg: FitConfig, upload: bytes | None = None, *, progress_container=None) -> FitResult:
-    """The fitted model for `cfg`, from the cache or fitted now with a progress bar in `progress_container`."""
-    store = model_store()
-    key = cfg.key()
-    hit = store.get(key)
-    if hit is not None:
-        show_fit_warnings(hit)
-        return hit
-    data = load_data(cfg, upload)
-    est = make_estimator(cfg)
-    box = progress_container if progress_container is not None else st
-    bar = box.progress(0.0, text=f"fitting {ALGORITHMS[cfg.algorithm][0]} …")
-    last = [0.0]
+    """The fitted model for `cfg`: from the store, from another session's running fit of the same settings,
+    or fitted now (within the server's budget and concurrency cap) with a progress bar in `progress_container`."""
+    key = ("lab", cfg.key())
+    hit = model_store().get(key)
+    if hit is None:
+        shape = _data_shape(cfg)
+        if shape is not None:
+            check_fit_budget(cfg)          # before any data is generated or fitted
 
-    def progress(r, n_rounds):
-        frac = min(1.0, r / max(int(n_rounds), 1))
-        if frac - last[0] >= 0.05 or r >= n_rounds:
-            last[0] = frac
-            bar.progress(frac, text=f"fitting {ALGORITHMS[cfg.algorithm][0]}: round {r} / {n_rounds}")
+        def factory():
+            data = load_data(cfg, upload)
+            if shape is None:
+                check_fit_budget(cfg, *np.asarray(data.X).reshape(len(data.y), -1).shape)
+            est = make_estimator(cfg)
 
-    t0 = time.perf_counter()
-    try:
-        with np.errstate(all="ignore"):
-            est.fit(data.X, data.y, progress=progress)
-    finally:
-        bar.empty()
-    res = FitResult(cfg, est, data, time.perf_counter() - t0, ALGORITHMS[cfg.algorithm][1])
-    store.put(key, res)
-    show_fit_warnings(res)
-    return res
+            def work(progress):
+                t0 = time.perf_counter()
+                est.fit(data.X, data.y, progress=progress)
+                return FitResult(cfg, est, data, time.perf_counter() - t0, ALGORITHMS[cfg.algorithm][1])
+            return work
+
+        hit = run_fit(key, factory, label=f"fitting {ALGORITHMS[cfg.algorithm][0]}", box=progress_container)
+    show_fit_warnings(hit)
+    return hit
 
 
 #: (law, family) -> default learning rate where 0.1 is unstable.  Plain GD in eta has no metric, so

@@ -1,62 +1,117 @@
-"""Cached WGBoost runs for the Posterior-regression page (no maths here: distviz.boosting / experiments)."""
+"""Governed WGBoost runs for the Posterior-regression page (no maths here: distviz.boosting / experiments).
+
+Every run goes through distviz.ui.jobs: a work budget checked before fitting, one run per setting
+across sessions, the server-wide cap, cancellation when nobody waits, and the byte-bounded store.
+"""
 
 from __future__ import annotations
 
 import time
 
 import numpy as np
-import streamlit as st
 
-from .lab import FitConfig, fit_model
+from .jobs import check_budget, run_fit
+from .lab import FitConfig, fit_model, wg_round_seconds
 
 CDE_DATA = {"faithful": "Old Faithful", "bone": "bone density", "synthetic": "synthetic Normal (known truth)"}
 METHODS = ["ska", "fka", "nka", "langevin"]
+#: App. E setting of `distviz study wgboost-synthetic`: 200 inputs, 10 particles, depth 3, 1-D location target.
+APP_E = {"n": 200, "n_particles": 10, "d": 1, "p": 1, "depth": 3}
+#: UCI segment without 'sky': about 1580 training rows, 18 features, 6 classes (5 log-ratio coordinates).
+OOD = {"n": 1580, "n_particles": 10, "d": 5, "p": 18, "depth": 3}
 
 
 def cde_fit(data: str, method: str, rounds: int, depth: int):
-    """SKA/FKA/NKA/Langevin WGBoost with a Normal target on a 1-D data set (through the Lab's cached fits)."""
+    """SKA/FKA/NKA/Langevin WGBoost with a Normal target on a 1-D data set (through the Lab's governed fits)."""
     cfg = FitConfig(family="normal", dataset=data, n=300, algorithm=f"wg_{method}", n_rounds=int(rounds),
                     learning_rate=0.1, max_depth=int(depth), n_particles=10)
     return fit_model(cfg)
 
 
-@st.cache_resource(max_entries=4, show_spinner="comparing SKA, FKA, NKA and Langevin on the App. E target …")
-def method_comparison(rounds: int, methods: tuple):
+def method_comparison_seconds(rounds: int, methods: tuple) -> float:
+    """Predicted seconds of the App. E comparison: per method a 2-round warm-up and `rounds` rounds (lab's WG model)."""
+    s = APP_E
+    return 0.5 + sum((int(rounds) + 2) * wg_round_seconds(m, s["n"], s["n_particles"], s["d"], s["p"], s["depth"])
+                     for m in methods)
+
+
+def method_comparison(rounds: int, methods: tuple, *, progress_container=None):
     """The `wgboost-synthetic` study (App. E): MMD^2 per round checkpoint and ms per round per method."""
-    from distviz.experiments.wgboost import synthetic
+    methods = tuple(methods)
+    key = ("post.compare", int(rounds), methods)
+    check_budget(method_comparison_seconds(rounds, methods), "the rounds or the number of methods",
+                 what="This comparison")
 
-    return synthetic(rounds=int(rounds), methods=",".join(methods))
+    def factory():
+        from distviz.experiments.wgboost import synthetic
+
+        def work(progress):
+            out = {}
+            for i, m in enumerate(methods):   # the study has no per-round callback: cancellable between methods
+                progress(i, len(methods), f"App. E: fitting {m.upper()} ({i + 1} of {len(methods)})")
+                out.update(synthetic(rounds=int(rounds), methods=m))
+            progress(len(methods), len(methods))
+            return out
+        return work
+
+    return run_fit(key, factory, label="comparing SKA, FKA, NKA and Langevin on the App. E target",
+                   box=progress_container)
 
 
-@st.cache_resource(max_entries=4, show_spinner="fitting categorical WGBoost on UCI segment (class 'sky' held out) …")
-def ood_demo(rounds: int, seed: int = 0):
+def ood_demo(rounds: int, seed: int = 0, *, progress_container=None):
     """Categorical WGBoost on UCI segment without 'sky'; accuracy, OOD PR-AUC and the scores of both groups."""
-    from distviz.boosting import WGBoost
-    from distviz.data.cde import load_segment
-    from distviz.metrics import pr_auc
+    key = ("post.ood", int(rounds), int(seed))
+    s = OOD
+    check_budget(0.5 + int(rounds) * wg_round_seconds("ska", s["n"], s["n_particles"], s["d"], s["p"], s["depth"]),
+                 "the rounds", what="This demo")
 
-    seg = load_segment("sky")
-    idx = np.random.RandomState(seed).permutation(len(seg.y))
-    tr, te = idx[: int(0.8 * len(idx))], idx[int(0.8 * len(idx)):]
-    t0 = time.perf_counter()
-    est = WGBoost("categorical", n_rounds=int(rounds), learning_rate=0.4, max_depth=3, init_rounds=1000,
-                  random_state=seed).fit(seg.X[tr], seg.y[tr])
-    secs = time.perf_counter() - t0
-    acc = float(np.mean(np.argmax(est.predict_mean(seg.X[te]), axis=1) == seg.y[te]))
-    s_in, s_out = est.ood_score(seg.X[te]), est.ood_score(seg.X_ood)
-    lab = np.r_[np.ones(len(s_in), dtype=int), np.zeros(len(s_out), dtype=int)]
-    return {"accuracy": acc, "pr_auc": float(pr_auc(lab, np.r_[s_in, s_out])), "score_in": s_in, "score_out": s_out,
-            "seconds": secs, "classes": seg.classes, "n_train": len(tr), "n_test": len(te), "n_ood": len(s_out)}
+    def factory():
+        from distviz.data.cde import load_segment
+
+        seg = load_segment("sky")
+
+        def work(progress):
+            from distviz.boosting import WGBoost
+            from distviz.metrics import pr_auc
+
+            idx = np.random.RandomState(seed).permutation(len(seg.y))
+            tr, te = idx[: int(0.8 * len(idx))], idx[int(0.8 * len(idx)):]
+            t0 = time.perf_counter()
+            est = WGBoost("categorical", n_rounds=int(rounds), learning_rate=0.4, max_depth=3, init_rounds=1000,
+                          random_state=seed).fit(seg.X[tr], seg.y[tr], progress=progress)
+            secs = time.perf_counter() - t0
+            acc = float(np.mean(np.argmax(est.predict_mean(seg.X[te]), axis=1) == seg.y[te]))
+            s_in, s_out = est.ood_score(seg.X[te]), est.ood_score(seg.X_ood)
+            lab = np.r_[np.ones(len(s_in), dtype=int), np.zeros(len(s_out), dtype=int)]
+            return {"accuracy": acc, "pr_auc": float(pr_auc(lab, np.r_[s_in, s_out])), "score_in": s_in,
+                    "score_out": s_out, "seconds": secs, "classes": seg.classes, "n_train": len(tr),
+                    "n_test": len(te), "n_ood": len(s_out)}
+        return work
+
+    return run_fit(key, factory, label="fitting categorical WGBoost on UCI segment (class 'sky' held out)",
+                   box=progress_container)
 
 
-@st.cache_resource(max_entries=8, show_spinner="fitting the sparse-GP baselines (ELBO and log-loss DLM) …")
-def gp_bands(data: str, n_grid: int = 120):
+def gp_bands(data: str, n_grid: int = 120, *, progress_container=None):
     """Sparse-GP means and 90% bands (ELBO and log-loss DLM) on a grid over the data set's input range."""
-    from distviz.gp import compare_1d
+    from .lab import _data_shape, load_data
 
-    from .lab import load_data
+    cfg = FitConfig(family="normal", dataset=data, n=300)
+    n = (_data_shape(cfg) or (300, 1))[0]
+    # three fits of at most 200 L-BFGS steps (the ELBO hyperparameters, ELBO, DLM): see lab.predict_fit_seconds
+    check_budget(3 * (0.15 + 5e-4 * n), "the rows", what="These baselines")
+    key = ("post.gp", data, int(n_grid))
 
-    d = load_data(FitConfig(family="normal", dataset=data, n=300))
-    x = np.asarray(d.X, dtype=float)[:, 0]
-    grid = np.linspace(x.min(), x.max(), n_grid)
-    return compare_1d(x, np.asarray(d.y, dtype=float), grid, objectives=("elbo", "dlm_log"), max_iter=200), d
+    def factory():
+        from distviz.gp import compare_1d
+
+        d = load_data(cfg)
+
+        def work(progress):
+            x = np.asarray(d.X, dtype=float)[:, 0]
+            grid = np.linspace(x.min(), x.max(), n_grid)
+            return compare_1d(x, np.asarray(d.y, dtype=float), grid, objectives=("elbo", "dlm_log"), max_iter=200,
+                              progress=progress), d
+        return work
+
+    return run_fit(key, factory, label="fitting the sparse-GP baselines (ELBO and log-loss DLM)", box=progress_container)

@@ -1,0 +1,483 @@
+"""Fit governance for a shared server: work budget, one fit per key, a server-wide cap, cancellation, a byte-bounded store.
+
+Every fit a page starts goes through `run_fit(key, factory, ...)`:
+
+* **budget** — the caller first predicts the fit's wall time from its settings (`check_budget`); a fit
+  predicted above `max_fit_seconds()` (env ``DISTVIZ_MAX_FIT_SECONDS``, default 120) is refused with one
+  sentence naming the knobs to lower, before any data is generated or fitted;
+* **single flight** — a process-wide registry holds one job per key; a second session asking for the
+  same key attaches to the running job, waits for it and gets the same result (or the same error);
+* **server-wide cap** — at most `max_concurrent_fits()` jobs (env ``DISTVIZ_MAX_CONCURRENT_FITS``,
+  default the number of cores) fit at once, the others queue in arrival order and their pages show
+  "Waiting for N fits to finish …";
+* **cancellation** — a job runs in a worker thread and is wanted while some attached session is alive;
+  the estimators call ``progress(r, n)`` once per round and that callback raises `FitCancelled` when no
+  live session wants the result any more (its tab closed, or it reran with other settings), so the fit
+  stops within one round and its slot is freed; a session still waiting on a cancelled job fits anew;
+* **store** — finished results go to one LRU `ResultStore` bounded by bytes (env
+  ``DISTVIZ_MODEL_STORE_MB``, default 1024), measured by `nbytes`.
+
+Errors a user can cause (`DistvizError`) pass through unchanged; any other exception from a fit is logged
+server-side with its traceback and becomes `FitFailed`, one plain sentence.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import threading
+import time
+from collections import OrderedDict
+from typing import Any, Callable
+
+import numpy as np
+
+from distviz.errors import ConfigError, DistvizError
+
+log = logging.getLogger("distviz.ui.jobs")
+
+#: seconds a session that left a job (its script reran) may come back for it before the job counts as unwanted
+REATTACH_GRACE_S = 1.0
+#: how often a waiting page refreshes its message and checks whether Streamlit stopped its script
+POLL_S = 0.2
+
+
+# ------------------------------------------------------------------------------------------ settings
+def _env_number(name: str, default: float, lo: float) -> float:
+    """A positive number from the environment (the default when unset or not a finite number >= lo)."""
+    raw = os.environ.get(name, "")
+    try:
+        v = float(raw)
+    except ValueError:
+        return default
+    return v if math.isfinite(v) and v >= lo else default
+
+
+def max_fit_seconds() -> float:
+    """The server's largest predicted wall time of one fit, in seconds (env DISTVIZ_MAX_FIT_SECONDS, default 120)."""
+    return _env_number("DISTVIZ_MAX_FIT_SECONDS", 120.0, 0.1)
+
+
+def max_concurrent_fits() -> int:
+    """How many fits may run at once on this server (env DISTVIZ_MAX_CONCURRENT_FITS, default the core count)."""
+    return int(_env_number("DISTVIZ_MAX_CONCURRENT_FITS", float(max(1, os.cpu_count() or 1)), 1))
+
+
+def store_max_bytes() -> int:
+    """Byte cap of the process-wide result store (env DISTVIZ_MODEL_STORE_MB, default 1024 MiB)."""
+    return int(_env_number("DISTVIZ_MODEL_STORE_MB", 1024.0, 1.0) * 2**20)
+
+
+# ------------------------------------------------------------------------------------------ errors
+class FitCancelled(Exception):
+    """Raised inside a fit's progress callback when no live session wants its result any more."""
+
+
+class FitFailed(DistvizError):
+    """An unexpected exception from a fit, reduced to one sentence (the traceback goes to the server log)."""
+
+
+UNEXPECTED = ("The fit failed with an unexpected numerical error; try other settings (another algorithm, fewer "
+              "rounds or a smaller learning rate).")
+
+
+# ------------------------------------------------------------------------------------------ budget
+def format_duration(seconds: float) -> str:
+    """'45 s', '3 minutes', '2.5 hours' — a rough human reading of a predicted duration."""
+    s = float(seconds)
+    if s < 90:
+        return f"{max(s, 1):.0f} s"
+    if s < 5400:
+        return f"{s / 60:.0f} minutes"
+    return f"{s / 3600:.1f} hours"
+
+
+def check_budget(seconds: float, knobs: str, what: str = "This fit") -> None:
+    """ConfigError (one sentence naming `knobs`) when `seconds` exceeds the server's max_fit_seconds()."""
+    limit = max_fit_seconds()
+    if not (seconds <= limit):   # also refuses NaN
+        raise ConfigError(f"{what} would take about {format_duration(seconds)} (this server allows "
+                          f"{format_duration(limit)} per fit); lower {knobs}.")
+
+
+# ------------------------------------------------------------------------------------------ store
+def nbytes(obj: Any, *, max_depth: int = 8, max_nodes: int = 200_000) -> int:
+    """Approximate bytes held by `obj`: numpy arrays, xarray / pandas objects, found through dicts,
+    sequences and instance attributes (each object counted once; bounded depth and node count)."""
+    seen: set[int] = set()
+    total = 0
+    stack = [(obj, 0)]
+    nodes = 0
+    while stack and nodes < max_nodes:
+        o, depth = stack.pop()
+        if o is None or id(o) in seen:
+            continue
+        seen.add(id(o))
+        nodes += 1
+        if isinstance(o, np.ndarray):
+            base = o if o.base is None or not isinstance(o.base, np.ndarray) else o.base
+            if id(base) not in seen or base is o:
+                seen.add(id(base))
+                total += int(base.nbytes)
+            continue
+        if isinstance(o, (str, bytes, bytearray, int, float, bool, complex)):
+            total += len(o) if isinstance(o, (bytes, bytearray)) else 0
+            continue
+        mod = type(o).__module__ or ""
+        if mod.startswith("xarray"):
+            if hasattr(o, "variables"):       # Dataset: data and coordinate variables
+                stack.extend((v.data if hasattr(v, "data") else v, depth + 1) for v in o.variables.values())
+            elif hasattr(o, "variable"):      # DataArray
+                stack.append((o.variable.data, depth + 1))
+                stack.extend((c.data, depth + 1) for c in o.coords.values())
+            continue
+        if mod.startswith("pandas"):
+            try:
+                total += int(np.sum(o.memory_usage(index=True, deep=False)))
+            except Exception:  # noqa: BLE001 - a pandas object without memory_usage: count nothing
+                pass
+            continue
+        if depth >= max_depth:
+            continue
+        if isinstance(o, dict):
+            stack.extend((v, depth + 1) for v in o.values())
+        elif isinstance(o, (list, tuple, set, frozenset)):
+            stack.extend((v, depth + 1) for v in o)
+        else:
+            d = getattr(o, "__dict__", None)
+            if isinstance(d, dict):
+                stack.extend((v, depth + 1) for v in d.values())
+            for slot in getattr(type(o), "__slots__", ()):
+                if isinstance(slot, str) and hasattr(o, slot):
+                    stack.append((getattr(o, slot), depth + 1))
+    return total
+
+
+class ResultStore:
+    """A thread-safe LRU of finished results shared by all sessions, bounded by bytes (not entries).
+
+    A result larger than the whole cap is not stored (the caller still gets it); otherwise the least
+    recently used results are evicted until the total fits.
+    """
+
+    def __init__(self, max_bytes: int | None = None, size_of: Callable[[Any], int] = nbytes):
+        self.max_bytes = int(store_max_bytes() if max_bytes is None else max_bytes)
+        self.size_of = size_of
+        self.items: OrderedDict = OrderedDict()
+        self.sizes: dict = {}
+        self.bytes = 0
+        self.lock = threading.Lock()
+
+    def get(self, key):
+        """The stored result for `key` (None when absent); marks it recently used."""
+        with self.lock:
+            if key in self.items:
+                self.items.move_to_end(key)
+                return self.items[key]
+        return None
+
+    def put(self, key, value) -> bool:
+        """Store `value` under `key`, evicting LRU results past the byte cap; False when it is too large to keep."""
+        size = int(self.size_of(value))
+        with self.lock:
+            if key in self.items:
+                self.bytes -= self.sizes.pop(key)
+                del self.items[key]
+            if size > self.max_bytes:
+                return False
+            self.items[key] = value
+            self.sizes[key] = size
+            self.bytes += size
+            while self.bytes > self.max_bytes and len(self.items) > 1:
+                old, _ = self.items.popitem(last=False)
+                self.bytes -= self.sizes.pop(old)
+            return True
+
+    def clear(self) -> None:
+        """Forget every result."""
+        with self.lock:
+            self.items.clear()
+            self.sizes.clear()
+            self.bytes = 0
+
+
+_STORE: ResultStore | None = None
+_STORE_LOCK = threading.Lock()
+
+
+def result_store() -> ResultStore:
+    """The process-wide result store (Lab models, drifter comparisons, posterior studies)."""
+    global _STORE
+    with _STORE_LOCK:
+        if _STORE is None:
+            _STORE = ResultStore()
+        return _STORE
+
+
+# ------------------------------------------------------------------------------------------ sessions
+def current_session_id() -> str | None:
+    """The Streamlit session running this thread's script (None outside a script run)."""
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+    except ImportError:  # pragma: no cover - streamlit is a dependency of the app only
+        return None
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return None if ctx is None else ctx.session_id
+
+
+def session_alive(session_id: str | None) -> bool:
+    """True while the Streamlit session `session_id` is connected (always True without a server runtime)."""
+    if session_id is None:
+        return True
+    try:
+        from streamlit.runtime import Runtime
+    except ImportError:  # pragma: no cover
+        return True
+    if not Runtime.exists():
+        return True     # AppTest and plain scripts have no runtime: nobody can close the tab
+    return bool(Runtime.instance().is_active_session(session_id))
+
+
+def _yield_check() -> None:
+    """Let Streamlit stop or rerun this script here (raises its control exceptions when one is pending)."""
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+    except ImportError:  # pragma: no cover
+        return
+    ctx = get_script_run_ctx(suppress_warning=True)
+    check = getattr(ctx, "yield_check", None)
+    if check is not None:
+        check()
+
+
+# ------------------------------------------------------------------------------------------ jobs
+class Job:
+    """One fit in the registry: its state, progress, result or error, and the sessions waiting for it."""
+
+    def __init__(self, key, work: Callable[[Callable[[int, int], None]], Any], label: str,
+                 on_done: Callable[[Any], None] | None):
+        self.key, self.work, self.label, self.on_done = key, work, label, on_done
+        self.state = "new"            # new -> queued -> running -> done | failed | cancelled
+        self.result = None
+        self.error: BaseException | None = None
+        self.round, self.n_rounds = 0, 0
+        self.note: str | None = None
+        self.done = threading.Event()
+        self.lock = threading.Lock()
+        self.attached: dict[int, str | None] = {}
+        self.detached: dict[str, float] = {}
+        self.created = time.monotonic()
+
+    def attach(self, token: int, session_id: str | None) -> None:
+        """Register a waiting caller (and its session) as wanting this job's result."""
+        with self.lock:
+            self.attached[token] = session_id
+            if session_id is not None:
+                self.detached.pop(session_id, None)
+
+    def detach(self, token: int) -> None:
+        """A caller stopped waiting; its session may come back within REATTACH_GRACE_S (a rerun)."""
+        with self.lock:
+            sid = self.attached.pop(token, None)
+            if sid is not None and sid not in self.attached.values():
+                self.detached[sid] = time.monotonic()
+
+    def wanted(self) -> bool:
+        """True while some attached caller's session is alive, or a session left it less than the grace ago."""
+        with self.lock:
+            attached = list(self.attached.values())
+            detached = list(self.detached.items())
+        if any(session_alive(s) for s in attached):
+            return True
+        now = time.monotonic()
+        return any(now - t < REATTACH_GRACE_S and session_alive(s) for s, t in detached)
+
+    def progress(self, r, n, note: str | None = None) -> None:
+        """The estimators' per-round callback: records the round (and a note for the page) and cancels the
+        fit, by raising FitCancelled, when nobody wants it any more."""
+        self.round, self.n_rounds = int(r), int(n)
+        if note is not None:
+            self.note = str(note)[:120]
+        if not self.wanted():
+            raise FitCancelled(f"nobody waits for {self.label} any more")
+
+
+class Governor:
+    """The process-wide registry of fits: one job per key, at most `cap` running, FIFO queue, cancellation."""
+
+    def __init__(self, cap: int | None = None):
+        self.cap = int(max_concurrent_fits() if cap is None else cap)
+        self.jobs: dict = {}
+        self.queue: list[Job] = []
+        self.running = 0
+        self.max_running_seen = 0
+        self.cond = threading.Condition()
+
+    # -- worker side
+    def _worker(self, job: Job) -> None:
+        with self.cond:
+            job.state = "queued"
+            self.queue.append(job)
+            while True:
+                if not job.wanted():
+                    job.state = "cancelled"
+                    self.queue.remove(job)
+                    self._finish(job)
+                    return
+                if self.running < self.cap and self.queue[0] is job:
+                    break
+                self.cond.wait(0.25)
+            self.queue.remove(job)
+            self.running += 1
+            self.max_running_seen = max(self.max_running_seen, self.running)
+            job.state = "running"
+            self.cond.notify_all()
+        try:
+            with np.errstate(all="ignore"):
+                res = job.work(job.progress)
+            if job.on_done is not None:
+                job.on_done(res)
+            job.result, job.state = res, "done"
+        except FitCancelled:
+            job.state = "cancelled"
+            log.info("fit %s cancelled: no live session waits for it", job.label)
+        except DistvizError as exc:
+            job.error, job.state = exc, "failed"
+        except Exception as exc:  # noqa: BLE001 - any failure of a fit becomes one sentence; the log keeps the traceback
+            log.exception("fit %s (key %r) failed unexpectedly", job.label, job.key)
+            job.error, job.state = FitFailed(UNEXPECTED), "failed"
+            job.error.__cause__ = exc
+        finally:
+            with self.cond:
+                self.running -= 1
+                self._finish(job)
+
+    def _finish(self, job: Job) -> None:
+        """Drop `job` from the registry and wake its waiters (call with self.cond held)."""
+        if self.jobs.get(job.key) is job:
+            del self.jobs[job.key]
+        self.cond.notify_all()
+        job.done.set()
+
+    # -- caller side
+    def ahead_of(self, job: Job) -> int:
+        """How many fits must finish before `job` starts (running fits plus queued jobs ahead of it)."""
+        with self.cond:
+            if job.state != "queued" or job not in self.queue:
+                return 0
+            return self.running + self.queue.index(job)
+
+    def join(self, key, factory: Callable[[], Callable], label: str, on_done=None) -> tuple[Job, bool]:
+        """The job for `key`: the running one, or a new one whose work `factory()` builds (in this thread)."""
+        with self.cond:
+            job = self.jobs.get(key)
+        if job is not None:
+            return job, False
+        work = factory()               # may raise a user error before anything is registered
+        with self.cond:
+            job = self.jobs.get(key)
+            if job is not None:        # another session registered the same fit meanwhile: share theirs
+                return job, False
+            job = Job(key, work, label, on_done)
+            self.jobs[key] = job
+        return job, True
+
+    def start(self, job: Job) -> None:
+        """Start `job`'s worker thread (it queues for a slot first)."""
+        threading.Thread(target=self._worker, args=(job,), name=f"distviz-fit-{id(job):x}", daemon=True).start()
+
+    def run(self, key, factory: Callable[[], Callable], *, label: str = "fit", on_done=None,
+            status: Callable[[Job, bool, int], None] | None = None) -> Any:
+        """The result of the job for `key`, waiting (and calling `status(job, own, n_ahead)`) until it ends.
+
+        `factory()` is called only when this caller creates the job; it returns `work(progress)`.
+        A job cancelled while this caller still waits is started again; its error is raised here.
+        """
+        token = object()
+        sid = current_session_id()
+        while True:
+            job, own = self.join(key, factory, label, on_done)
+            job.attach(id(token), sid)
+            try:
+                if own:
+                    self.start(job)
+                while not job.done.wait(POLL_S):
+                    if status is not None:
+                        status(job, own, self.ahead_of(job))
+                    _yield_check()
+            finally:
+                job.detach(id(token))
+            if job.state == "cancelled":
+                if sid is not None and not session_alive(sid):
+                    raise FitCancelled(f"the session waiting for {label} has ended")
+                continue                 # the sessions that wanted it left while this one joined: fit it anew
+            if job.error is not None:
+                raise job.error
+            return job.result
+
+
+_GOVERNOR: Governor | None = None
+
+
+def governor() -> Governor:
+    """The process-wide fit governor."""
+    global _GOVERNOR
+    with _STORE_LOCK:
+        if _GOVERNOR is None:
+            _GOVERNOR = Governor()
+        return _GOVERNOR
+
+
+class ProgressUI:
+    """What a waiting page shows: the queue position, another session's fit, or this fit's progress bar."""
+
+    def __init__(self, box, label: str):
+        self.box, self.label = box, label
+        self.slot = None
+        self.shown = None
+
+    def __call__(self, job: Job, own: bool, ahead: int) -> None:
+        if self.slot is None:
+            self.slot = self.box.empty()
+        if job.state in ("new", "queued"):
+            view = ("info", f"Waiting for {max(ahead, 1)} fit{'s' if max(ahead, 1) != 1 else ''} to finish before "
+                            f"{self.label} starts (this server runs {governor().cap} at a time) …")
+        else:
+            n = max(job.n_rounds, 1)
+            frac = round(min(1.0, job.round / n), 2)
+            who = "" if own else "another session is fitting these settings — "
+            what = job.note or f"{self.label}: round {job.round} / {job.n_rounds or '…'}"
+            view = ("progress", frac, f"{who}{what}")
+        if view != self.shown:
+            self.shown = view
+            if view[0] == "info":
+                self.slot.info(view[1], icon=":material/hourglass_top:")
+            else:
+                self.slot.progress(view[1], text=view[2])
+
+    def clear(self) -> None:
+        """Remove the message or bar."""
+        if self.slot is not None:
+            self.slot.empty()
+
+
+def run_fit(key, factory: Callable[[], Callable], *, label: str, box=None, store: ResultStore | None = None) -> Any:
+    """The result for `key`: from the store, or from the (shared, capped, cancellable) job, stored when done.
+
+    `factory()` (called only when this caller starts the fit, in its own thread) loads the data and returns
+    `work(progress)`, which fits and returns the result; `box` is where the waiting message and the progress
+    bar are drawn (the page itself when None).
+    """
+    store = result_store() if store is None else store
+    hit = store.get(key)
+    if hit is not None:
+        return hit
+    if box is None:
+        import streamlit as st
+        box = st
+    ui = ProgressUI(box, label)
+    try:
+        return governor().run(key, factory, label=label, on_done=lambda res: store.put(key, res), status=ui)
+    finally:
+        ui.clear()
