@@ -55,6 +55,8 @@ def test_one_column_csv_says_it_needs_two_numeric_columns():
     (b"name,city\n" + b"x,y\n" * 20, "0 numeric column.*'name'"),
     (b"a,b\n1,2\n1,2,3\n" + b"1,2\n" * 20, "line 3"),
     (bytes(range(256)) * 8, "binary"),
+    (b"0.5;1,5\n" + b"1,5;2\n" * 20, "no header row"),
+    (b"1,2\n" + b"3,4\n" * 20, "no header row"),
 ])
 def test_bad_uploads_give_one_sentence(data, match):
     with pytest.raises(DataError, match=match) as exc:

@@ -29,8 +29,8 @@ import numpy as np
 
 from distviz.errors import DataError
 
-#: Delimiters tried by the sniffer, in order of preference on ties.
-DELIMITERS = (",", ";", "\t", "|")
+#: Delimiters tried by the sniffer, in order of preference on ties (a comma may also be a decimal mark).
+DELIMITERS = (";", "\t", "|", ",")
 _DELIM_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "vertical bar"}
 _DECIMAL_COMMA = re.compile(r"^\s*[+-]?\d*,\d+(?:[eE][+-]?\d+)?\s*$")
 
@@ -106,7 +106,19 @@ def read_csv_bytes(data: bytes, *, what: str = "The file", nrows: int | None = N
         raise DataError(f"{what} is not a regular {_DELIM_NAMES[sep]}-separated table{where}; every row needs as "
                         f"many values as the header has names.") from None
     df.columns = [str(c).strip().lstrip("\ufeff") for c in df.columns]
+    if all(_is_number(c, decimal) for c in df.columns):
+        raise DataError(f"{what} has no header row (its first row holds only numbers); add a first row with the "
+                        f"column names.")
     return df
+
+
+def _is_number(text: str, decimal: str = ".") -> bool:
+    """Whether `text` reads as a number (with `decimal` as the decimal mark)."""
+    try:
+        float(text.replace(decimal, ".") if decimal != "." else text)
+        return True
+    except ValueError:
+        return False
 
 
 # ----------------------------------------------------------------------------------------------
