@@ -8,6 +8,7 @@ drawn `sync_query_params` writes the current values back into the URL.
 from __future__ import annotations
 
 import contextlib
+import math
 from typing import Any, Callable, Iterable
 
 import streamlit as st
@@ -16,10 +17,18 @@ from distviz.errors import DistvizError
 
 _REGISTERED = "_qp_registered"
 _SHADOW = "_shadow."
+_WRITTEN = "_qp_written"  # name -> the value this session last wrote into the URL
+MAX_RAW = 200             # longest query-parameter value read (option labels are far shorter)
 
 
-def _parse(raw: str, default: Any) -> Any:
-    """Parse a query-parameter string with the type of `default`; None when it does not parse."""
+def _parse(raw: Any, default: Any) -> Any:
+    """Parse a query-parameter string with the type of `default`; None when it does not parse.
+
+    Numbers must be finite (no inf, nan or overflow) and whole numbers integral; a string longer than
+    MAX_RAW characters is refused unread, so a hostile link cannot push a huge value into the page.
+    """
+    if not isinstance(raw, str) or len(raw) > MAX_RAW:
+        return None
     try:
         if isinstance(default, bool):
             if raw.lower() in ("1", "true", "yes", "on"):
@@ -27,13 +36,15 @@ def _parse(raw: str, default: Any) -> Any:
             if raw.lower() in ("0", "false", "no", "off"):
                 return False
             return None
-        if isinstance(default, int):
-            return int(float(raw))
-        if isinstance(default, float):
+        if isinstance(default, (int, float)):
             v = float(raw)
-            return v if v == v else None
-        return str(raw)
-    except (TypeError, ValueError):
+            if not math.isfinite(v):
+                return None
+            if isinstance(default, int):
+                return int(v) if v == int(v) else None
+            return v
+        return raw
+    except (TypeError, ValueError, OverflowError):
         return None
 
 
@@ -54,13 +65,20 @@ def qp_key(page: str, name: str, default: Any, *, options: Iterable | None = Non
     def ok(v):
         if v is None:
             return False
-        if opts is not None and v not in opts:
+        if isinstance(v, float) and not math.isfinite(v):
             return False
-        if lo is not None and v < lo:
+        if isinstance(v, str) and len(v) > MAX_RAW:
             return False
-        if hi is not None and v > hi:
+        try:
+            if opts is not None and v not in opts:
+                return False
+            if lo is not None and v < lo:
+                return False
+            if hi is not None and v > hi:
+                return False
+            return bool(valid(v)) if valid is not None else True
+        except (TypeError, ValueError, OverflowError):  # a value of the wrong type is not a valid state
             return False
-        return valid(v) if valid is not None else True
 
     if key not in st.session_state:
         raw = st.query_params.get(name)
@@ -78,11 +96,23 @@ def get(page: str, name: str, default: Any = None) -> Any:
     return st.session_state.get(f"{page}.{name}", default)
 
 
+def _format(v: Any) -> str:
+    """The URL text of a widget value: 1/0 for booleans, the shortest text that reads back exactly for floats."""
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, float):
+        s = f"{v:g}"
+        return s if float(s) == v else repr(v)
+    return str(v)
+
+
 def sync_query_params(*pages: str, keep_others: bool = False) -> None:
     """Write the values of the widgets the given pages drew in this run into the URL (only when changed).
 
     With keep_others=True the parameters already in the URL that these pages did not draw are kept
-    (used by fragments, which rerun only part of a page).
+    (used by fragments, which rerun only part of a page), but only those this session wrote itself:
+    a parameter that came with the link and no widget read (an unknown key, a value that was refused)
+    is dropped, so the address always describes a valid state.
     """
     want = {}
     for page in pages:
@@ -91,10 +121,12 @@ def sync_query_params(*pages: str, keep_others: bool = False) -> None:
             v = st.session_state.get(key)
             if v is not None:
                 st.session_state[_SHADOW + key] = v  # survives Streamlit's clean-up of widget state on page switch
-                want[name] = ("1" if v else "0") if isinstance(v, bool) else (f"{v:g}" if isinstance(v, float) else str(v))
+                want[name] = _format(v)
     current = {k: st.query_params[k] for k in st.query_params}
     if keep_others:
-        want = {**current, **want}
+        written = st.session_state.get(_WRITTEN, {})
+        want = {**{k: v for k, v in current.items() if written.get(k) == v}, **want}
+    st.session_state[_WRITTEN] = dict(want)
     if current != want:
         st.query_params.from_dict(want)
 
