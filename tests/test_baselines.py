@@ -161,3 +161,52 @@ def test_sklearn_api_and_errors(data):
         MVNNetwork(max_epochs=1).fit(Xn, Y)
     with pytest.raises(DataError, match="columns"):
         MVNNetwork(max_epochs=1).fit(X, Y, eval_set=(Xv, Yv[:, :1]))
+
+
+# ----------------------------------------------------------------------------------------------
+# the NN rows of the studies
+
+
+def test_mvn_sim_study_has_nn_rows_and_options():
+    from distviz.data.mvn_sim import true_params
+    from distviz.experiments.mvn_sim import mvn_sim
+
+    res = mvn_sim(n=80, reps=2, methods="NN,NN-authors,NGB", n_estimators=5, n_val=30, n_test=20, nn_hidden="4",
+                  scoring="all-trees", quiet=1)
+    for m in ("NN", "NN-authors"):
+        r = res[m]
+        assert np.isfinite(r["kl_pred_true_mean"]) and r["kl_pred_true_se"] >= 0
+        assert r["kl_pred_true_best_mean"] == r["kl_pred_true_all_mean"] and r["hidden_units_mean"] == 4
+        assert 1 <= r["best_iteration_mean"] <= r["iterations_mean"] <= 5
+    assert res["NGB"]["kl_pred_true_mean"] == res["NGB"]["kl_pred_true_all_mean"]
+    best = mvn_sim(n=80, reps=1, methods="NGB", n_estimators=5, n_val=30, n_test=20, scoring="best-round",
+                   variant="vanilla", quiet=1)
+    assert best["NGB"]["kl_pred_true_mean"] == best["NGB"]["kl_pred_true_best_mean"]
+    assert best["config"]["variant"] == "vanilla" and best["config"]["scoring"] == "best-round"
+    multi = mvn_sim(n="40,50", reps=1, methods="NN", n_estimators=2, n_val=20, n_test=10, nn_hidden="3", quiet=1)
+    assert set(multi["sizes"]) == {"40", "50"} and multi["sizes"]["50"]["config"]["n"] == 50
+    # vanilla = eq. 5 without the x and -x^2 terms
+    x = np.array([0.3, 2.0])
+    m0, c0 = true_params(x)
+    m1, c1 = true_params(x, vanilla=True)
+    np.testing.assert_allclose(m0 - m1, np.column_stack([x, -x**2]))
+    np.testing.assert_array_equal(c0, c1)
+    with pytest.raises(ConfigError, match="scoring"):
+        mvn_sim(n=50, reps=1, methods="NN", scoring="median")
+    with pytest.raises(ConfigError, match="nn-hidden"):
+        mvn_sim(n=50, reps=1, methods="NN", nn_hidden="big")
+
+
+def test_drifters_study_has_an_nn_row():
+    from distviz.data.drifters import load_drifters
+    from distviz.experiments import drifters as st
+
+    d = load_drifters("sample", bbox=(-82.0, -60.0, 30.0, 42.0))
+    res = st.run_drifter_comparison(d, methods=("NN",), seed=0, max_train=400, mixture_samples=10,
+                                    nn_options={"hidden_layer_sizes": (6,), "max_epochs": 4})
+    t = res.table["NN"]
+    assert all(np.isfinite(t[k]) for k in ("NLL", "RMSE", "PR90_cov", "PR90_area"))
+    assert 1 <= t["rounds_used"] <= 4 and res.info["nn"]["hidden_layer_sizes_chosen"] == [6]
+    assert "cov_NN" in res.predictions and "nll_NN" in res.binned
+    text = st._format(st._plain(res.to_dict()))
+    assert "paper Table 2" in text and "NN 7.81/16.63/0.89/3670" in text

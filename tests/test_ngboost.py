@@ -243,6 +243,6 @@ def test_mvn_sim_study_runs_and_reports_both_kl_directions():
         assert r["kl_pred_true_all_mean"] > 0 and r["iterations_mean"] <= 15
     assert res["config"]["x_distribution"] == "Uniform(0, pi)"
     with pytest.raises(ConfigError):
-        mvn_sim(n=100, reps=1, methods="NN", quiet=1)
+        mvn_sim(n=100, reps=1, methods="XGB", quiet=1)
     assert main(["study", "mvn-sim", "--n", "60", "--reps", "1", "--methods", "NGB", "--n-estimators", "3",
                  "--n-val", "30", "--n-test", "20", "--quiet", "1", "--json"]) == 0

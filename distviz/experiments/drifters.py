@@ -3,8 +3,10 @@
 ``distviz study drifters --data sample|PATH [--rounds N] [--json]``
 
 Split by drifter id (81% train / 9% validation / 10% test, Section 5.3); fit NGB, IndepNGB, GB and
-skGB (``distviz.boosting.ngboost``) and the bivariate Normal boosted by mirror descent in its dual
-coordinates (E y, E y y^T) (``DistributionalBoosting(family="mvn", P=2, law="mgd")``), all with early
+skGB (``distviz.boosting.ngboost``), the bivariate Normal boosted by mirror descent in its dual
+coordinates (E y, E y y^T) (``DistributionalBoosting(family="mvn", P=2, law="mgd")``) and the paper's
+neural network NN (``distviz.baselines.MVNNetwork``: Adam at ``nn_learning_rate`` 0.01, patience 50,
+best epoch restored, hidden layers from the authors' grid on validation NLL), all with early
 stopping on the validation set; score the test set in cm/s: NLL, RMSE, 90% prediction-region
 coverage and area (Section 5.2, eqs. 6-7). Two model averages of NGB and IndepNGB, with weights chosen
 on validation NLL globally and per 2x2 degree region:
@@ -34,7 +36,12 @@ from distviz.experiments import registry
 CM = 100.0  # models are fitted and scored in cm/s, as the paper reports
 GULF_STREAM_BOX = (-80.0, -74.0, 31.0, 35.0)  # Section 5.4
 JET_SPEED = 50.0  # cm/s: rows whose geostrophic speed exceeds this form the "jet" subset
-METHODS = ("NGB", "IndepNGB", "GB", "skGB", "MGD-MVN")
+METHODS = ("NGB", "IndepNGB", "GB", "skGB", "MGD-MVN", "NN")
+#: Paper Table 2 (real GDP data, 10 replications): NLL, RMSE (cm/s), 90% region coverage and area (cm^2/s^2).
+PAPER_TABLE2 = {"NGB": (7.73, 14.53, 0.87, 2482), "IndepNGB": (7.74, 14.45, 0.87, 2568), "skGB": (8.17, 14.31, 0.89, 2714),
+                "GB": (8.79, 24.14, 0.94, 8070), "NN": (7.81, 16.63, 0.89, 3670)}
+#: Settings of the NN row (paper Sec. 4 and the authors' code), independent of the boosting learning rate.
+NN_DEFAULTS = {"hidden_layer_sizes": "auto", "learning_rate": 0.01, "patience": 50, "max_epochs": 1000}
 AVERAGES = ("Pool-global", "Pool-region", "Mix-global", "Mix-region")
 _W_GRID = np.linspace(0.0, 1.0, 41)
 
@@ -345,8 +352,12 @@ def _plain(x):
     return x
 
 
-def _make_model(name: str, rounds: int, learning_rate: float, seed: int, patience: int, **tree):
-    """Estimator for method `name` (NGB, IndepNGB, GB, skGB from distviz.boosting.ngboost; MGD-MVN)."""
+def _make_model(name: str, rounds: int, learning_rate: float, seed: int, patience: int, nn_options=None, **tree):
+    """Estimator for method `name` (NGB, IndepNGB, GB, skGB from distviz.boosting.ngboost; MGD-MVN; NN)."""
+    if name == "NN":
+        from distviz.baselines import MVNNetwork
+
+        return MVNNetwork(**{**NN_DEFAULTS, **(nn_options or {})}, random_state=seed)
     if name == "MGD-MVN":
         from distviz.boosting import DistributionalBoosting
 
@@ -409,7 +420,7 @@ def _regional_weights(curve_val, kval, n_bins, w_global, min_count):
 
 def run_drifter_comparison(data="sample", *, rounds: int = 300, learning_rate: float = 0.1, patience: int = 10,
                            methods=METHODS, seed: int = 0, max_depth: int = 3, max_train: int | None = None,
-                           mgd_learning_rate: float = 0.05,
+                           mgd_learning_rate: float = 0.05, nn_options: dict | None = None,
                            min_region_count: int = 30, mixture_samples: int = 300,
                            progress: Callable[[float, str], None] | None = None) -> DrifterComparison:
     """Fit the methods on a by-drifter split of `data` and score them (Table 2), with averages and binned maps.
@@ -418,6 +429,7 @@ def run_drifter_comparison(data="sample", *, rounds: int = 300, learning_rate: f
     Every method uses `learning_rate`, except MGD-MVN, which uses `mgd_learning_rate`: additive steps in
     the mean coordinates (E y, E y y^T) can bring a row's covariance close to singular (the M-law's domain
     problem, DESIGN.md), and at 0.1 with depth-3 trees one test row's NLL blew up on the sample.
+    NN uses its own settings, NN_DEFAULTS updated by `nn_options` (MVNNetwork keyword arguments).
     """
     import xarray as xr
 
@@ -449,7 +461,7 @@ def run_drifter_comparison(data="sample", *, rounds: int = 300, learning_rate: f
         t0 = time.perf_counter()
         try:
             lr = mgd_learning_rate if name == "MGD-MVN" else learning_rate
-            model = _make_model(name, rounds, lr, seed, patience, max_depth=max_depth)
+            model = _make_model(name, rounds, lr, seed, patience, nn_options=nn_options, max_depth=max_depth)
             model.fit(Xtr, Ytr, eval_set=(Xva, Yva), progress=_round_reporter(say, name, i, len(methods)))
         except (ImportError, AttributeError) as exc:
             errors[name] = f"not available: {exc}"
@@ -560,6 +572,9 @@ def run_drifter_comparison(data="sample", *, rounds: int = 300, learning_rate: f
             "n_dropped_nan": d.n_dropped_nan, "rounds": int(rounds), "learning_rate": float(learning_rate),
             "mgd_learning_rate": float(mgd_learning_rate), "patience": int(patience), "max_depth": int(max_depth),
             "seed": int(seed), "units": "NLL in nats with velocities in cm/s; RMSE cm/s; PR90_area cm^2/s^2",
+            **({"nn": _plain({**NN_DEFAULTS, **(nn_options or {}),
+                              "hidden_layer_sizes_chosen": list(fitted["NN"].hidden_layer_sizes_)})}
+               if "NN" in fitted else {}),
             "seconds": round(time.perf_counter() - t_start, 1)}
     say(1.0, "done")
     return DrifterComparison(table, subsets, averaging, binned, zoom, pred, info)
@@ -592,7 +607,7 @@ def clustered_mean_se(x, groups) -> tuple[float, float]:
 
 def _rounds_used(model) -> int | None:
     """Number of boosting rounds a fitted model predicts with (best iteration), when it says."""
-    for attr in ("best_iteration_", "best_val_loss_itr", "n_estimators_", "n_rounds_"):
+    for attr in ("best_iteration_", "best_val_loss_itr", "n_estimators_", "n_rounds_", "best_epoch_"):
         v = getattr(model, attr, None)
         if isinstance(v, (int, np.integer)):
             return int(v)
@@ -626,7 +641,13 @@ def _format(result: dict) -> str:
             if name + "_minus_best" in av:
                 lines.append(f"  {name:12s} {av[name + '_minus_best']:+.4f} ± {av[name + '_minus_best_se']:.4f}"
                              f"  beats both: {av[name + '_beats_both']}")
+    shown = [m for m in PAPER_TABLE2 if isinstance(result.get(m), dict) and "NLL" in result[m]]
+    if shown:
+        lines.append("\npaper Table 2 (real GDP data, North Atlantic, 10 splits), NLL / RMSE / PR90 cov / PR90 area: "
+                     + "; ".join(f"{m} {'/'.join(f'{v:g}' for v in PAPER_TABLE2[m])}" for m in shown))
     info = result.get("info", {})
+    if info.get("nn"):
+        lines.append("NN: " + ", ".join(f"{k}={v}" for k, v in info["nn"].items()))
     lines.append(f"\ndata: {info.get('source')} ({'SYNTHETIC' if info.get('synthetic') else 'real'}), "
                  f"train/val/test rows {info.get('n_train')}/{info.get('n_val')}/{info.get('n_test')}, "
                  f"{info.get('seconds')} s; {info.get('units')}")
@@ -647,9 +668,14 @@ def _format(result: dict) -> str:
     registry.Option("max-train", int, None, "subsample the training rows to at most this many (speed)"),
     registry.Option("bbox", str, None, "keep rows in lon0,lon1,lat0,lat1; write it with = (--bbox=-83,-40,0,70, the paper's band)"),
     registry.Option("save", str, None, "write the binned results (NetCDF) to this path"),
+    registry.Option("nn-hidden", str, "auto", "NN hidden layers: 'auto' (authors' grid, chosen on validation NLL) or e.g. 100 or 50,20"),
+    registry.Option("nn-epochs", int, 1000, "NN epoch cap (authors: 1000)"),
+    registry.Option("nn-learning-rate", float, 0.01, "NN Adam learning rate (paper: 0.01)"),
+    registry.Option("nn-patience", int, 50, "NN early-stopping patience in epochs (paper: 50)"),
 ], format_table=_format)
 def drifters_study(data="sample", rounds=300, learning_rate=0.1, mgd_learning_rate=0.05, patience=10, max_depth=3,
-                   methods=",".join(METHODS), seed=0, max_train=None, bbox=None, save=None):
+                   methods=",".join(METHODS), seed=0, max_train=None, bbox=None, save=None, nn_hidden="auto",
+                   nn_epochs=1000, nn_learning_rate=0.01, nn_patience=50):
     """NGB vs IndepNGB (+ GB, skGB, MGD-MVN, model averages) on drifter velocities: paper Table 2."""
     import sys
 
@@ -674,9 +700,13 @@ def drifters_study(data="sample", rounds=300, learning_rate=0.1, mgd_learning_ra
         if len(box) != 4:
             raise ConfigError(f"--bbox must be four numbers lon0,lon1,lat0,lat1, got {bbox!r}; e.g. --bbox=-83,-40,0,70.")
         data = load_drifters(data, bbox=box)
+    from distviz.experiments.mvn_sim import _nn_hidden
+
+    nn = {"hidden_layer_sizes": _nn_hidden(nn_hidden), "max_epochs": nn_epochs, "learning_rate": nn_learning_rate,
+          "patience": nn_patience}
     res = run_drifter_comparison(data, rounds=rounds, learning_rate=learning_rate, methods=ms, seed=seed,
                                  max_train=max_train, patience=patience, max_depth=max_depth,
-                                 mgd_learning_rate=mgd_learning_rate, progress=progress)
+                                 mgd_learning_rate=mgd_learning_rate, nn_options=nn, progress=progress)
     if save:
         res.save(save)
     return _plain(res.to_dict())
