@@ -70,13 +70,17 @@ def percentile(xs: list[float], q: float) -> float:
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
-def start_server(port: int) -> subprocess.Popen:
-    """`streamlit run app.py` on 127.0.0.1:port, headless, no file watcher; returns once /_stcore/health answers."""
+def start_server(port: int, options: list[str] = ()) -> subprocess.Popen:
+    """`streamlit run app.py` on 127.0.0.1:port, headless, no file watcher; returns once /_stcore/health answers.
+
+    `options` are extra `section.name=value` config options (passed as `--section.name value`).
+    """
     exe = ROOT / ".venv" / "bin" / "streamlit"
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "streamlit"]
     proc = subprocess.Popen(cmd + ["run", "app.py", "--server.port", str(port), "--server.address", "127.0.0.1",
                                    "--server.headless", "true", "--server.fileWatcherType", "none",
-                                   "--browser.gatherUsageStats", "false"],
+                                   "--browser.gatherUsageStats", "false"]
+                            + [a for o in options for a in ("--" + o.split("=", 1)[0], o.split("=", 1)[1])],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(400):
         if proc.poll() is not None:
@@ -118,7 +122,7 @@ class Session:
         from websockets.asyncio.client import connect
 
         self.ws = await connect(self.ws_url, subprotocols=["streamlit"], max_size=None, open_timeout=self.timeout,
-                                ping_interval=None, compression=None)
+                                ping_interval=None)  # permessage-deflate offered, as browsers do
         self.reader = asyncio.create_task(self._read())
 
     async def close(self) -> None:
@@ -325,7 +329,7 @@ async def main_async(args) -> int:
         url, server = args.url, Server(args.pid)
     else:
         port = _free_port()
-        proc = start_server(port)
+        proc = start_server(port, args.server_option)
         url, server = f"http://127.0.0.1:{port}", Server(proc.pid)
     try:
         load0 = os.getloadavg()[0]
@@ -346,7 +350,8 @@ async def main_async(args) -> int:
                 phases += got
                 fails = sum(1 for ph in got for r in ph.results if r.failures)
                 print(f"pass {k + 1}/{repeat}, N = {n}: {sum(len(ph.results) for ph in got)} actions in "
-                      f"{time.perf_counter() - t1:.1f} s, {fails} failed, load {os.getloadavg()[0]:.2f}", flush=True)
+                      f"{time.perf_counter() - t1:.1f} s, {fails} failed, server RSS {server.rss():.0f} MiB, "
+                      f"load {os.getloadavg()[0]:.2f}", flush=True)
         rss1 = server.rss()
         total = sum(len(ph.results) for ph in phases)
         load1 = os.getloadavg()[0]
@@ -385,6 +390,8 @@ def main() -> int:
     ap.add_argument("--min-actions", type=int, default=1000, help="actions the automatic --repeat reaches (1000)")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds an action may take before it fails")
     ap.add_argument("--url", help="target a running server (e.g. http://127.0.0.1:8501) instead of starting one")
+    ap.add_argument("--server-option", action="append", default=[], metavar="SECTION.NAME=VALUE",
+                    help="a Streamlit config option for the started server, e.g. runner.postScriptGC=false (repeatable)")
     ap.add_argument("--pid", type=int, help="with --url: the server's process id, for its CPU and RSS figures")
     args = ap.parse_args()
     return asyncio.run(main_async(args))
