@@ -116,6 +116,7 @@ class Session:
         self.slider: tuple[str, str, int, int] | None = None  # (widget id, fragment id, min, max) of the round slider
         self._finished: asyncio.Queue = asyncio.Queue()
         self._errors: list[str] = []
+        self.charts: list[str] = []  # plotly specs (JSON) drawn by the last action
 
     async def connect(self) -> None:
         """Open the websocket with the subprotocol the frontend sends and start reading the stream."""
@@ -165,6 +166,8 @@ class Session:
                 self._errors.append(f"exception {el.exception.type}: {el.exception.message[:160]}")
             elif which == "alert" and el.alert.format == el.alert.ERROR:
                 self._errors.append(f"error alert: {el.alert.body[:160]}")
+            elif which == "plotly_chart":
+                self.charts.append(el.plotly_chart.spec)
             elif which == "slider" and el.slider.label == SLIDER_LABEL:
                 self.slider = (el.slider.id, msg.delta.fragment_id, int(el.slider.min), int(el.slider.max))
         elif kind == "script_finished":
@@ -178,7 +181,7 @@ class Session:
 
         while not self._finished.empty():  # drop leftovers of an earlier action
             self._finished.get_nowait()
-        self._errors = []
+        self._errors, self.charts = [], []
         back = BackMsg()
         cs = back.rerun_script
         if page is not None:  # a page change: the frontend clears the query string and sends the page's hash

@@ -19,7 +19,8 @@ def round_player(page: str, n_rounds: int, draw: Callable[[int], None], *, defau
     n_rounds = max(int(n_rounds), 1)
     play_key = f"{page}.playing"
     playing = bool(st.session_state.get(play_key, False))
-    rkey = qp_key(page, "round", int(n_rounds if default is None else default), lo=0, hi=n_rounds)
+    rdefault = int(n_rounds if default is None else default)
+    rkey = qp_key(page, "round", rdefault, lo=0, hi=n_rounds)
 
     def toggle():
         st.session_state[play_key] = not st.session_state.get(play_key, False)
@@ -28,6 +29,7 @@ def round_player(page: str, n_rounds: int, draw: Callable[[int], None], *, defau
 
     @st.fragment(run_every=interval if playing else None)
     def frame():
+        qp_key(page, "round", rdefault, lo=0, hi=n_rounds)  # registered again: a fragment rerun writes it to the URL
         if bool(st.session_state.get(play_key, False)) != playing:
             st.rerun()  # play / pause changed the timer: rerun the page so the fragment gets its new interval
         if playing:
