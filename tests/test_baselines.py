@@ -93,8 +93,13 @@ def test_early_stopping_patience():
 
 def test_auto_grid_picks_lowest_validation_nll(data):
     X, Y, Xv, Yv = data
+    calls = []
     m = MVNNetwork(hidden_layer_sizes="auto", hidden_grid=((2,), (12, 6)), max_epochs=25, patience=5,
-                   batch_size=None, random_state=0).fit(X, Y, eval_set=(Xv, Yv))
+                   batch_size=None, random_state=0).fit(X, Y, eval_set=(Xv, Yv),
+                                                        progress=lambda e, n: calls.append((e, n)))
+    # progress counts epochs over the whole grid: increasing, out of 2 x 25
+    done = [e for e, _ in calls]
+    assert done == sorted(done) and len(set(done)) == len(done) and {n for _, n in calls} == {50}
     g = m.grid_valid_loss_
     assert set(g) == {"2", "12x6"}
     assert "x".join(map(str, m.hidden_layer_sizes_)) == min(g, key=g.get)

@@ -222,8 +222,9 @@ class MVNNetwork(BaseEstimator):
     def fit(self, X, Y, eval_set=None, progress=None):
         """Fit on X (n, d) and Y (n, P); eval_set=(X_val, Y_val) drives early stopping and the grid choice.
 
-        Without eval_set, ``validation_fraction`` of the rows is held out.  ``progress(epoch, max_epochs)``
-        is called after every epoch.
+        Without eval_set, ``validation_fraction`` of the rows is held out.  ``progress(done, total)`` is
+        called after every epoch, counting epochs over all structures of the grid (total = structures x
+        max_epochs).
         """
         from distviz.boosting.ngboost import _check_y, _split_eval_set, _validation_split
         from distviz.families.mvn_cholesky import MVNCholesky
@@ -256,8 +257,10 @@ class MVNNetwork(BaseEstimator):
         theta0 = chart.init_theta(Y) if self.output_init == "marginal" else np.zeros(chart.dim)
 
         runs = {}
-        for h in grid:
-            runs[h] = self._train(chart, h, Xs, Y, Xvs, Yv, theta0, progress)
+        total = len(grid) * int(self.max_epochs)
+        for k, h in enumerate(grid):
+            tick = None if progress is None else (lambda e, k=k: progress(k * int(self.max_epochs) + e, total))
+            runs[h] = self._train(chart, h, Xs, Y, Xvs, Yv, theta0, tick)
         best_h = min(runs, key=lambda h: runs[h]["best_val"])
         r = runs[best_h]
         self.chart_ = chart
@@ -322,7 +325,7 @@ class MVNNetwork(BaseEstimator):
             else:
                 wait += 1
             if progress is not None:
-                progress(epoch, int(self.max_epochs))
+                progress(epoch)
             if self.patience is not None and wait >= int(self.patience):
                 break
         return {"params": best_params, "best_val": best_val, "best_epoch": best_epoch, "n_epochs": len(valid),
