@@ -60,7 +60,8 @@ def test_directions_match_the_papers_loops():
     A = rng.normal(size=(n, N, d, d))
     Hf = -(A @ np.swapaxes(A, -1, -2) + np.eye(d))
     Hd = np.diagonal(Hf, axis1=-2, axis2=-1).copy()
-    fka, ska, nka = K.fka_direction(theta, G, h), K.ska_direction(theta, G, Hd, h), K.nka_direction(theta, G, Hf, h)
+    fka, ska, nka = K.fka_direction(theta, G, h), K.ska_direction(theta, G, Hd, h), \
+        K.nka_direction(theta, G, Hf, h, ridge=0.0)  # the unregularised eq. 17 (Hf is negative definite)
     for i in range(n):
         f0, s0, n0 = _reference_directions(theta[i], G[i], Hd[i], Hf[i], h)
         np.testing.assert_allclose(fka[i], f0, rtol=1e-10, atol=1e-12)

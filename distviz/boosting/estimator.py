@@ -19,6 +19,7 @@ import json
 
 import numpy as np
 
+from distviz.boosting.params import check_int, check_number
 from distviz.errors import ConfigError, DataError
 
 from .engine import BoostingEngine, BoostingResult, Round
@@ -103,21 +104,18 @@ class DistributionalBoosting:
     def _check_config(self):
         if str(self.law).lower() not in LAWS:
             raise ConfigError(f"Unknown law {self.law!r}; choose one of: {', '.join(LAWS)}.")
-        if not (isinstance(self.n_rounds, (int, np.integer)) and self.n_rounds >= 1):
-            raise ConfigError(f"n_rounds must be a positive integer, got {self.n_rounds!r}; pass e.g. n_rounds=300.")
-        if not (np.isfinite(self.learning_rate) and 0 < self.learning_rate):
-            raise ConfigError(f"learning_rate must be a positive number, got {self.learning_rate!r}; pass e.g. 0.1.")
-        if not (isinstance(self.max_depth, (int, np.integer)) and self.max_depth >= 1):
-            raise ConfigError(f"max_depth must be an integer >= 1, got {self.max_depth!r}.")
-        if self.validation_fraction is not None and not (0 < self.validation_fraction < 1):
-            raise ConfigError(f"validation_fraction must lie in (0, 1) or be None, got {self.validation_fraction!r}.")
-        if self.early_stopping_rounds is not None and not (
-                isinstance(self.early_stopping_rounds, (int, np.integer)) and self.early_stopping_rounds >= 1):
-            raise ConfigError(f"early_stopping_rounds must be a positive integer or None, got {self.early_stopping_rounds!r}.")
+        check_int("n_rounds", self.n_rounds, example="300")
+        check_number("learning_rate", self.learning_rate, example="0.1")
+        check_int("max_depth", self.max_depth, example="3")
+        check_number("min_weight_leaf", self.min_weight_leaf, low=0.0, low_open=False, example="1.0")
+        check_number("l2", self.l2, low=0.0, low_open=False, example="0.0")
+        if self.validation_fraction is not None:
+            check_number("validation_fraction", self.validation_fraction, high=1.0, high_open=True, example="0.2")
+        if self.early_stopping_rounds is not None:
+            check_int("early_stopping_rounds", self.early_stopping_rounds, example="50")
         if self.domain not in ("project", "backtrack"):
             raise ConfigError(f"domain must be 'project' or 'backtrack', got {self.domain!r}.")
-        if not (isinstance(self.trace_rows, (int, np.integer)) and self.trace_rows >= 1):
-            raise ConfigError(f"trace_rows must be a positive integer, got {self.trace_rows!r}.")
+        check_int("trace_rows", self.trace_rows, example="2000")
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, sample_weight=None, eval_set=None, progress=None) -> "DistributionalBoosting":

@@ -31,6 +31,7 @@ from numba import njit
 from sklearn.base import BaseEstimator
 
 from distviz.boosting.engine import BoostingEngine, weighted_mean
+from distviz.boosting.params import check_int, check_number
 from distviz.errors import ConfigError, DataError
 
 __all__ = ["ChartLaw", "NGBoost", "NGB", "GB", "IndepNGB", "skGB", "GaussianPrediction", "select_rounds_per_param"]
@@ -393,10 +394,12 @@ class NGBoost(BaseEstimator):
             raise ConfigError(f"line_search must be 'ngboost', 'grow' or False, got {self.line_search!r}.")
         if self.tree_mode not in ("separate", "shared"):
             raise ConfigError(f"tree_mode must be 'separate' or 'shared', got {self.tree_mode!r}.")
-        if not (isinstance(self.n_estimators, (int, np.integer)) and self.n_estimators >= 0):
-            raise ConfigError(f"n_estimators must be a non-negative integer, got {self.n_estimators!r}.")
-        if not (isinstance(self.max_depth, (int, np.integer)) and self.max_depth >= 1):
-            raise ConfigError(f"max_depth must be a positive integer, got {self.max_depth!r}.")
+        check_int("n_estimators", self.n_estimators, low=0, example="500")
+        check_number("learning_rate", self.learning_rate, example="0.01")
+        check_int("max_depth", self.max_depth, example="3")
+        check_int("min_samples_leaf", self.min_samples_leaf, example="1")
+        if self.early_stopping_rounds is not None:
+            check_int("early_stopping_rounds", self.early_stopping_rounds, example="50")
 
     def fit(self, X, y, sample_weight=None, eval_set=None, callbacks=(), progress=None):
         """Fit on X (n, d), y (n, P) or (n,); eval_set=(X_val, y_val[, w_val]) drives early stopping.
@@ -748,6 +751,11 @@ class skGB(_MultiOutputGaussian):
 
         if self.backend not in ("gbr", "hist"):
             raise ConfigError(f"backend must be 'gbr' or 'hist', got {self.backend!r}.")
+        check_int("n_estimators", self.n_estimators, example="500")
+        check_number("learning_rate", self.learning_rate, example="0.01")
+        check_int("max_depth", self.max_depth, example="3")
+        if self.early_stopping_rounds is not None:
+            check_int("early_stopping_rounds", self.early_stopping_rounds, example="50")
         t0 = time.perf_counter()
         X, y, w, ev = self._prep(X, y, sample_weight, eval_set)
         P = y.shape[1]

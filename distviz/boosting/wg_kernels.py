@@ -120,12 +120,40 @@ def fka_direction(theta, G, h):
     return smoothed_gradient(theta, G, h)
 
 
-def nka_direction(theta, G, Hf, h):
-    """NKA target by Algorithm 4: v = K H^{-1} (-G*), with batched (N d) x (N d) solves per row.
+NKA_RIDGE = 1e-6  # Levenberg ridge of the NKA solve, relative to the mean diagonal of each row's H
+
+
+def pd_blocks(A):
+    """Each symmetric matrix of A (..., d, d) if it is positive definite, else its diagonal clipped at 0.
+
+    The modification NKA applies to a particle's -Hess log pi where the target is not log-concave there:
+    that block falls back to the diagonal approximation of App. C.3 (eq. 18), which SKA uses throughout.
+    """
+    A = 0.5 * (A + np.swapaxes(A, -1, -2))
+    if A.shape[-1] == 1:
+        return np.maximum(A, 0.0)
+    ok = np.linalg.eigvalsh(A)[..., 0] > 0
+    if ok.all():
+        return A
+    idx = np.arange(A.shape[-1])
+    D = np.zeros_like(A)
+    D[..., idx, idx] = np.maximum(A[..., idx, idx], 0.0)
+    return np.where(ok[..., None, None], A, D)
+
+
+def nka_direction(theta, G, Hf, h, ridge=NKA_RIDGE):
+    """NKA target by Algorithm 4: v = K H^{-1} (-G*) (eq. 17), with batched (N d) x (N d) solves per row.
 
     H_{nk} = (1/N) sum_j [-Hess log pi(theta^j) k(theta^n, theta^j) k(theta^k, theta^j)
                           + grad_j k(theta^j, theta^n) (x) grad_j k(theta^j, theta^k)],
     K_{nk} = I_d k(theta^n, theta^k).
+    Regularised so that every solve is well posed (eq. 17 leaves the Hessian approximation open):
+    a particle's -Hess log pi that is not positive definite (the normal target's posterior in
+    (m, log sigma) is not log-concave; an indefinite H sends the Newton step uphill and the particles to
+    sigma -> 0) is replaced by its diagonal clipped at 0, the App. C.3 approximation SKA uses, which makes
+    H positive semi-definite; a Levenberg ridge mu I, mu = ridge * tr(H) / (N d) + 1e-12, makes it
+    definite when particles coincide (the kernel blocks are then rank one: Poisson with 30 particles).
+    With a log-concave target the ridge alone changes the direction, by O(ridge).
     """
     theta = np.asarray(theta, dtype=np.float64)
     n, N, d = theta.shape
@@ -133,10 +161,23 @@ def nka_direction(theta, G, Hf, h):
     K = np.exp(-np.sum(diff * diff, -1) / h)                     # (n, N_j, N_n)
     gk = -(2.0 / h) * diff * K[..., None]                        # grad wrt theta^j, (n, j, n, d)
     phi = (np.einsum("ijn,ijt->int", K, G) + gk.sum(1)) / N      # (n, N, d)
-    Hm = (-np.einsum("ija,ijb,ijlm->ialbm", K, K, Hf) + np.einsum("ijal,ijbm->ialbm", gk, gk)) / N
+    A = pd_blocks(-np.asarray(Hf, dtype=np.float64))             # (n, N_j, d, d), PSD
+    Hm = (np.einsum("ija,ijb,ijlm->ialbm", K, K, A) + np.einsum("ijal,ijbm->ialbm", gk, gk)) / N
     Hm = Hm.reshape(n, N * d, N * d)
-    alpha = np.linalg.solve(Hm, phi.reshape(n, N * d, 1))[..., 0].reshape(n, N, d)
-    return np.einsum("inj,ijt->int", K, alpha)
+    diag = np.einsum("ikk->ik", Hm)
+    mu = ridge * np.where(np.isfinite(diag), diag, 0.0).mean(1) + 1e-12
+    diag += mu[:, None]
+    rhs = phi.reshape(n, N * d, 1)
+    ok = np.isfinite(Hm).all((1, 2)) & np.isfinite(rhs).all((1, 2))
+    alpha = np.full((n, N * d), np.nan)
+    if ok.any():
+        try:
+            alpha[ok] = np.linalg.solve(Hm[ok], rhs[ok])[..., 0]
+        except np.linalg.LinAlgError:  # numerically singular despite the ridge: eigenvalue floor per row
+            lam, Q = np.linalg.eigh(Hm[ok])
+            lam = np.maximum(lam, mu[ok, None])
+            alpha[ok] = np.einsum("iak,ik,ibk,ib->ia", Q, 1.0 / lam, Q, rhs[ok, :, 0])
+    return np.einsum("inj,ijt->int", K, alpha.reshape(n, N, d))
 
 
 @njit(cache=True)

@@ -22,6 +22,7 @@ import xarray as xr
 from distviz.boosting import wg_kernels as K
 from distviz.boosting.wg_init import init_flow
 from distviz.boosting.wg_targets import Target, lse, make_target
+from distviz.boosting.params import check_int, check_number
 from distviz.boosting.wg_trees import TreeLearner, trees_from_arrays, trees_to_arrays
 from distviz.errors import ConfigError, DataError
 
@@ -44,6 +45,20 @@ def _check_X(X, name="X"):
     if not np.all(np.isfinite(X)):
         raise DataError(f"{name} contains NaN or infinite values; remove or impute them before fitting.")
     return X
+
+
+# NKA's trust region: a particle moves at most this far (Euclidean, in theta) per round before the tree
+# fit; the full Newton direction of eq. 17 can be very long where a row's posterior is flat or not
+# log-concave, and one such step sends sigma to 0 in the normal target (a damped Newton step).
+_NKA_MAX_STEP = 1.0
+
+
+def _damp(V, lr, max_step):
+    """Scale each particle's direction so that lr * |v| <= max_step; returns (V, rows that were damped)."""
+    norm = np.sqrt(np.sum(V * V, axis=2, keepdims=True))
+    scale = np.minimum(1.0, max_step / np.maximum(lr * norm, 1e-300))
+    damped = (scale < 1.0).any(axis=(1, 2))
+    return V * scale, damped
 
 
 class WGBoost:
@@ -93,23 +108,16 @@ class WGBoost:
             raise ConfigError(f"Unknown WGBoost method '{self.method}'; choose one of {', '.join(METHODS)}.")
         if self.tree_sharing not in SHARING:
             raise ConfigError(f"tree_sharing must be 'shared' or 'per_particle', not {self.tree_sharing!r}.")
-        if not (isinstance(self.n_particles, (int, np.integer)) and self.n_particles >= 1):
-            raise ConfigError("n_particles must be a positive integer (the paper uses 10).")
-        if not (isinstance(self.n_rounds, (int, np.integer)) and self.n_rounds >= 1):
-            raise ConfigError("n_rounds must be a positive integer.")
-        if not (isinstance(self.max_depth, (int, np.integer)) and self.max_depth >= 1):
-            raise ConfigError("max_depth must be a positive integer.")
-        for name in ("bandwidth", "learning_rate", "init_lr"):
-            v = getattr(self, name)
-            if not (np.isscalar(v) and np.isfinite(v) and v > 0):
-                raise ConfigError(f"{name} must be a positive number; got {v!r}.")
-        if not (0 < self.subsample <= 1):
-            raise ConfigError(f"subsample must lie in (0, 1]; got {self.subsample!r}.")
-        if self.early_stopping_rounds is not None and not (
-                isinstance(self.early_stopping_rounds, (int, np.integer)) and self.early_stopping_rounds >= 1):
-            raise ConfigError("early_stopping_rounds must be a positive integer or None.")
-        if not (isinstance(self.init_rounds, (int, np.integer)) and self.init_rounds >= 0):
-            raise ConfigError("init_rounds must be a non-negative integer.")
+        check_int("n_particles", self.n_particles, example="10 (the paper's choice)")
+        check_int("n_rounds", self.n_rounds, example="500")
+        check_int("max_depth", self.max_depth, example="3")
+        check_int("init_rounds", self.init_rounds, low=0, example="5000")
+        check_int("display_size", self.display_size, example="50")
+        for name, ex in (("bandwidth", "0.1"), ("learning_rate", "0.1"), ("init_lr", "0.1")):
+            check_number(name, getattr(self, name), example=ex)
+        check_number("subsample", self.subsample, high=1.0, example="1.0")
+        if self.early_stopping_rounds is not None:
+            check_int("early_stopping_rounds", self.early_stopping_rounds, example="200")
         if self.early_stopping_metric not in ("nll", "rmse", "both"):
             raise ConfigError("early_stopping_metric must be 'nll', 'rmse' or 'both' (stop when both stalled).")
         if self.split_criterion not in ("variance", "friedman_sum"):
@@ -201,6 +209,8 @@ class WGBoost:
         tr_vrmse = np.full(M + 1, np.nan)
         tr_mmd = np.full(M + 1, np.nan)
         tr_sec = np.full(M + 1, np.nan)
+        tr_damped = np.zeros(M + 1, dtype=np.int64)     # rows whose particle step was damped (trust region)
+        tr_nonfinite = np.zeros(M + 1, dtype=np.int64)  # rows whose direction was non-finite (no update)
         gauss = tgt.gaussian(Y[obs])
         like = tgt.has_likelihood
 
@@ -228,16 +238,27 @@ class WGBoost:
         shared = self.tree_sharing == "shared"
         n_sub = max(1, int(round(self.subsample * n)))
         fit_secs = 0.0
+        stop_reason = ""
         for r in range(1, M + 1):
             ts = time.perf_counter()
             V = self._direction(P, Y, rng)
-            if not np.all(np.isfinite(V)):
-                raise DataError(f"WGBoost produced non-finite directions at round {r}; the particles "
-                                f"diverged (lower learning_rate, or use method='ska').")
+            bad = ~np.isfinite(V).all(axis=(1, 2))
+            tr_nonfinite[r] = int(bad.sum())
+            if bad.all():
+                stop_reason = (f"every row's direction was non-finite at round {r}, so boosting stopped; "
+                               f"lower learning_rate (now {lr:g}).")
+                break
+            if bad.any():  # a row whose direction overflowed gets no update this round (as the law engine does)
+                V[bad] = 0.0
+            if self.method == "nka":
+                V, damped = _damp(V, lr, _NKA_MAX_STEP)
+                tr_damped[r] = int(damped.sum())
             w = None
             if n_sub < n:
                 w = np.zeros(n)
                 w[rng.permutation(n)[:n_sub]] = 1.0
+            P_old = P.copy()
+            Pe_old = Pe.copy() if has_eval else None
             if shared:
                 tree, pred = learner.fit(Xb, V.reshape(n, N * d), w)
                 P += lr * pred.reshape(n, N, d)
@@ -248,9 +269,16 @@ class WGBoost:
                 P += lr * pred.transpose(1, 0, 2)
                 if has_eval:
                     Pe += lr * learner.predict_many(tree, Xe).transpose(1, 0, 2)
-            trees.append(tree)
             fit_secs += time.perf_counter() - ts
             record(r, fit_secs)
+            if not (np.all(np.isfinite(P)) and (not like or np.isfinite(tr_train[r]))
+                    and (not (like and has_eval) or np.isfinite(tr_valid[r]))):
+                # drop the round: its particles or NLL are not finite (a leaf overflowed the likelihood)
+                P, Pe = P_old, Pe_old
+                stop_reason = (f"the NLL became non-finite at round {r}, so boosting stopped after round "
+                               f"{r - 1}; lower learning_rate (now {lr:g}) or max_depth.")
+                break
+            trees.append(tree)
             if progress is not None:
                 progress(r, M)
             if has_eval:
@@ -285,13 +313,15 @@ class WGBoost:
                 "valid_rmse": (("round",), tr_vrmse[:n_done + 1]),
                 "mmd2": (("round",), tr_mmd[:n_done + 1]),
                 "seconds": (("round",), tr_sec[:n_done + 1]),
+                "n_projected": (("round",), tr_damped[:n_done + 1]),
+                "n_nonfinite": (("round",), tr_nonfinite[:n_done + 1]),
                 "x": (("obs", "feature"), X[obs]),
             },
             coords={"round": rounds, "obs": obs, "particle": np.arange(N), "param": np.arange(d),
                     "feature": np.arange(X.shape[1])},
             attrs={"method": self.method, "tree_sharing": self.tree_sharing, "learning_rate": lr,
                    "bandwidth": float(self.bandwidth), "best_round": int(self.best_round_),
-                   "mmd_bandwidth": 0.025, "target": tgt.name},
+                   "mmd_bandwidth": 0.025, "target": tgt.name, "stop_reason": stop_reason},
         )
         if Y.shape[1] >= 1:
             ds["y"] = (("obs", "ycol"), Y[obs])
@@ -405,9 +435,11 @@ class WGBoost:
             coords = {k[len("tracec__"):]: z[k] for k in z.files if k.startswith("tracec__")}
             dims = {"particles": ("round", "obs", "particle", "param"), "train_nll": ("round",),
                     "valid_nll": ("round",), "valid_rmse": ("round",), "mmd2": ("round",), "seconds": ("round",),
+                    "n_projected": ("round",), "n_nonfinite": ("round",),
                     "x": ("obs", "feature"),
                     "y": ("obs", "ycol")}
-            data = {k[len("trace__"):]: (dims[k[len("trace__"):]], z[k]) for k in z.files if k.startswith("trace__")}
+            data = {k[len("trace__"):]: (dims[k[len("trace__"):]], z[k]) for k in z.files
+                    if k.startswith("trace__") and k[len("trace__"):] in dims}
             est.trace_ = xr.Dataset(data, coords=coords, attrs=json.loads(str(z["trace_attrs"])))
         return est
 

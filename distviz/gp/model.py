@@ -16,6 +16,7 @@ from scipy.linalg import solve_triangular
 from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
+from distviz.boosting.params import check_number
 from distviz.errors import ConfigError, DataError
 from distviz.gp import objectives as obj
 from distviz.gp.kernels import rbf
@@ -46,6 +47,17 @@ def _check_y(y, n, name="y") -> np.ndarray:
     if not np.all(np.isfinite(y)):
         raise DataError(f"{name} contains NaN or infinite values; drop those rows first.")
     return y
+
+
+def _breakdown_sentence(y, likelihood, jitter) -> str:
+    """One sentence for a fit whose linear algebra broke down (a singular covariance or non-finite values)."""
+    y = np.asarray(y, dtype=float)
+    sd, scale = float(np.std(y)), float(np.max(np.abs(y))) if y.size else 0.0
+    if likelihood == "gaussian" and sd <= 1e-6 * max(scale, 1e-300):
+        return (f"y is constant (every value is about {float(np.mean(y)):.6g}), so the Gaussian noise variance "
+                f"shrinks to zero and the fit breaks down; use a target that varies, or objective='dlm_log'.")
+    return (f"The GP fit broke down numerically (a singular covariance matrix); rescale y (sd {sd:.3g}) and X "
+            f"to order one, or raise jitter (now {float(jitter):g}).")
 
 
 class SparseGP(BaseEstimator):
@@ -128,6 +140,9 @@ class SparseGP(BaseEstimator):
             val = getattr(self, name)
             if not isinstance(val, numbers.Integral) or val < 1:
                 raise ConfigError(f"{name} must be a positive integer; got {val!r}.")
+        check_number("learning_rate", self.learning_rate, example="0.01")
+        check_number("tol", self.tol, low=0.0, low_open=False, example="1e-6")
+        check_number("jitter", self.jitter, low=0.0, low_open=False, example="1e-6")
         if self.batch_size is not None and (not isinstance(self.batch_size, numbers.Integral) or self.batch_size < 1):
             raise ConfigError(f"batch_size must be a positive integer or None; got {self.batch_size!r}.")
         stochastic = obj.is_stochastic(self.objective, self.gradient) or self.batch_size is not None
@@ -203,13 +218,18 @@ class SparseGP(BaseEstimator):
         fun = obj.Objective(pb, free)
         self.lik_ = lik
         self.n_features_in_ = X.shape[1]
-        if method == "lbfgs":
-            self._fit_lbfgs(fun, progress)
-        else:
-            self._fit_adam(fun, Xs.shape[0], rng, progress)
-        self.params_ = obj.assemble(fun.unflatten(self.flat_), fixed)
-        self.sampler_stats_ = fun.sampler_stats
-        self._cache()
+        try:
+            if method == "lbfgs":
+                self._fit_lbfgs(fun, progress)
+            else:
+                self._fit_adam(fun, Xs.shape[0], rng, progress)
+            self.params_ = obj.assemble(fun.unflatten(self.flat_), fixed)
+            self.sampler_stats_ = fun.sampler_stats
+            self._cache()
+        except (np.linalg.LinAlgError, ValueError, FloatingPointError) as e:
+            if isinstance(e, (DataError, ConfigError)):
+                raise
+            raise DataError(_breakdown_sentence(y, self.likelihood, self.jitter)) from None
         return self
 
     def _fit_lbfgs(self, fun, progress):
