@@ -1,10 +1,14 @@
 """distviz — an interactive laboratory for distributional gradient boosting (run: streamlit run app.py).
 
-This file is the Home / Lab page and the navigation; the other pages live in pages/.
+This file is the Home / Lab page and the navigation; the other pages live in app_pages/.
+`make run` starts it through distviz.ui.serve (127.0.0.1 only, no outbound requests).
 """
 
 import streamlit as st
 
+from distviz.ui.serve import no_outbound_lookups
+
+no_outbound_lookups()  # also under a plain `streamlit run app.py`: Streamlit's address look-ups never leave the machine
 st.set_page_config(page_title="distviz", page_icon="📈", layout="wide")
 
 from distviz.ui.common import PAGES, explainer, fit_or_last, fit_summary  # noqa: E402
