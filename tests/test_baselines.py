@@ -215,3 +215,29 @@ def test_drifters_study_has_an_nn_row():
     assert "cov_NN" in res.predictions and "nll_NN" in res.binned
     text = st._format(st._plain(res.to_dict()))
     assert "paper Table 2" in text and "NN 7.81/16.63/0.89/3670" in text
+
+
+def test_drifters_paper_protocol_reports_mean_se_and_paired_difference():
+    from distviz.data.drifters import load_drifters
+    from distviz.experiments import drifters as st
+
+    d = load_drifters("sample", bbox=(-82.0, -60.0, 30.0, 42.0))
+    res = st.run_paper_protocol(d, methods=("NGB", "IndepNGB"), reps=2, depths=(2,), min_leaves=(1, 40), rounds=15,
+                                max_train=300)
+    for name in ("paper", "defaults"):
+        tab = res[name]
+        for m in ("NGB", "IndepNGB"):
+            assert all(np.isfinite(tab[m][k]) and tab[m][k + "_se"] >= 0 for k in st._PROTOCOL_METRICS)
+        pd_ = tab["NGB_minus_IndepNGB"]
+        per = res["per_replication"] if name == "paper" else None
+        if per is not None:
+            diffs = [a["NLL"] - b["NLL"] for a, b in zip(per["NGB"], per["IndepNGB"])]
+            assert pd_["mean"] == pytest.approx(np.mean(diffs)) and pd_["wins"] == sum(x < 0 for x in diffs)
+            assert pd_["se"] == pytest.approx(np.std(diffs, ddof=1) / np.sqrt(2))
+            assert {r["min_leaf"] for r in per["NGB"]} <= {1, 40} and len(res["paper"]["NGB"]["chosen"]) == 2
+        assert pd_["reps"] == 2
+    assert res["info"]["learning_rate"] == 0.01 and res["info"]["patience"] == 50
+    text = st._format(st._plain(res))
+    assert "paired test NLL NGB - IndepNGB" in text and "study defaults on the same splits" in text
+    with pytest.raises(ConfigError, match="protocol paper"):
+        st.run_paper_protocol(d, methods=("MGD-MVN",), reps=1)
