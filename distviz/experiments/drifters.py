@@ -1,6 +1,7 @@
 """Study `drifters`: multivariate NGBoost vs independent NGBoost on 2-D drifter velocities (paper Section 5, Table 2).
 
 ``distviz study drifters --data sample|PATH [--rounds N] [--json]``
+``distviz study drifters --data sample|PATH --protocol paper [--reps 10]`` (``run_paper_protocol``)
 
 Split by drifter id (81% train / 9% validation / 10% test, Section 5.3); fit NGB, IndepNGB, GB and
 skGB (``distviz.boosting.ngboost``), the bivariate Normal boosted by mirror descent in its dual
