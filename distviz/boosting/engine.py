@@ -126,6 +126,7 @@ class BoostingResult:
     train_loss: list = field(default_factory=list)
     valid_loss: list = field(default_factory=list)
     n_projected: list = field(default_factory=list)
+    n_nonfinite: list = field(default_factory=list)  # rows whose pseudo-response was non-finite (set to 0)
     entropy: list = field(default_factory=list)
     scales: list = field(default_factory=list)
     seconds: list = field(default_factory=list)
@@ -244,6 +245,7 @@ class BoostingEngine:
         res = BoostingResult(init=init)
         res.train_loss.append(weighted_mean(law.loss(F, data), w))
         res.n_projected.append(int(np.count_nonzero(proj)))
+        res.n_nonfinite.append(0)
         res.entropy.append(np.nan)
         res.scales.append(np.nan)
         res.seconds.append(0.0)
@@ -264,12 +266,18 @@ class BoostingEngine:
         active = np.ones(law.dim, dtype=bool)
         n_trees = np.zeros(law.dim, dtype=int)
         best_round, best_val = 0, res.valid_loss[0]
-        for r in range(1, self.n_rounds + 1):
+        if not (np.isfinite(res.train_loss[0]) and (Fv is None or np.isfinite(res.valid_loss[0]))):
+            res.stop_reason = ("the NLL of the constant start is not finite, so no round was fitted; "
+                               "rescale y to order one")
+        for r in range(1, self.n_rounds + 1 if not res.stop_reason else 1):
             t0 = time.perf_counter()
             cols = np.flatnonzero(active)
             R = law.targets(F, data, self.learning_rate)
-            if not np.isfinite(R).all():   # a row whose target overflowed gets no update this round
-                R = np.where(np.isfinite(R), R, 0.0)
+            finite = np.isfinite(R)
+            n_bad = 0
+            if not finite.all():   # a row whose target overflowed gets no update this round
+                n_bad = int(np.count_nonzero(~finite.all(axis=1)))
+                R = np.where(finite, R, 0.0)
             trees, groups, f = self._fit_trees(Xb, R, w, cols, tree_kwargs)
             scale = self._line_search(F, f, data, w, res.train_loss[-1]) if self.line_search else 1.0
             if scale == 0.0:
@@ -280,23 +288,36 @@ class BoostingEngine:
                 break
             mult = self.learning_rate * scale
             step = mult * f
-            F, proj = law.update(F, step)
+            F_new, proj = law.update(F, step)
+            loss = weighted_mean(law.loss(F_new, data), w)
+            Fv_new = vl = None
+            if Fv is not None:
+                fv = np.zeros_like(Fv)
+                for t, g in zip(trees, groups):
+                    fv[:, g] = _tree_predict(t, Xv, len(g))
+                Fv_new, _ = law.update(Fv, mult * fv)
+                vl = weighted_mean(law.loss(Fv_new, vdata), wv)
+            if not (np.isfinite(loss) and (vl is None or np.isfinite(vl))):
+                # the round would make the monitored NLL NaN / inf: drop it and stop (never chart a NaN)
+                res.stop_reason = (f"round {r} made the {'training' if not np.isfinite(loss) else 'validation'} "
+                                   f"NLL non-finite, so boosting stopped after round {r - 1}; lower the "
+                                   f"learning rate or rescale y")
+                break
+            F = F_new
             res.rounds.append(Round(trees, groups, mult))
             n_trees[cols] += 1
-            res.train_loss.append(weighted_mean(law.loss(F, data), w))
+            res.train_loss.append(loss)
+            res.n_nonfinite.append(n_bad)
             res.n_projected.append(int(np.count_nonzero(proj)))
             ent = np.nan
             if hasattr(law, "entropy") and self.tree_mode == "shared":
                 ent = float(law.entropy(trees[0], w, data))
             res.entropy.append(ent)
             res.scales.append(scale)
-            vl = np.nan
             if Fv is not None:
-                fv = np.zeros_like(Fv)
-                for t, g in zip(trees, groups):
-                    fv[:, g] = _tree_predict(t, Xv, len(g))
-                Fv, _ = law.update(Fv, mult * fv)
-                vl = weighted_mean(law.loss(Fv, vdata), wv)
+                Fv = Fv_new
+            else:
+                vl = np.nan
             res.valid_loss.append(vl)
             res.seconds.append(time.perf_counter() - t0)
             info = RoundInfo(r, trees, groups, R, step, F, Fv, res.train_loss[-1], vl,

@@ -272,6 +272,9 @@ def select_rounds_per_param(model, X_val, y_val, w_val=None, sweeps: int = 2, ma
 
 # ---------------------------------------------------------------------------------------------
 # input checks
+_NORMAL_MIN_SD = 1e-5  # the Normal chart's initial variance is floored at 1e-12 (sd 1e-6)
+
+
 def _check_X(X, name="X") -> np.ndarray:
     try:
         X = np.asarray(X, dtype=float)
@@ -422,6 +425,11 @@ class NGBoost(BaseEstimator):
             raise DataError(f"the {getattr(chart, 'name', 'chart')} chart models {chart.y_dim} output(s) but y has "
                             f"{y.shape[1]} columns; pass matching y or another chart.")
         y_fit = y if chart.y_dim > 1 else y[:, 0]
+        sd = float(np.std(y_fit)) if getattr(chart, "name", "") == "normal" else 1.0
+        if 0 < sd < _NORMAL_MIN_SD:
+            # the Normal chart starts from a variance floored at 1e-12 (distviz.families.charts)
+            raise DataError(f"y varies by only {sd:.3g}, below what the Normal chart's start resolves; multiply y "
+                            f"by {10.0 ** np.ceil(-np.log10(sd)):.0e} before fitting and divide predictions by it.")
         law = ChartLaw(chart, self.natural_gradient)
         self.binner_ = Binner(self.max_bins).fit(X)
         Xb = self.binner_.transform(X)

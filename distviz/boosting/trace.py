@@ -7,11 +7,13 @@ nodes, padded to the largest tree), ``feature`` and ``ydim``.
 Variables: ``train_nll``, ``valid_nll`` (weighted mean NLL, note "Monitoring during training"),
 ``entropy`` (generalised entropy H = -sum_J W_J/W A*(eta*_J) of that round's partition, eta*_J the
 leaf means of T(y); note "Entropy and the exact leafwise NLL criterion"), ``n_projected`` (training
-rows projected back into the domain), ``step_scale`` (line-search scale), ``seconds``; ``eta`` and
+rows projected back into the domain), ``n_nonfinite`` (rows whose pseudo-response was NaN / inf and got
+no update that round), ``step_scale`` (line-search scale), ``seconds``; ``eta`` and
 ``eta_star`` (round, obs, param); ``X`` (obs, feature), ``y`` (obs, ydim), ``T`` (obs, param),
 ``obs_index`` (row of the training set); the trees' node tables ``node_<field>`` (round, node) and
 ``node_value`` (round, node, param) (NaN / -1 padding, round 0 has no tree).  Attributes say which
-family, law, coordinate and split gain (``gain_name``: "Gain^reg" or "Gain^NGD") were used.
+family, law, coordinate and split gain (``gain_name``: "Gain^reg" or "Gain^NGD") were used; ``stop_reason``
+says why boosting ended early ("" when it ran every round), e.g. a round that would make the NLL non-finite.
 """
 
 from __future__ import annotations
@@ -119,6 +121,8 @@ def build_trace(res, recorder: TraceRecorder, law, *, X, y, T, attrs: dict, n_ro
         "valid_nll": ("round", np.asarray(res.valid_loss[: R + 1], dtype=float)),
         "entropy": ("round", np.asarray(res.entropy[: R + 1], dtype=float)),
         "n_projected": ("round", np.asarray(res.n_projected[: R + 1], dtype=np.int64)),
+        "n_nonfinite": ("round", np.asarray((list(getattr(res, "n_nonfinite", [])) + [0] * (R + 1))[: R + 1],
+                                            dtype=np.int64)),
         "step_scale": ("round", np.asarray(res.scales[: R + 1], dtype=float)),
         "seconds": ("round", np.asarray(res.seconds[: R + 1], dtype=float)),
         "eta": (("round", "obs", "param"), eta),
@@ -144,6 +148,7 @@ def build_trace(res, recorder: TraceRecorder, law, *, X, y, T, attrs: dict, n_ro
         "law_description": getattr(law, "description", ""),
         "best_iteration": int(res.best_iteration),
         "n_rounds_fitted": int(len(res.rounds)),
+        "stop_reason": str(getattr(res, "stop_reason", "") or ""),
     }
     full_attrs.update({k: (json.dumps(v) if isinstance(v, (dict, list, tuple)) else v)
                        for k, v in attrs.items() if v is not None})
