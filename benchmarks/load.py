@@ -315,7 +315,7 @@ def summarise(phases: list[Phase]) -> list[dict]:
 
 def print_table(rows: list[dict]) -> None:
     """The table of the issue: action | N | failures | p50 s | p95 s | server CPU-s/action | load."""
-    print(f"| action | N | actions | failures | p50 s | p95 s | server CPU-s/action | load avg (1 min, max) |")
+    print("| action | N | actions | failures | p50 s | p95 s | server CPU-s/action | load avg (1 min, max) |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['action']} | {r['n']} | {r['actions']} | {r['failures']} | {r['p50']:.3f} | {r['p95']:.3f} "
@@ -326,6 +326,7 @@ def print_table(rows: list[dict]) -> None:
 
 
 async def main_async(args) -> int:
+    """Start (or attach to) the server, warm it with one session, run the passes, print the table; 1 on failures."""
     cores = os.cpu_count() or 1
     proc = None
     if args.url:
@@ -386,6 +387,7 @@ async def main_async(args) -> int:
 
 
 def main() -> int:
+    """Command line entry: parse the options and run the benchmark."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sessions", default="20,50", help="comma-separated N of concurrent sessions (default 20,50)")
     ap.add_argument("--repeat", type=int, default=0,
