@@ -317,8 +317,6 @@ class Governor:
     # -- worker side
     def _worker(self, job: Job) -> None:
         with self.cond:
-            job.state = "queued"
-            self.queue.append(job)
             while True:
                 if not job.wanted():
                     job.state = "cancelled"
@@ -381,6 +379,8 @@ class Governor:
                 return job, False
             job = Job(key, work, label, on_done)
             self.jobs[key] = job
+            job.state = "queued"       # the queue is in order of arrival
+            self.queue.append(job)
         return job, True
 
     def start(self, job: Job) -> None:
