@@ -3,11 +3,11 @@
 import numpy as np
 import streamlit as st
 
-from distviz.errors import DistvizError
+from distviz.ui.jobs import FitCancelled
 from distviz.ui.common import explainer, static_table
 from distviz.ui.drifters import REAL_SUBSET, SOURCES, available_sources, metrics_frame, precomputed, run_comparison
 from distviz.ui.lab import MAX_UPLOAD_MB
-from distviz.ui.state import qp_key, recall, remember, sync_query_params, user_errors
+from distviz.ui.state import error_sentence, qp_key, recall, remember, sync_query_params, user_errors
 
 PAGE = "drift"
 
@@ -62,8 +62,10 @@ if pre is not None:
 res = None
 try:
     res = remember("drift", run_comparison(source, rounds, lr, max_train, upload, refit=refit))
-except DistvizError as exc:
-    st.error(str(exc))
+except FitCancelled:  # this session ended while its comparison waited or ran: nobody will see the page
+    st.stop()
+except Exception as exc:  # noqa: BLE001 - one sentence for any failure (Streamlit's rerun signals are BaseExceptions)
+    st.error(error_sentence(exc))
     res = recall("drift")
     if res is not None:
         st.caption("Showing the last successful comparison.")

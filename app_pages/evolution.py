@@ -7,7 +7,7 @@ import numpy as np
 from distviz.ui.common import explainer, fit_or_last, lazy_tabs
 from distviz.ui.lab import PAGE as LAB, fit_model, folded_config_widgets
 from distviz.ui.playback import round_player
-from distviz.ui.state import qp_key, sync_query_params
+from distviz.ui.state import error_sentence, qp_key, sync_query_params
 from distviz.viz import results as vr
 
 PAGE = "evo"
@@ -51,8 +51,8 @@ def companions():
         if others[a] is None:
             try:
                 others[a] = fit_model(cfg.with_algorithm(a), upload)
-            except Exception as exc:  # a failing companion fit only removes its path from the panel
-                st.caption(f"{a.upper()} companion fit failed: {exc}")
+            except Exception as exc:  # noqa: BLE001 - a failing companion fit only removes its path from the panel
+                st.caption(f"{a.upper()} companion fit failed: {error_sentence(exc)}")
     return {a: r.model for a, r in others.items() if r is not None}
 
 

@@ -351,13 +351,15 @@ def default_learning_rate(algorithm: str, family: str) -> float:
 
 
 def fit_warnings(res: FitResult) -> list[str]:
-    """Plain sentences about a law fit that diverged or whose updates often left the domain (empty when fine)."""
+    """Plain sentences about a fit that diverged, stopped early, had non-finite steps or often left the domain (empty when fine)."""
     tr = getattr(res.model, "trace_", None)
-    if res.kind != "law" or tr is None or "train_nll" not in tr:
+    if res.kind not in ("law", "wg") or tr is None or "train_nll" not in tr:
         return []
     cfg = res.config
-    label = ALGORITHMS[cfg.algorithm][0].split(" — ")[0].split(":")[0]
-    out = []
+    label = ALGORITHMS[cfg.algorithm][0].split(" — ")[0].split(":")[0].split(" (")[0]
+    out = _fault_warnings(tr, label, res.kind, len(res.data.y))
+    if res.kind == "wg":
+        return out
     t = np.asarray(tr["train_nll"].values, dtype=float)
     fin = np.isfinite(t)
     if t.size > 1 and fin[0]:
@@ -391,6 +393,24 @@ def fit_warnings(res: FitResult) -> list[str]:
                else "a step in η overshot the boundary")
         out.append(f"{label}: {total} row updates in {rounds} rounds left the {coord} domain ({why}); {how}. "
                    f"Fewer noise features p or a smaller ν make it rarer.")
+    return out
+
+
+def _fault_warnings(tr, label: str, kind: str, n_rows: int) -> list[str]:
+    """Sentences from a trace's fault counters: why boosting stopped early, rows with non-finite steps, NKA damping."""
+    out = []
+    reason = str(tr.attrs.get("stop_reason", "") or "")
+    if reason and not reason.startswith("line search"):   # the line-search stop is ordinary early stopping
+        out.append(f"{label} stopped early: {reason[0].lower() + reason[1:]}".rstrip(".") + ".")
+    bad = np.asarray(tr["n_nonfinite"].values, dtype=float) if "n_nonfinite" in tr else np.zeros(1)
+    if np.nansum(bad) > 0:
+        out.append(f"{label}: {int(np.nansum(bad))} row updates in {int(np.count_nonzero(bad > 0))} rounds had a "
+                   f"non-finite step and were left unchanged; lower the learning rate ν or the tree depth.")
+    if kind == "wg" and "n_projected" in tr:
+        damped = np.asarray(tr["n_projected"].values, dtype=float)
+        if np.nansum(damped) > 0.05 * max(n_rows, 1):
+            out.append(f"{label}: {int(np.nansum(damped))} particle steps in {int(np.count_nonzero(damped > 0))} "
+                       f"rounds were shortened to keep the full-Newton step within bounds; a smaller ν makes it rarer.")
     return out
 
 

@@ -8,6 +8,7 @@ drawn `sync_query_params` writes the current values back into the URL.
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 from typing import Any, Callable, Iterable
 
@@ -131,13 +132,26 @@ def sync_query_params(*pages: str, keep_others: bool = False) -> None:
         st.query_params.from_dict(want)
 
 
+UNEXPECTED_VIEW = ("This view could not be drawn because of an unexpected error (it is logged on the server); "
+                   "try other settings.")
+
+
+def error_sentence(exc: BaseException) -> str:
+    """The one sentence a page shows for `exc`: its own text for a DistvizError, a generic sentence otherwise (logged)."""
+    if isinstance(exc, DistvizError):
+        return str(exc)
+    logging.getLogger("distviz.ui").error("unexpected error in a view", exc_info=exc)
+    return UNEXPECTED_VIEW
+
+
 @contextlib.contextmanager
 def user_errors(where: str = ""):
-    """Show a DataError / ConfigError as one st.error sentence instead of a traceback."""
+    """Show any error of the block as one st.error sentence instead of a traceback (unexpected ones are logged)."""
     try:
         yield
-    except DistvizError as exc:  # errors a user can cause: one sentence, page keeps running
-        st.error(f"{where}{exc}" if where else str(exc))
+    except Exception as exc:  # noqa: BLE001 - Streamlit's stop / rerun signals are BaseExceptions and pass through
+        msg = error_sentence(exc)
+        st.error(f"{where}{msg}" if where else msg)
 
 
 def remember(name: str, value: Any) -> Any:
