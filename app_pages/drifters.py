@@ -5,7 +5,8 @@ import streamlit as st
 
 from distviz.ui.jobs import FitCancelled
 from distviz.ui.common import explainer, static_table
-from distviz.ui.drifters import REAL_SUBSET, SOURCES, available_sources, metrics_frame, precomputed, run_comparison
+from distviz.ui.drifters import (REAL_FINDING, REAL_SUBSET, SOURCES, SYNTHETIC_FINDING, available_sources, metrics_frame,
+                                 precomputed, run_comparison)
 from distviz.ui.lab import MAX_UPLOAD_MB
 from distviz.ui.state import error_sentence, qp_key, recall, remember, sync_query_params, user_errors
 
@@ -45,15 +46,23 @@ if source == "sample":
     max_train = st.sidebar.select_slider("Training rows (sample)", [1000, 2000, 5000, 10000, 30000],
                                          key=qp_key(PAGE, "train", 2000, options=[1000, 2000, 5000, 10000, 30000]),
                                          help="A random subset of the training rows keeps the first fit quick.")
+nn = st.sidebar.toggle("Add the neural-network baseline (NN)", key=qp_key(PAGE, "nn", False),
+                       help="The paper's NN row (Sec. 4): an MLP that outputs the bivariate Gaussian in NGB's chart, "
+                            "Adam at 0.01, patience 50, hidden layers chosen on the validation drifters from the "
+                            "authors' grid. It adds about 2-3 ms per training row to the fit.")
 
 if source == "sample":
     st.info("**Synthetic data.** The shipped sample is simulated (`scripts/make_drifter_sample.py`, seeded): drifters "
             "advected in an analytic Gulf-Stream-like flow with analytic winds and noise whose correlation varies in "
-            "space, so the true law is known (the *Oracle* row). For real drifters choose *real GDP subset* in the "
+            "space, so the true law is known (the *Oracle* row). " + SYNTHETIC_FINDING + " " + REAL_FINDING + " "
+            "For real drifters choose *real GDP subset* in the "
             f"sidebar (read from `../shared/data/{'/'.join(REAL_SUBSET)}` when present), upload a processed drifter "
             "CSV, or run `distviz study drifters --data PATH` on the Zenodo 5644972 table or a GDP NetCDF file.",
             icon=":material/science:")
-pre = precomputed(source, rounds, lr, max_train)
+elif source == "real":
+    st.caption("**Real data** (GDP drifters). " + REAL_FINDING + " One split, as fitted below, cannot separate "
+               "them; the paper's protocol is `distviz study drifters --data PATH --protocol paper`.")
+pre = precomputed(source, rounds, lr, max_train, nn)
 refit = False
 if pre is not None:
     refit = st.sidebar.button("Refit now", help="The first view shows a result precomputed with these settings by "
@@ -61,7 +70,7 @@ if pre is not None:
 
 res = None
 try:
-    res = remember("drift", run_comparison(source, rounds, lr, max_train, upload, refit=refit))
+    res = remember("drift", run_comparison(source, rounds, lr, max_train, upload, nn=nn, refit=refit))
 except FitCancelled:  # this session ended while its comparison waited or ran: nobody will see the page
     st.stop()
 except Exception as exc:  # noqa: BLE001 - one sentence for any failure (Streamlit's rerun signals are BaseExceptions)
@@ -77,7 +86,8 @@ if res is not None:
     st.caption(f"{info.get('source')}{' (SYNTHETIC)' if info.get('synthetic') else ''} — {info.get('n_drifters')} "
                f"drifters, {info.get('n_train')} training / {info.get('n_val')} validation / {info.get('n_test')} test "
                f"rows; {info.get('units', '')}."
-               + (" Precomputed with these settings (press *Refit now* to fit here)." if info.get("precomputed") else ""))
+               + (" Precomputed with these settings (press *Refit now* to fit here)." if info.get("precomputed") else "")
+               + (" For NN, *rounds_used* is its best epoch." if "NN" in res.table else ""))
     static_table(metrics_frame(res), {"NLL (nats)": ".3f", "RMSE (cm/s)": ".2f", "90% region coverage": ".3f",
                                       "90% region area (cm²/s²)": ",.0f", "fit (s)": ".1f"})
     c1, c2 = st.columns([1, 1])

@@ -20,7 +20,22 @@ SOURCES = OrderedDict([
     ("upload", "upload a processed drifter CSV"),
 ])
 METHODS = ("NGB", "IndepNGB")
+#: The optional neural-network baseline (paper Sec. 4 "NN", `distviz.baselines.MVNNetwork`), off by default.
+NN_METHOD = "NN"
+
+
+def methods_for(nn: bool) -> tuple[str, ...]:
+    """Methods the page fits: NGB and IndepNGB, plus the NN baseline when `nn`."""
+    return METHODS + ((NN_METHOD,) if nn else ())
 REAL_SUBSET = ("drifters", "gdp_north_atlantic_subset.csv")
+#: What the synthetic sample shows (README, Ocean drifters: `distviz study drifters`, one split, 3,868 test rows).
+SYNTHETIC_FINDING = ("On this synthetic sample NGB beats IndepNGB (test NLL 7.534 vs 7.553 nats with the study's "
+                     "defaults, one split) because the simulation built the correlated noise in.")
+#: What the real subset shows (README, Ocean drifters: `distviz study drifters --data
+#: ../shared/data/drifters/gdp_north_atlantic_subset.csv --protocol paper --methods NGB,IndepNGB,NN`).
+REAL_FINDING = ("On the real 1000-row GDP subset NGB and IndepNGB cannot be told apart: NGB − IndepNGB = "
+                "−0.064 ± 0.084 nats over 10 splits by drifter with the paper's protocol (NGB better in 6 of 10; "
+                "−0.069 ± 0.047 with the study's defaults).")
 
 
 def available_sources() -> list[str]:
@@ -56,72 +71,90 @@ def _precomputed(rounds: int, learning_rate: float, max_train: int | None):
     return load_precomputed(rounds=rounds, learning_rate=learning_rate, max_train=max_train)
 
 
-def precomputed(source: str, rounds: int, learning_rate: float, max_train: int | None):
-    """The shipped precomputed comparison when `source` is the sample and the settings are its settings, else None."""
-    if source != "sample":
+def precomputed(source: str, rounds: int, learning_rate: float, max_train: int | None, nn: bool = False):
+    """The shipped precomputed comparison when `source` is the sample and the settings are its settings, else None
+    (also None with the NN baseline, which the shipped result does not hold)."""
+    if source != "sample" or nn:
         return None
     return _precomputed(int(rounds), float(learning_rate), None if max_train is None else int(max_train))
 
 
 def run_comparison(source: str, rounds: int, learning_rate: float, max_train: int | None, upload: bytes | None = None,
-                   *, refit: bool = False, progress_container=None):
-    """The drifter comparison (NGB vs IndepNGB and their averages): from the cache, the shipped precomputed
-    result (sample, default settings, unless `refit`), or run now with a progress bar."""
+                   *, nn: bool = False, refit: bool = False, progress_container=None):
+    """The drifter comparison (NGB vs IndepNGB and their averages, plus the NN baseline when `nn`): from the
+    cache, the shipped precomputed result (sample, default settings, no NN, unless `refit`), or run now with a
+    progress bar through the fit governor (budget, single flight, cap, cancellation)."""
     from distviz.experiments.drifters import APP_DEFAULTS, run_drifter_comparison
 
+    methods = methods_for(bool(nn))
     key = ("drift", source, int(rounds), float(learning_rate), max_train,
-           hashlib.sha1(upload).hexdigest() if upload else "")
+           hashlib.sha1(upload).hexdigest() if upload else "") + (("nn",) if nn else ())
     hit = _store().get(key)
     if hit is not None:
         return hit
     if not refit:
-        pre = precomputed(source, rounds, learning_rate, max_train)
+        pre = precomputed(source, rounds, learning_rate, max_train, nn)
         if pre is not None:
             return pre
     if source == "sample":
-        check_drifter_budget(int(max_train or SAMPLE_TRAIN_ROWS), rounds)   # before anything is loaded
+        check_drifter_budget(int(max_train or SAMPLE_TRAIN_ROWS), rounds, nn=nn)   # before anything is loaded
 
     def factory():
         data = _source(source, upload)
         if source != "sample":
-            check_drifter_budget(REAL_ROWS if isinstance(data, str) else len(data), rounds, upload=source == "upload")
+            check_drifter_budget(REAL_ROWS if isinstance(data, str) else len(data), rounds, upload=source == "upload",
+                                 nn=nn)
 
         def work(progress):
             def say(frac, msg):   # called between steps and at most twice a second during the fits
                 progress(int(1000 * min(max(float(frac), 0.0), 1.0)), 1000, msg)
 
             return run_drifter_comparison(data, rounds=int(rounds), learning_rate=float(learning_rate),
-                                          patience=APP_DEFAULTS["patience"], methods=METHODS, max_train=max_train,
+                                          patience=APP_DEFAULTS["patience"], methods=methods, max_train=max_train,
                                           mixture_samples=APP_DEFAULTS["mixture_samples"], seed=APP_DEFAULTS["seed"],
                                           progress=say)
         return work
 
-    return run_fit(key, factory, label="fitting NGB and IndepNGB", box=progress_container, store=_store())
+    label = "fitting NGB, IndepNGB and NN" if nn else "fitting NGB and IndepNGB"
+    return run_fit(key, factory, label=label, box=progress_container, store=_store())
 
 
 #: Rows of the real GDP subset; training rows of the shipped sample when all are used.
 REAL_ROWS, SAMPLE_TRAIN_ROWS = 1000, 30000
 
 
-def predict_drifter_seconds(rows: int, rounds: int) -> float:
-    """Predicted wall time (s) of the NGB + IndepNGB comparison: 1 + 3e-6 rows rounds.
+def predict_nn_seconds(rows: int) -> float:
+    """Predicted wall time (s) of the NN baseline (NN_DEFAULTS: the authors' six hidden-layer structures,
+    Adam at 0.01, batches of 256, patience 50): 1 + 3e-3 rows, whatever the boosting rounds.
+
+    Timed on this 2-core machine (2026-11-26, shared with other jobs, the shipped sample): 1000 rows ->
+    2.4 s, 2000 -> 4.9 s, 5000 -> 11.4 s, 10000 -> 21.5 s (about 2.2e-3 s per training row); the real
+    subset (799 training rows) 0.8 s.
+    """
+    return 1.0 + 3e-3 * max(int(rows), 1)
+
+
+def predict_drifter_seconds(rows: int, rounds: int, nn: bool = False) -> float:
+    """Predicted wall time (s) of the NGB + IndepNGB comparison: 1 + 3e-6 rows rounds (plus the NN's when `nn`).
 
     Timed on this 2-core machine (2026-11-25, the shipped sample, early stopping at patience 10):
     2000 x 30 -> 0.5 s, 10000 x 100 -> 2.8 s, 30000 x 300 -> 25 s (2.8e-6 s per row-round).
     """
-    return 1.0 + 3e-6 * max(int(rows), 1) * max(int(rounds), 1)
+    secs = 1.0 + 3e-6 * max(int(rows), 1) * max(int(rounds), 1)
+    return secs + (predict_nn_seconds(rows) if nn else 0.0)
 
 
-def check_drifter_budget(rows: int, rounds: int, *, upload: bool = False) -> float:
+def check_drifter_budget(rows: int, rounds: int, *, upload: bool = False, nn: bool = False) -> float:
     """The predicted seconds; ConfigError naming the knobs when they exceed the server's limit."""
-    secs = predict_drifter_seconds(rows, rounds)
-    check_budget(secs, "the boosting rounds or " + ("upload fewer rows" if upload else "the training rows"),
-                 what="This comparison")
+    secs = predict_drifter_seconds(rows, rounds, nn)
+    knobs = "the boosting rounds or " + ("upload fewer rows" if upload else "the training rows")
+    check_budget(secs, knobs + (", or switch the NN baseline off" if nn else ""), what="This comparison")
     return secs
 
 
 def metrics_frame(res):
-    """Table 2 style DataFrame: one row per method (NGB, IndepNGB, their averages, oracle when synthetic)."""
+    """Table 2 style DataFrame: one row per method (NGB, IndepNGB, NN when fitted, their averages, oracle when
+    synthetic); for NN the rounds_used column is its best epoch."""
     import pandas as pd
 
     rows = []
