@@ -336,3 +336,64 @@ def test_engine_line_search_stops_instead_of_stalling():
     full = BoostingEngine(make_law("mgd", get("normal")), n_rounds=5, learning_rate=0.1,
                           tree_params=dict(max_depth=3)).fit(Xb, d.y)
     assert full.n_rounds == 5 and full.stop_reason == ""
+
+
+def _poisson_round_inputs(seed=0, n=40_000):
+    """An MGD iterate, a tree's leaf values / leaves, and the Poisson data of a fused-round test."""
+    rng = np.random.default_rng(seed)
+    y = rng.poisson(3.0, n).astype(float)
+    law = make_law("mgd", get("poisson"))
+    data = law.prepare(y)
+    F = rng.uniform(0.5, 5.0, (n, 1))
+    value = rng.normal(0.0, 1.0, 8)
+    leaf = rng.integers(0, 8, n).astype(np.int32)
+    w = rng.uniform(0.0, 2.0, n)
+    return law, data, F, value, leaf, w
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_fused_mgd_round_equals_update_loss_and_targets(weighted):
+    """Poisson MGD's fused pass gives update, weighted NLL and next targets of the unfused law (NLL to 1e-12)."""
+    law, data, F, value, leaf, w = _poisson_round_inputs()
+    w = w if weighted else None
+    F_new, loss, R_new = law.fused_round(F, leaf, value, 0.1, data, w)
+    F_ref, proj = law.update(F, 0.1 * value[leaf][:, None])
+    assert not proj.any()
+    np.testing.assert_array_equal(F_new, F_ref)
+    np.testing.assert_array_equal(R_new, law.targets(F_ref, data, 0.1))
+    from distviz.boosting.engine import weighted_mean
+
+    ref = weighted_mean(law.loss(F_ref, data), w)
+    assert abs(loss - ref) <= 1e-12 * abs(ref)
+    # a row that leaves the mean domain: no fused result, the engine takes the projecting update
+    value[3] = -1e3
+    assert law.fused_round(F, leaf, value, 0.1, data, w) is None
+    assert make_law("mgd", get("normal")).fused_round(F, leaf, value, 0.1, data, w) is None
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_engine_fused_rounds_equal_unfused_rounds(weighted):
+    """The engine's fused Poisson MGD rounds give the unfused engine's trees, iterates and (to 1e-12) NLL trace."""
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-2, 2, size=(4000, 3))
+    y = rng.poisson(np.exp(0.5 + np.sin(X[:, 0]))).astype(float)
+    w = rng.uniform(0.0, 2.0, 4000) if weighted else None
+    Xb = Binner(255).fit_transform(X)
+    tp = {"max_depth": 3, "min_weight_leaf": 1e-3}
+    steps, fused = [], []
+    law = make_law("mgd", get("poisson"))
+    kernel = law.fused_round
+    law.fused_round = lambda *args: fused.append(kernel(*args)) or fused[-1]
+    a = BoostingEngine(law, n_rounds=12, learning_rate=0.5, tree_params=tp).fit(
+        Xb, y, sample_weight=w, callbacks=[lambda info: steps.append(info.step)])
+    assert len(fused) == 12 and sum(out is not None for out in fused) >= 6  # the rest: a row left the domain
+    law_u = make_law("mgd", get("poisson"))
+    law_u.fused_round = lambda *args: None  # every round takes the unfused update
+    b = BoostingEngine(law_u, n_rounds=12, learning_rate=0.5, tree_params=tp).fit(Xb, y, sample_weight=w)
+    np.testing.assert_array_equal(a.F_train, b.F_train)
+    np.testing.assert_allclose(a.train_loss, b.train_loss, rtol=1e-12)
+    np.testing.assert_array_equal(a.entropy, b.entropy)
+    assert a.n_projected == b.n_projected
+    for ra, rb in zip(a.rounds, b.rounds):
+        np.testing.assert_array_equal(ra.trees[0].value_, rb.trees[0].value_)
+    np.testing.assert_array_equal(steps[-1], 0.5 * b.rounds[-1].trees[0].train_predict_)

@@ -457,3 +457,33 @@ def test_property_exact_mode_matches_sklearn_sse(n, p, K, depth, msl, weighted, 
     ww = np.ones(n) if w is None else w
     assert _wsse(ours.predict(X), R, ww) == pytest.approx(_wsse(sk.predict(X).reshape(n, K), R, ww), rel=1e-9, abs=1e-9)
     np.testing.assert_array_equal(ours.train_leaf_, ours.apply(X))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("criterion", ["variance", "entropy"])
+def test_fit_context_equals_fit(weighted, criterion):
+    """A tree grown through a FitContext (X, weights and T checked once per boosting fit) equals fit()."""
+    from distviz.families import get
+    from distviz.trees import FitContext
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-2, 2, size=(3000, 4))
+    y = rng.poisson(np.exp(0.3 + np.sin(X[:, 0]))).astype(float)
+    T = y[:, None]
+    R = np.column_stack([T[:, 0] - 1.5, rng.standard_normal(3000)])
+    w = rng.uniform(0.0, 2.0, 3000) if weighted else None
+    fam = get("poisson")
+    Xb = Binner(64).fit_transform(X)
+    ctx = FitContext.make(Xb, w, family=fam, T=T)
+    for _ in range(2):  # the context is reused across trees
+        a = HistTree(max_depth=3, criterion=criterion).fit(Xb, R, sample_weight=w, family=fam, T=T)
+        b = HistTree(max_depth=3, criterion=criterion).fit_context(ctx, R)
+        na, nb = a.nodes_, b.nodes_
+        for key in ("feature", "bin", "left", "right", "weight", "n_samples", "value", "gain", "gain_reg", "gain_ent",
+                    "feature_gains"):
+            np.testing.assert_array_equal(na[key], nb[key], err_msg=key)
+        np.testing.assert_array_equal(a.train_leaf_, b.train_leaf_)
+    with pytest.raises(DataError):
+        HistTree(max_depth=3).fit_context(ctx, R[:10])
+    with pytest.raises(DataError):
+        FitContext.make(X, w)

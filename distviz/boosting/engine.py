@@ -117,6 +117,22 @@ class RoundInfo:
     seconds: float
 
 
+def _step_get(self) -> np.ndarray:
+    """The round's step (n, K); the engine may hand it over as a function, evaluated on first access."""
+    s = self._step
+    if callable(s):
+        s = self._step = s()
+    return s
+
+
+def _step_set(self, value) -> None:
+    self._step = value
+
+
+# the fused round never forms the (n, K) step unless a callback reads it
+RoundInfo.step = property(_step_get, _step_set, doc="The round's step s * lr * f (n, K).")
+
+
 @dataclass
 class BoostingResult:
     """Everything a fit produced: start, rounds, monitoring curves and the final iterates."""
@@ -186,22 +202,28 @@ class BoostingEngine:
         self.tol = float(tol)
 
     # ------------------------------------------------------------------ pieces
+    def _fit_tree(self, Xb, R, w, cols, tree_kwargs):
+        """One tree on the (finite) targets R[:, cols], through the per-fit FitContext when it applies."""
+        t = _tree_class()(**self.tree_params)
+        ctx = getattr(self, "_tree_ctx", None)
+        Rc = R if len(cols) == R.shape[1] and np.array_equal(cols, np.arange(R.shape[1])) else R[:, cols]
+        if ctx is not None and ctx[0] is Xb and ctx[1] is w and ctx[2] is tree_kwargs:
+            return t.fit_context(ctx[3], Rc)
+        return t.fit(Xb, Rc, sample_weight=w, **tree_kwargs)
+
     def _fit_trees(self, Xb, R, w, cols, tree_kwargs):
         """Fit the round's tree(s) on targets R[:, cols]; return trees, groups and the (n, K) output."""
         n, K = R.shape
-        Tree = _tree_class()
         out = np.zeros((n, K))
         trees, groups = [], []
         if self.tree_mode == "shared":
-            t = Tree(**self.tree_params)
-            t.fit(Xb, R[:, cols], sample_weight=w, **tree_kwargs)
+            t = self._fit_tree(Xb, R, w, cols, tree_kwargs)
             out[:, cols] = _leaf_output(t, len(cols))
             trees.append(t)
             groups.append(np.asarray(cols))
         else:
             for k in cols:
-                t = Tree(**self.tree_params)
-                t.fit(Xb, R[:, [k]], sample_weight=w, **tree_kwargs)
+                t = self._fit_tree(Xb, R, w, [k], tree_kwargs)
                 out[:, k] = _leaf_output(t, 1)[:, 0]
                 trees.append(t)
                 groups.append(np.asarray([k]))
@@ -239,6 +261,7 @@ class BoostingEngine:
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         data = law.prepare(y, w)
         tree_kwargs = law.tree_kwargs(data) if hasattr(law, "tree_kwargs") else {}
+        self._tree_ctx = _make_tree_context(Xb, w, tree_kwargs)
         init = np.asarray(law.init(data, w), dtype=float).reshape(law.dim)
         n_train = _n_rows(Xb)
         F, proj = law.update(np.tile(init, (n_train, 1)), np.zeros((n_train, law.dim)))
@@ -269,16 +292,34 @@ class BoostingEngine:
         if not (np.isfinite(res.train_loss[0]) and (Fv is None or np.isfinite(res.valid_loss[0]))):
             res.stop_reason = ("the NLL of the constant start is not finite, so no round was fitted; "
                                "rescale y to order one")
+        # fused rounds: one pass over the rows for update, NLL and next targets (law.fused_round), for a
+        # shared tree without line search and with the engine's own tree fitting
+        fused = (hasattr(law, "fused_round") and self.tree_mode == "shared" and not self.line_search
+                 and type(self)._fit_trees is BoostingEngine._fit_trees)
+        R_next = None
         for r in range(1, self.n_rounds + 1 if not res.stop_reason else 1):
             t0 = time.perf_counter()
             cols = np.flatnonzero(active)
-            R = law.targets(F, data, self.learning_rate)
-            finite = np.isfinite(R)
-            n_bad = 0
-            if not finite.all():   # a row whose target overflowed gets no update this round
-                n_bad = int(np.count_nonzero(~finite.all(axis=1)))
-                R = np.where(finite, R, 0.0)
-            trees, groups, f = self._fit_trees(Xb, R, w, cols, tree_kwargs)
+            if R_next is not None:   # T(y) - F from the previous fused pass: finite by construction
+                R, n_bad = R_next, 0
+            else:
+                R = law.targets(F, data, self.learning_rate)
+                finite = np.isfinite(R)
+                n_bad = 0
+                if not finite.all():   # a row whose target overflowed gets no update this round
+                    n_bad = int(np.count_nonzero(~finite.all(axis=1)))
+                    R = np.where(finite, R, 0.0)
+            R_next = fused_out = None
+            if fused and len(cols) == law.dim:
+                t = self._fit_tree(Xb, R, w, cols, tree_kwargs)
+                trees, groups = [t], [np.asarray(cols)]
+                mult = self.learning_rate
+                fused_out = law.fused_round(F, t.train_leaf_, np.ascontiguousarray(t.value_[:, 0]), mult, data, w)
+                if fused_out is None:
+                    f = np.zeros(R.shape)
+                    f[:, cols] = _leaf_output(t, len(cols))
+            else:
+                trees, groups, f = self._fit_trees(Xb, R, w, cols, tree_kwargs)
             scale = self._line_search(F, f, data, w, res.train_loss[-1]) if self.line_search else 1.0
             if scale == 0.0:
                 # no step along this round's trees lowers the training NLL (the tree direction is not a
@@ -287,9 +328,16 @@ class BoostingEngine:
                 res.stop_reason = f"line search: no step along round {r}'s trees lowers the training NLL"
                 break
             mult = self.learning_rate * scale
-            step = mult * f
-            F_new, proj = law.update(F, step)
-            loss = weighted_mean(law.loss(F_new, data), w)
+            if fused_out is not None:
+                F_new, loss, R_new = fused_out
+                n_proj = 0
+                step = _lazy_step(trees[0], mult, F.shape)
+            else:
+                step = mult * f
+                F_new, proj = law.update(F, step)
+                n_proj = int(np.count_nonzero(proj))
+                loss = weighted_mean(law.loss(F_new, data), w)
+                R_new = None
             Fv_new = vl = None
             if Fv is not None:
                 fv = np.zeros_like(Fv)
@@ -304,11 +352,12 @@ class BoostingEngine:
                                    f"learning rate or rescale y")
                 break
             F = F_new
+            R_next = R_new
             res.rounds.append(Round(trees, groups, mult))
             n_trees[cols] += 1
             res.train_loss.append(loss)
             res.n_nonfinite.append(n_bad)
-            res.n_projected.append(int(np.count_nonzero(proj)))
+            res.n_projected.append(n_proj)
             ent = np.nan
             if hasattr(law, "entropy") and self.tree_mode == "shared":
                 ent = float(law.entropy(trees[0], w, data))
@@ -338,9 +387,28 @@ class BoostingEngine:
             if stop:
                 res.stop_reason = reason if r < self.n_rounds else ""
                 break
+        self._tree_ctx = None
         res.best_iteration = best_round if Fv is not None else len(res.rounds)
         res.F_train, res.F_valid, res.active, res.n_trees = F, Fv, active, n_trees
         return res
+
+
+def _make_tree_context(Xb, w, tree_kwargs):
+    """(Xb, w, tree_kwargs, FitContext) for the HistTree fits of one boosting fit, or None for raw X."""
+    from distviz.trees import BinnedX, FitContext, HistTree
+
+    if not isinstance(Xb, BinnedX) or _tree_class() is not HistTree or set(tree_kwargs) - {"family", "T"}:
+        return None
+    return (Xb, w, tree_kwargs, FitContext.make(Xb, w, **tree_kwargs))
+
+
+def _lazy_step(tree, mult, shape):
+    """The function giving a fused round's step mult * f (n, K) for RoundInfo (formed only if read)."""
+    def step():
+        out = np.zeros(shape)
+        out[:] = mult * _leaf_output(tree, shape[1])
+        return out
+    return step
 
 
 def _n_rows(X) -> int:

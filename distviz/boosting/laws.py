@@ -135,6 +135,30 @@ class MGD(ExpFamilyLaw):
         """R_i = T(y_i) - eta*_t(x_i)."""
         return data.T - F
 
+    def fused_round(self, F, leaf, value, mult, data, w):
+        """update, loss and targets of one round in one pass over the rows, or None where the family has no fused kernel.
+
+        F (n, 1) is the iterate, the round's step is ``mult * value[leaf]`` (value (n_nodes,) the
+        tree's leaf values, leaf (n,) the training rows' leaves).  Returns (F_new, weighted mean
+        NLL at F_new, next targets T(y) - F_new), equal to ``update``, ``loss`` and ``targets``
+        (up to the rounding of the NLL's sum), or None when a row leaves the mean domain (the
+        caller then takes the unfused ``update``, which projects or backtracks it).
+        """
+        kern = getattr(self.family, "fused_mgd_round", None)
+        if kern is None or F.ndim != 2 or F.shape[1] != 1 or data.T.shape[1] != 1:
+            return None
+        n = F.shape[0]
+        F_new = np.empty((n, 1))
+        R_new = np.empty((n, 1))
+        weighted = w is not None
+        ww = np.asarray(w, dtype=np.float64) if weighted else data.log_h  # (unused when not weighted)
+        n_bad, tot = kern(F.reshape(-1), leaf, value, float(mult), data.T.reshape(-1), data.log_h, ww, weighted,
+                          F_new.reshape(-1), R_new.reshape(-1))
+        if n_bad:
+            return None
+        loss = tot / ww.sum() if weighted else tot / n
+        return F_new, float(loss), R_new
+
 
 class NGD(ExpFamilyLaw):
     """N-law, matched: additive in eta, target U = g(eta_t)^-1 (T(y) - eta*_t) (note, 'Boosting of NGD')."""

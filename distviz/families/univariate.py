@@ -8,6 +8,7 @@ eta* = grad A(eta), eta = grad A*(eta*), g(eta) = hess A(eta).  The Poisson exam
 from __future__ import annotations
 
 import numpy as np
+from numba import njit, prange
 from scipy.special import digamma, expit, gammaln, xlogy
 
 from ._linalg import trigamma
@@ -16,6 +17,48 @@ from .base import ExponentialFamily, as_rng
 __all__ = ["Poisson", "Bernoulli", "Normal", "Gamma", "Exponential"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
+
+# rows per block of the fused row kernels: partial sums are taken per fixed block and added in block
+# order, so the result does not depend on the number of threads
+_BLOCK = 1 << 14
+
+
+@njit(cache=True, parallel=True)
+def _poisson_mgd_round(F, leaf, value, mult, T, log_h, w, weighted, F_out, R_out):
+    """One fused pass of a Poisson MGD round (iterate eta* = lambda): update, training NLL and next targets.
+
+    F_out_i = F_i + mult * value[leaf_i] (the step of the round's tree), the per-row NLL
+    A(eta) - eta T(y) - log h(y) at eta = log F_out_i with A = exp (note, "Poisson example" and
+    "Monitoring during training"), and the next M-law target R_out_i = T(y_i) - F_out_i (note,
+    "Boosting of MGD").  Returns (number of rows whose F_out is not finite and positive, sum of the
+    (weighted) NLL); when the first is not 0 the caller falls back to the unfused update, which
+    projects or backtracks those rows.
+    """
+    n = F.shape[0]
+    nblk = (n + _BLOCK - 1) // _BLOCK
+    part = np.zeros(nblk)
+    bad = np.zeros(nblk, dtype=np.int64)
+    for blk in prange(nblk):
+        s = 0.0
+        nb = 0
+        for i in range(blk * _BLOCK, min(n, (blk + 1) * _BLOCK)):
+            fn = F[i] + mult * value[leaf[i]]
+            F_out[i] = fn
+            if not (np.isfinite(fn) and fn > 0.0):
+                nb += 1
+                continue
+            eta = np.log(fn)
+            li = np.exp(eta) - eta * T[i] - log_h[i]
+            s += w[i] * li if weighted else li
+            R_out[i] = T[i] - fn
+        part[blk] = s
+        bad[blk] = nb
+    tot = 0.0
+    n_bad = 0
+    for blk in range(nblk):
+        tot += part[blk]
+        n_bad += bad[blk]
+    return n_bad, tot
 
 
 class Poisson(ExponentialFamily):
@@ -85,6 +128,9 @@ class Poisson(ExponentialFamily):
 
     def _default_mean(self):
         return np.array([3.0])
+
+    #: fused row kernel of an MGD round (see _poisson_mgd_round), used by laws.MGD.fused_round
+    fused_mgd_round = staticmethod(_poisson_mgd_round)
 
 
 class Bernoulli(ExponentialFamily):

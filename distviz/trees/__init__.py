@@ -12,6 +12,6 @@ refresh_numba_cache()
 from .binning import BinnedX, Binner  # noqa: E402
 from .forest import Forest, SharedForest, fit_many  # noqa: E402
 from .nodes import TreeNodes  # noqa: E402
-from .tree import HistTree  # noqa: E402
+from .tree import FitContext, HistTree  # noqa: E402
 
-__all__ = ["Binner", "BinnedX", "HistTree", "TreeNodes", "fit_many", "Forest", "SharedForest"]
+__all__ = ["Binner", "BinnedX", "FitContext", "HistTree", "TreeNodes", "fit_many", "Forest", "SharedForest"]

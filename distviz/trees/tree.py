@@ -12,7 +12,7 @@ from .histogram import row_stats
 from .nodes import TreeNodes
 from .predictor import apply_binned, apply_raw
 
-__all__ = ["HistTree"]
+__all__ = ["HistTree", "FitContext"]
 
 _PARAMS = ("max_depth", "max_leaves", "min_weight_leaf", "min_samples_leaf", "l2", "criterion", "max_bins")
 
@@ -84,16 +84,49 @@ def _conjugate_values(family, mean: np.ndarray) -> np.ndarray:
         return np.asarray(family.conjugate(mean), dtype=np.float64).reshape(-1)
 
 
-def _entropy_gains(family, GT, train_leaf, left, right, n_nodes, W_root):
-    """Gain^ent of every internal node from the leaf of every row (NaN for leaves)."""
-    S = node_sums(train_leaf, GT, left, right, n_nodes)
-    W = S[:, 0]
+def _entropy_gains(family, W, S, left, right, n_nodes, W_root):
+    """Gain^ent of every internal node from the node weights W (n_nodes,) and sums of T, S (n_nodes, d) (NaN for leaves)."""
     with np.errstate(all="ignore"):
-        a = _conjugate_values(family, S[:, 2:] / W[:, None]) * W
+        a = _conjugate_values(family, S / W[:, None]) * W
         out = np.full(n_nodes, np.nan)
         internal = left >= 0
         out[internal] = (a[left[internal]] + a[right[internal]] - a[internal]) / W_root
     return out
+
+
+class FitContext:
+    """What every tree of one boosting fit shares, checked once: X's bin codes, the weights, and (family, T) for Gain^ent.
+
+    Build it with ``FitContext.make(Xb, sample_weight, family=None, T=None)`` and grow each round's
+    tree with ``HistTree(...).fit_context(ctx, R)``.
+    """
+
+    def __init__(self, codes_T, binner, w, weights_none, family=None, T=None):
+        """Wrap checked codes and weights; T is checked here (once)."""
+        n = codes_T.shape[1]
+        if T is not None:
+            T = _check_targets(T, n, "T")
+        if (family is None) != (T is None):
+            raise ConfigError("pass both family and T (the rows' sufficient statistics) or neither.")
+        self.codes_T, self.binner, self.w, self.family, self.T = codes_T, binner, w, family, T
+        self.unit = weights_none or bool((w == 1.0).all())
+        self.W_root = float(w.sum())
+        self._GT = None
+
+    @classmethod
+    def make(cls, Xb, sample_weight=None, family=None, T=None) -> "FitContext":
+        """Context for trees on the BinnedX Xb with these sample weights (None: unit) and optional family and T."""
+        if not isinstance(Xb, BinnedX):
+            raise DataError("FitContext needs binned features; pass Binner(max_bins).fit_transform(X).")
+        n = Xb.codes_T.shape[1]
+        return cls(Xb.codes_T, Xb.binner, _check_weight(sample_weight, n), sample_weight is None, family, T)
+
+    @property
+    def GT(self) -> np.ndarray:
+        """Row statistics [w, 1{w>0}, w*T] of T (computed on first use, then kept)."""
+        if self._GT is None:
+            self._GT = row_stats(self.T, self.w, 2)
+        return self._GT
 
 
 class HistTree:
@@ -166,13 +199,32 @@ class HistTree:
             w = _check_weight(sample_weight, n)
             binner = Binner(self.max_bins).fit(X, sample_weight=sample_weight)
             codes_T = binner.transform(X).codes_T
-        if T is not None:
-            T = _check_targets(T, n, "T")
-        if (family is None) != (T is None):
-            raise ConfigError("pass both family and T (the rows' sufficient statistics) or neither.")
+        ctx = FitContext(codes_T, binner, w, sample_weight is None, family, T)
+        return self._fit_in(ctx, R, depth, leaves)
+
+    def fit_context(self, ctx: "FitContext", R) -> "HistTree":
+        """fit() on the rows, weights and (family, T) checked once in ctx; R (n, K) must be finite float64.
+
+        The boosting engine fits one tree per round on the same X, weights and T: checking and
+        preparing those once per fit (``FitContext``) instead of once per round saves several passes
+        over the rows.  The tree is the same as ``fit(ctx's X, R, ctx's weights, family, T)``.
+        """
+        depth, leaves = _check_params(
+            self.max_depth, self.max_leaves, self.min_weight_leaf, self.min_samples_leaf, self.l2, self.criterion
+        )
+        R = np.ascontiguousarray(R, dtype=np.float64)
+        if R.ndim == 1:
+            R = R[:, None]
+        if R.ndim != 2 or R.shape[0] != ctx.codes_T.shape[1]:
+            raise DataError(f"R must have shape (n,) or (n, K) with n = {ctx.codes_T.shape[1]} rows of X, got {R.shape}.")
+        return self._fit_in(ctx, R, depth, leaves)
+
+    def _fit_in(self, ctx: "FitContext", R, depth, leaves) -> "HistTree":
+        """Grow on checked inputs: ctx (X codes, weights, family, T) and finite C-contiguous targets R (n, K)."""
+        codes_T, binner, w, unit, family, T = ctx.codes_T, ctx.binner, ctx.w, ctx.unit, ctx.family, ctx.T
+        n = codes_T.shape[1]
         if self.criterion == "entropy" and family is None:
             raise ConfigError("criterion='entropy' needs family and T; pass them to fit or use criterion='variance'.")
-        unit = sample_weight is None or bool((w == 1.0).all())
         n_pos = n if unit else int(np.count_nonzero(w))
         M = _capacity(depth, leaves, n_pos)
         nb = binner.n_bins_
@@ -193,9 +245,8 @@ class HistTree:
             sums = floats[:, 1 : 1 + o + K]
             feat_gain = floats[:, 1 + o + K :]
             train_leaf = tl[0]
-            GT = None
         else:
-            GT = row_stats(T, w, 2)
+            GT = ctx.GT
             o = 2
             nn, feature, split_bin, left, right, dep, gain, feat_gain, train_leaf = grow_entropy(
                 codes_T, nb, nb_max, GT, family.conjugate, M, depth, leaves, min_w, min_cnt
@@ -222,8 +273,12 @@ class HistTree:
         self.value_ = sums[:, o:] / (sums[:, :1] + l2)
         self.train_leaf_ = train_leaf
         if family is not None:
-            GT = row_stats(T, w, 2) if GT is None else GT
-            self._gain_ent = _entropy_gains(family, GT, train_leaf, left, right, nn, float(w.sum()))
+            if unit:  # every row weighs 1: W_C is the node's row count (exact), only T needs summing
+                S = node_sums(train_leaf, T, left, right, nn)
+                self._gain_ent = _entropy_gains(family, sums[:, 0], S, left, right, nn, float(n))
+            else:
+                S = node_sums(train_leaf, ctx.GT, left, right, nn)
+                self._gain_ent = _entropy_gains(family, S[:, 0], S[:, 2:], left, right, nn, ctx.W_root)
         else:
             self._gain_ent = None
         self._nodes = None
