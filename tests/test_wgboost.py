@@ -383,3 +383,34 @@ def test_early_stopping_on_both_metrics_keeps_both_best_rounds():
     m = est.best_rounds_["nll"]
     short = WGBoost("normal", n_rounds=m, learning_rate=0.5, init_rounds=200, random_state=0).fit(X[:150], y[:150])
     np.testing.assert_allclose(est.predict_particles(X, n_rounds=m), short.predict_particles(X), rtol=1e-12)
+
+
+def test_init_flow_variants_authors_default_and_papers_text():
+    rng = np.random.default_rng(6)
+    t = NormalTarget()
+    y = t.prepare_y(rng.normal(3.0, 2.0, size=150))
+    th0 = rng.standard_normal((10, 2))
+    # with one datum, averaging directions (App. F.4's text) is averaging gradient and Hessian (authors' code)
+    np.testing.assert_allclose(init_flow(t, y[:1], th0, n_steps=200, lr=0.1, variant="paper"),
+                               init_flow(t, y[:1], th0, n_steps=200, lr=0.1, variant="authors"), atol=1e-12)
+    # with many data the ratio of averages is not the average of ratios
+    a = init_flow(t, y, th0, n_steps=200, lr=0.05, variant="authors")
+    p = init_flow(t, y, th0, n_steps=200, lr=0.05, variant="paper")
+    assert np.all(np.isfinite(p)) and np.abs(a - p).max() > 0.05
+    with pytest.raises(ValueError):
+        init_flow(t, y, th0, n_steps=1, variant="text")
+    # the estimator: "authors" with nu0 = 0.1 is the default; "paper" uses nu0 = 0.01 and differs
+    X = rng.uniform(size=(150, 1))
+    kw = dict(n_rounds=3, init_rounds=300, random_state=1)
+    d = WGBoost("normal", **kw).fit(X, y[:, 0])
+    assert d.get_params()["init_flow"] == "authors"
+    np.testing.assert_array_equal(d.init_particles_, WGBoost("normal", init_flow="authors", init_lr=0.1, **kw)
+                                  .fit(X, y[:, 0]).init_particles_)
+    np.testing.assert_array_equal(d.init_particles_, init_flow(t, y, np.random.default_rng(1).standard_normal((10, 2)),
+                                                               n_steps=300, lr=0.1))
+    q = WGBoost("normal", init_flow="paper", **kw).fit(X, y[:, 0])
+    np.testing.assert_array_equal(q.init_particles_, init_flow(t, y, np.random.default_rng(1).standard_normal((10, 2)),
+                                                               n_steps=300, lr=0.01, variant="paper"))
+    assert np.all(np.isfinite(q.predict_particles(X))) and np.abs(q.init_particles_ - d.init_particles_).max() > 0.05
+    with pytest.raises(ConfigError, match="init_flow must be"):
+        WGBoost("normal", init_flow="text", **kw).fit(X, y[:, 0])

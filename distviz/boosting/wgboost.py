@@ -24,7 +24,7 @@ import numpy as np
 import xarray as xr
 
 from distviz.boosting import wg_kernels as K
-from distviz.boosting.wg_init import init_flow
+from distviz.boosting.wg_init import VARIANTS as FLOW_VARIANTS, init_flow
 from distviz.boosting.wg_targets import Target, lse, make_target
 from distviz.boosting.params import check_int, check_number
 from distviz.boosting.wg_trees import TreeLearner, trees_from_arrays, trees_to_arrays
@@ -34,7 +34,7 @@ METHODS = ("ska", "fka", "nka", "langevin")
 SHARING = ("shared", "per_particle")
 _PARAMS = ("target", "n_particles", "method", "bandwidth", "learning_rate", "n_rounds", "max_depth",
            "tree_sharing", "init", "init_rounds", "init_lr", "subsample", "early_stopping_rounds",
-           "random_state", "max_bins", "display_size", "split_criterion", "early_stopping_metric")
+           "random_state", "max_bins", "display_size", "split_criterion", "early_stopping_metric", "init_flow")
 
 
 def _check_X(X, name="X"):
@@ -66,12 +66,21 @@ def _damp(V, lr, max_step):
 
 
 class WGBoost:
-    """Wasserstein gradient boosting: N particles per input approximating the pointwise posteriors pi_i."""
+    """Wasserstein gradient boosting: N particles per input approximating the pointwise posteriors pi_i.
+
+    Initial particles (App. F.4): ``init="flow"`` (default) runs the data-averaged particle flow for
+    ``init_rounds`` steps (M0 = 5000) from standard-normal draws; ``"normal"`` keeps the draws, ``"zeros"``
+    starts at 0, an (N, d) array gives them.  ``init_flow`` picks the flow: ``"authors"`` (default, the
+    authors' code, src/swgboost.py) averages the gradient and Hessian over the data *before* forming the
+    SKA ratio and steps with nu0 = 0.1; ``"paper"`` follows App. F.4's text, averaging each datum's
+    direction (1/D) sum_i G_i with nu0 = 0.01 (D times the work per step).  ``init_lr`` is nu0; None takes
+    the variant's own (0.1 authors, 0.01 paper).  See `distviz.boosting.wg_init`.
+    """
 
     def __init__(self, target, n_particles=10, method="ska", bandwidth=0.1, learning_rate=0.1, n_rounds=500,
-                 max_depth=3, tree_sharing="shared", init="flow", init_rounds=5000, init_lr=0.1, subsample=1.0,
+                 max_depth=3, tree_sharing="shared", init="flow", init_rounds=5000, init_lr=None, subsample=1.0,
                  early_stopping_rounds=None, random_state=None, max_bins=255, display_size=50,
-                 split_criterion="variance", early_stopping_metric="nll"):
+                 split_criterion="variance", early_stopping_metric="nll", init_flow="authors"):
         self.target = target
         self.n_particles = n_particles
         self.method = method
@@ -90,6 +99,7 @@ class WGBoost:
         self.display_size = display_size
         self.split_criterion = split_criterion
         self.early_stopping_metric = early_stopping_metric
+        self.init_flow = init_flow
 
     # ------------------------------------------------------------------ sklearn plumbing
     def get_params(self, deep=True):
@@ -118,7 +128,11 @@ class WGBoost:
         check_int("init_rounds", self.init_rounds, low=0, example="5000")
         check_int("display_size", self.display_size, example="50")
         for name, ex in (("bandwidth", "0.1"), ("learning_rate", "0.1"), ("init_lr", "0.1")):
-            check_number(name, getattr(self, name), example=ex)
+            if name != "init_lr" or self.init_lr is not None:
+                check_number(name, getattr(self, name), example=ex)
+        if self.init_flow not in FLOW_VARIANTS:
+            raise ConfigError("init_flow must be 'authors' (the authors' code: data-averaged gradient and Hessian, "
+                              "nu0 0.1) or 'paper' (App. F.4's text: data-averaged directions, nu0 0.01).")
         check_number("subsample", self.subsample, high=1.0, example="1.0")
         if self.early_stopping_rounds is not None:
             check_int("early_stopping_rounds", self.early_stopping_rounds, example="200")
@@ -158,7 +172,7 @@ class WGBoost:
         if self.init == "normal" or self.init_rounds == 0:
             return th
         out = init_flow(self.target_, Y, th, self.method, float(self.bandwidth), int(self.init_rounds),
-                        float(self.init_lr), rng)
+                        None if self.init_lr is None else float(self.init_lr), rng, variant=self.init_flow)
         if not np.all(np.isfinite(out)):
             raise ConfigError("The initial particle flow diverged; lower init_lr or use init='normal'.")
         return out
