@@ -1,6 +1,8 @@
 """Categorical(K) as an exponential family with T(y) = one-hot of the first K-1 classes.
 
-eta_k = log(p_k / p_K) for k < K (class K-1 in 0-based labels is the reference class),
+eta_k = log(p_k / p_K) for k < K (class K-1 in 0-based labels is the reference class; ngboost's
+k_categorical instead fixes class 0's logit at 0, so its K-1 parameters are log(p_k / p_0) for k = 1..K-1
+and the two charts differ by a linear change of coordinates),
 A(eta) = log(1 + sum_k e^{eta_k}), eta* = (p_0, ..., p_{K-2}), A*(p) = sum_{k<K} p_k log p_k
 (mirror_vs_natural_boosting.tex, Sec. 1 geometry).  The Fisher metric diag(p) - p p^T has the
 closed-form inverse diag(1/p) + 1 1^T / p_K (Sherman-Morrison).
@@ -19,7 +21,7 @@ __all__ = ["Categorical"]
 
 
 class Categorical(ExponentialFamily):
-    """Categorical distribution over labels 0..K-1 in the reference-class (last class) logit chart."""
+    """Categorical over labels 0..K-1, logits against the LAST class (ngboost's k_categorical: class 0)."""
 
     name = "categorical"
     y_dim = 1

@@ -364,7 +364,8 @@ _CHARTS = {
     "gamma": lambda **kw: GammaLogShapeLogRate(**kw),
     "exponential": lambda **kw: ExponentialLogScale(**kw),
     "bernoulli": _natural("bernoulli"),      # logit = natural parameter (ngboost's Bernoulli)
-    "categorical": _natural("categorical"),  # logits against the last class (ngboost's k_categorical), K=...
+    # K=...: the K-1 logits against the LAST class (ngboost's k_categorical takes class 0 as the reference)
+    "categorical": _natural("categorical"),
     "mvn_cholesky": _mvn_cholesky,
 }
 _TAKES_KWARGS = {"mvn_cholesky", "categorical"}
@@ -386,7 +387,8 @@ def available() -> list[str]:
 
 def get(name, **kwargs) -> Chart:
     """A chart by name: ngboost's charts 'normal' (mu, log sigma), 'poisson' (log rate), 'gamma' (log alpha,
-    log beta), 'exponential' (log scale), 'bernoulli' (logit), 'categorical' (K=..., logits), 'mvn_cholesky'
+    log beta), 'exponential' (log scale), 'bernoulli' (logit), 'categorical' (K=..., the K-1 logits log(p_k / p_K)
+    against the last class K-1, where ngboost's k_categorical takes class 0 as the reference), 'mvn_cholesky'
     (P=...), or 'eta:<family>' (the natural chart, family kwargs such as K= or P=)."""
     if isinstance(name, Chart):
         return name
