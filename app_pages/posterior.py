@@ -21,7 +21,8 @@ predictive density p(y | x) = (1/N) Σ_n p(y | θ_n(x)) as a heat map (x across,
 and the particles' locations as crosses — the Old Faithful and bone-density examples of the paper's
 Section 4.1. *Method comparison*: the App. E study — particles of SKA (diagonal Newton, the default),
 FKA (first order), NKA (full Newton) and Langevin against the exact target N(sin x, 0.5²), scored by
-MMD² (lower is better) and time per round; stars are the authors' published values. *OOD demo*: a
+MMD² (lower is better) and time per round; stars are values measured by running the authors' code
+(App. E shows these curves only as a figure, without numbers). *OOD demo*: a
 categorical WGBoost on UCI image segments with the class "sky" held out; the spread of the particles'
 class probabilities is small for familiar inputs and large for the unseen class, so 1 / max variance
 separates them (Section 4.3; PR-AUC of in- vs out-of-distribution).

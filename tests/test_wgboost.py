@@ -414,3 +414,14 @@ def test_init_flow_variants_authors_default_and_papers_text():
     assert np.all(np.isfinite(q.predict_particles(X))) and np.abs(q.init_particles_ - d.init_particles_).max() > 0.05
     with pytest.raises(ConfigError, match="init_flow must be"):
         WGBoost("normal", init_flow="text", **kw).fit(X, y[:, 0])
+
+
+def test_app_e_reference_values_are_labelled_as_measured_from_the_authors_code():
+    from distviz.experiments.wgboost import APP_E_REFERENCE, _synthetic_table
+    from distviz.viz.posterior import method_comparison_figure
+
+    row = {"mmd2@100": 0.008, "authors@100": APP_E_REFERENCE["ska"][100], "ms_per_round": 0.3}
+    text = _synthetic_table({"ska": row})
+    assert "measured by running the authors' code" in text and "only as a figure" in text
+    names = {tr.name for tr in method_comparison_figure({"ska": row}).data}
+    assert "authors' code (measured)" in names and not any("published" in (n or "") for n in names)

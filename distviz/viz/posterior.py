@@ -16,6 +16,7 @@ def method_comparison_figure(result: dict, *, title=None) -> go.Figure:
     """MMD^2 to the target against the round (log scale) and milliseconds per round, one colour per method.
 
     `result` is the output of the `wgboost-synthetic` study: {method: {"mmd2@r": v, ..., "ms_per_round": t}}.
+    Its "authors@r" values (stars) were measured by running the authors' code: App. E shows only a figure.
     """
     fig = make_subplots(rows=1, cols=2, column_widths=[0.65, 0.35], horizontal_spacing=0.12,
                         subplot_titles=["MMD² to the target N(sin x, 0.5²) (lower is better)", "time per round"])
@@ -26,7 +27,7 @@ def method_comparison_figure(result: dict, *, title=None) -> go.Figure:
                         legendgroup=m, row=1, col=1)
         ref = {int(k.split("@")[1]): v for k, v in row.items() if k.startswith("authors@")}
         if ref:
-            fig.add_scatter(x=list(ref), y=list(ref.values()), mode="markers", name="authors' value", legendgroup=m,
+            fig.add_scatter(x=list(ref), y=list(ref.values()), mode="markers", name="authors' code (measured)", legendgroup=m,
                             marker=dict(color=algo_color(m), symbol="star-open", size=13, line=dict(width=2)),
                             showlegend=m == next(iter(result)), row=1, col=1)
         fig.add_bar(x=[algo_label(m)], y=[row.get("ms_per_round", np.nan)], marker_color=algo_color(m), showlegend=False,
