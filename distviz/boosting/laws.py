@@ -33,7 +33,7 @@ __all__ = ["LAWS", "ExpFamilyLaw", "FamilyData", "MGD", "NGD", "GD", "MGDNatural
 class FamilyData:
     """Per-fit cache of y-only quantities: T(y) (n, d), log h(y) (n,) and the weights."""
 
-    __slots__ = ("T", "log_h", "w", "n", "_H_root")
+    __slots__ = ("T", "log_h", "w", "n", "_H_root", "_fused")
 
     def __init__(self, family, y, w=None):
         """Compute T(y) and log h(y) once (note, 'Monitoring during training')."""
@@ -42,6 +42,7 @@ class FamilyData:
         self.w = w
         self.n = self.T.shape[0]
         self._H_root = None
+        self._fused = None   # per-fit constants of a fused round (MGD.fused_round)
 
 
 class ExpFamilyLaw:
@@ -141,23 +142,30 @@ class MGD(ExpFamilyLaw):
         F (n, 1) is the iterate, the round's step is ``mult * value[leaf]`` (value (n_nodes,) the
         tree's leaf values, leaf (n,) the training rows' leaves).  Returns (F_new, weighted mean
         NLL at F_new, next targets T(y) - F_new), equal to ``update``, ``loss`` and ``targets``
-        (up to the rounding of the NLL's sum), or None when a row leaves the mean domain (the
-        caller then takes the unfused ``update``, which projects or backtracks it).
+        (the NLL up to rounding: sum w A(eta) - <log F_new, w T> - sum w log h, the last term and
+        w T kept per fit), or None when a row leaves the mean domain (the caller then takes the
+        unfused ``update``, which projects or backtracks it).
         """
         kern = getattr(self.family, "fused_mgd_round", None)
         if kern is None or F.ndim != 2 or F.shape[1] != 1 or data.T.shape[1] != 1:
             return None
         n = F.shape[0]
+        if data._fused is None or data._fused[0] is not w:
+            T = data.T.reshape(-1)
+            if w is None:
+                data._fused = (w, T, T, float(np.sum(data.log_h)), float(n), np.empty(n))
+            else:
+                ww = np.ascontiguousarray(w, dtype=np.float64)
+                data._fused = (w, ww, ww * T, float(np.dot(ww, data.log_h)), float(ww.sum()), np.empty(n))
+        _, ww, wT, s_logh, W, eta = data._fused
         F_new = np.empty((n, 1))
         R_new = np.empty((n, 1))
-        weighted = w is not None
-        ww = np.asarray(w, dtype=np.float64) if weighted else data.log_h  # (unused when not weighted)
-        n_bad, tot = kern(F.reshape(-1), leaf, value, float(mult), data.T.reshape(-1), data.log_h, ww, weighted,
+        n_bad, s_A = kern(F.reshape(-1), leaf, value, float(mult), data.T.reshape(-1), ww, w is not None,
                           F_new.reshape(-1), R_new.reshape(-1))
         if n_bad:
             return None
-        loss = tot / ww.sum() if weighted else tot / n
-        return F_new, float(loss), R_new
+        np.log(F_new.reshape(-1), out=eta)
+        return F_new, float((s_A - np.dot(eta, wT) - s_logh) / W), R_new
 
 
 class NGD(ExpFamilyLaw):

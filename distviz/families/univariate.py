@@ -24,15 +24,15 @@ _BLOCK = 1 << 14
 
 
 @njit(cache=True, parallel=True)
-def _poisson_mgd_round(F, leaf, value, mult, T, log_h, w, weighted, F_out, R_out):
-    """One fused pass of a Poisson MGD round (iterate eta* = lambda): update, training NLL and next targets.
+def _poisson_mgd_round(F, leaf, value, mult, T, w, weighted, F_out, R_out):
+    """One fused pass of a Poisson MGD round (iterate eta* = lambda): update, next targets and sum of A.
 
-    F_out_i = F_i + mult * value[leaf_i] (the step of the round's tree), the per-row NLL
-    A(eta) - eta T(y) - log h(y) at eta = log F_out_i with A = exp (note, "Poisson example" and
-    "Monitoring during training"), and the next M-law target R_out_i = T(y_i) - F_out_i (note,
-    "Boosting of MGD").  Returns (number of rows whose F_out is not finite and positive, sum of the
-    (weighted) NLL); when the first is not 0 the caller falls back to the unfused update, which
-    projects or backtracks those rows.
+    F_out_i = F_i + mult * value[leaf_i] (the step of the round's tree), the next M-law target
+    R_out_i = T(y_i) - F_out_i (note, "Boosting of MGD"), and sum_i w_i A(eta_i) = sum_i w_i F_out_i
+    (A(eta) = e^eta = lambda, note "Poisson example"), the first term of the training NLL
+    A(eta) - eta T(y) - log h(y); the caller adds the log term with numpy's vectorised log.
+    Returns (number of rows whose F_out is not finite and positive, sum of w * F_out); when the first
+    is not 0 the caller falls back to the unfused update, which projects or backtracks those rows.
     """
     n = F.shape[0]
     nblk = (n + _BLOCK - 1) // _BLOCK
@@ -44,13 +44,9 @@ def _poisson_mgd_round(F, leaf, value, mult, T, log_h, w, weighted, F_out, R_out
         for i in range(blk * _BLOCK, min(n, (blk + 1) * _BLOCK)):
             fn = F[i] + mult * value[leaf[i]]
             F_out[i] = fn
-            if not (np.isfinite(fn) and fn > 0.0):
-                nb += 1
-                continue
-            eta = np.log(fn)
-            li = np.exp(eta) - eta * T[i] - log_h[i]
-            s += w[i] * li if weighted else li
             R_out[i] = T[i] - fn
+            nb += not (fn > 0.0 and fn < np.inf)
+            s += w[i] * fn if weighted else fn
         part[blk] = s
         bad[blk] = nb
     tot = 0.0
