@@ -127,7 +127,7 @@ def predict_nn_seconds(rows: int) -> float:
     """Predicted wall time (s) of the NN baseline (NN_DEFAULTS: the authors' six hidden-layer structures,
     Adam at 0.01, batches of 256, patience 50): 1 + 3e-3 rows, whatever the boosting rounds.
 
-    Timed on this 2-core machine (2026-11-26, shared with other jobs, the shipped sample): 1000 rows ->
+    Timed on this 2-core machine (2026-11-25, shared with other jobs, the shipped sample): 1000 rows ->
     2.4 s, 2000 -> 4.9 s, 5000 -> 11.4 s, 10000 -> 21.5 s (about 2.2e-3 s per training row); the real
     subset (799 training rows) 0.8 s.
     """
