@@ -9,7 +9,13 @@ import streamlit as st
 from distviz.ui.serve import no_outbound_lookups
 
 no_outbound_lookups()  # also under a plain `streamlit run app.py`: Streamlit's address look-ups never leave the machine
-st.set_page_config(page_title="distviz", page_icon="📈", layout="wide")
+
+from distviz.ui.layout import presenter_controls, presenter_key  # noqa: E402
+from distviz.ui.state import begin_run, end_run  # noqa: E402
+
+begin_run()  # ?apply=1 (a lesson's "show me" link): this run takes every setting from the URL
+st.set_page_config(page_title="distviz", page_icon="📈", layout="wide",
+                   initial_sidebar_state="collapsed" if st.session_state.get(presenter_key()) else "auto")
 
 from distviz.ui.common import PAGES, explainer, fit_or_last, fit_summary  # noqa: E402
 from distviz.ui.lab import PAGE, config_widgets  # noqa: E402
@@ -50,6 +56,14 @@ def lab():
             st.plotly_chart(fig, key=f"lab.fig{i}")
 
 
-nav = st.navigation([st.Page(lab, title="Lab", icon=":material/science:", default=True)]
-                    + [st.Page(path, title=title, icon=icon) for path, title, icon in PAGES])
-nav.run()
+from distviz.ui.lessons import NAV, back_to_lesson  # noqa: E402
+
+NAV.update({"lab": st.Page(lab, title="Lab", icon=":material/science:", default=True)}
+           | {path.rsplit("/", 1)[-1].removesuffix(".py"): st.Page(path, title=title, icon=icon) for path, title, icon in PAGES})
+nav = st.navigation(list(NAV.values()))
+presenter_controls()
+back_to_lesson(nav)
+try:
+    nav.run()
+finally:
+    end_run()

@@ -20,6 +20,7 @@ PAGES = [
     ("app_pages/drifters.py", "Drifters", ":material/waves:"),
     ("app_pages/posterior.py", "Posterior regression", ":material/blur_on:"),
     ("app_pages/explorer.py", "Family explorer", ":material/search:"),
+    ("app_pages/lessons.py", "Lessons", ":material/school:"),
 ]
 
 

@@ -1,11 +1,50 @@
-"""Layout pieces that keep a page's first paint light: lazily executed tabs and Markdown tables."""
+"""Layout pieces that keep a page's first paint light: lazily executed tabs and Markdown tables; presenter mode."""
 
 from __future__ import annotations
 
 import numpy as np
 import streamlit as st
 
-from .state import qp_key
+from distviz.viz import style
+
+from .state import GLOBAL, qp_key
+
+PRESENT = "present"
+#: presenter mode: larger text everywhere (Streamlit sizes its text in rem), bolder chart titles are set by
+#: distviz.viz.style; readable from the back of a room at 1280x720
+PRESENTER_CSS = """<style>
+html { font-size: 20px; }
+[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.1rem; line-height: 1.5; }
+[data-testid="stMetricValue"] { font-size: 1.8rem; }
+</style>"""
+
+
+def presenter_key() -> str:
+    """Session key of presenter mode (?present=1, shared by every page, kept in the URL while on)."""
+    return qp_key(GLOBAL, PRESENT, False)
+
+
+def presenting() -> bool:
+    """True while this session is in presenter mode (False outside a Streamlit run)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return False
+    return bool(st.session_state.get(f"{GLOBAL}.{PRESENT}", False))
+
+
+style.set_presenter_source(presenting)  # the figures read presenter mode from the session, not from their arguments
+
+
+def presenter_controls(box=None) -> bool:
+    """The presenter-mode toggle (in `box`, default the sidebar) and, while on, the larger page text; returns the mode."""
+    box = box if box is not None else st.sidebar
+    on = box.toggle("Presenter mode", key=presenter_key(),
+                    help="Larger text and thicker lines for a projector, sidebar folded on load; kept in the "
+                         "address (?present=1) and across pages and lessons.")
+    if on:
+        st.html(PRESENTER_CSS)
+    return bool(on)
 
 
 def lazy_tabs(page: str, name: str, labels: list[str]):

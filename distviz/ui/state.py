@@ -20,6 +20,10 @@ _REGISTERED = "_qp_registered"
 _SHADOW = "_shadow."
 _WRITTEN = "_qp_written"  # name -> the value this session last wrote into the URL
 MAX_RAW = 200             # longest query-parameter value read (option labels are far shorter)
+GLOBAL = "app"            # settings every page shares (presenter mode): every sync writes them, except at their default
+APPLY = "apply"           # ?apply=1 (a lesson's "show me" link): the run takes every setting from the URL (see begin_run)
+_APPLYING = "_qp_applying"  # keys this applying run has already set from the URL
+_DEFAULTS = "_qp_defaults"  # key -> default of the GLOBAL settings
 
 
 def _parse(raw: Any, default: Any) -> Any:
@@ -81,7 +85,15 @@ def qp_key(page: str, name: str, default: Any, *, options: Iterable | None = Non
         except (TypeError, ValueError, OverflowError):  # a value of the wrong type is not a valid state
             return False
 
-    if key not in st.session_state:
+    if page == GLOBAL:
+        st.session_state.setdefault(_DEFAULTS, {})[key] = default
+    applying = st.session_state.get(_APPLYING)
+    if applying is not None and key not in applying:  # a "show me" link: the URL wins, a missing value is the default
+        applying.add(key)
+        raw = st.query_params.get(name)
+        v = _parse(raw, default) if raw is not None else None
+        st.session_state[key] = v if ok(v) else default
+    elif key not in st.session_state:
         raw = st.query_params.get(name)
         v = _parse(raw, default) if raw is not None else None
         if not ok(v):  # not in the URL: the value this session had on another page, else the default
@@ -115,21 +127,43 @@ def sync_query_params(*pages: str, keep_others: bool = False) -> None:
     a parameter that came with the link and no widget read (an unknown key, a value that was refused)
     is dropped, so the address always describes a valid state.
     """
-    want = {}
-    for page in pages:
-        reg = st.session_state.get(_REGISTERED, {}).pop(page, {})  # widgets drawn in this run only
+    want, at_default = {}, set()
+    regs = st.session_state.get(_REGISTERED, {})
+    defaults = st.session_state.get(_DEFAULTS, {})
+    for page in dict.fromkeys((*pages, GLOBAL)):
+        reg = regs.get(page, {}) if page == GLOBAL else regs.pop(page, {})  # widgets drawn in this run only
         for name, key in reg.items():
             v = st.session_state.get(key)
             if v is not None:
                 st.session_state[_SHADOW + key] = v  # survives Streamlit's clean-up of widget state on page switch
-                want[name] = _format(v)
+                if page == GLOBAL and key in defaults and v == defaults[key]:
+                    at_default.add(name)  # a shared setting at its default stays out of the address
+                else:
+                    want[name] = _format(v)
     current = {k: st.query_params[k] for k in st.query_params}
     if keep_others:
         written = st.session_state.get(_WRITTEN, {})
-        want = {**{k: v for k, v in current.items() if written.get(k) == v}, **want}
+        want = {**{k: v for k, v in current.items() if written.get(k) == v and k not in at_default}, **want}
     st.session_state[_WRITTEN] = dict(want)
     if current != want:
         st.query_params.from_dict(want)
+
+
+def begin_run() -> None:
+    """Start of a full run (app.py): with ?apply=1 every qp_key of this run takes its value from the URL (its default
+    when the URL lacks it) even where the session already has one, so a lesson link sets the exact view; the
+    marker is then removed from the address."""
+    st.session_state.pop(_APPLYING, None)
+    if APPLY in st.query_params:
+        applying = st.query_params.get(APPLY) == "1"
+        del st.query_params[APPLY]
+        if applying:
+            st.session_state[_APPLYING] = set()
+
+
+def end_run() -> None:
+    """End of a full run (app.py, also after st.stop or a rerun): later runs keep the session's values again."""
+    st.session_state.pop(_APPLYING, None)
 
 
 UNEXPECTED_VIEW = ("This view could not be drawn because of an unexpected error (it is logged on the server); "

@@ -322,6 +322,7 @@ def map_figure_plotly(binned, kind: str = "nll_diff", *, title: str | None = Non
     import plotly.graph_objects as go
 
     from distviz.viz.geo import add_basemap
+    from distviz.viz.style import presenter_figure
 
     var, label, cmap, div = _kind(binned, kind)
     vals = binned[var].values.astype(float)
@@ -355,7 +356,7 @@ def map_figure_plotly(binned, kind: str = "nll_diff", *, title: str | None = Non
             hoverinfo="skip", showlegend=False))
     fig.update_layout(title=title or PANEL_TITLES.get(kind, var), margin=dict(l=60, r=20, t=50, b=50),
                       plot_bgcolor="white", height=560)
-    return fig
+    return presenter_figure(fig)  # larger text and thicker lines in presenter mode (distviz.viz.style)
 
 
 def trajectory_ellipses_plotly(predictions, drifter_id=None, *, start=None, days: int = 12, every: int = 2,
@@ -364,6 +365,7 @@ def trajectory_ellipses_plotly(predictions, drifter_id=None, *, start=None, days
     import plotly.graph_objects as go
 
     from distviz.viz.geo import add_basemap
+    from distviz.viz.style import presenter_figure
     from distviz.viz.palette import OKABE_ITO, hex_to_rgba
 
     rows = trajectory_rows(predictions, drifter_id, start, days)
@@ -403,4 +405,4 @@ def trajectory_ellipses_plotly(predictions, drifter_id=None, *, start=None, days
     add_basemap(fig, bbox, scale)
     fig.update_layout(title=f"Held-out drifter {did}: {len(rows)} days, {int(level * 100)}% prediction regions "
                             f"(1-day displacements)", plot_bgcolor="white", margin=dict(l=60, r=20, t=50, b=50))
-    return fig
+    return presenter_figure(fig)  # larger text and thicker lines in presenter mode (distviz.viz.style)

@@ -4,10 +4,85 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-__all__ = ["apply_style", "style_layout", "axis_grid", "make_figure"]
+__all__ = ["apply_style", "style_layout", "axis_grid", "make_figure", "presenter_figure", "set_presenter_source"]
+
+PRESENTER_FONT = 18   # smallest chart text (px) in presenter mode: readable from the back of a room at 1280x720
+PRESENTER_BASE = 20   # base chart font (px) in presenter mode
+PRESENTER_LINE = 1.6  # factor on every line width in presenter mode
+_presenter_source = None  # () -> bool, set by the UI layer (distviz.ui.layout): is this session presenting?
+_FONT_KEYS = ("font", "textfont", "tickfont", "insidetextfont", "outsidetextfont")
 
 
+def set_presenter_source(source) -> None:
+    """Register the callable that tells whether the figures being built are for presenter mode (None: never)."""
+    global _presenter_source
+    _presenter_source = source
 
+
+def presenter_on() -> bool:
+    """True while the registered source says the current view is in presenter mode (False outside the app)."""
+    try:
+        return bool(_presenter_source()) if _presenter_source is not None else False
+    except Exception:  # noqa: BLE001 - no session (a script, a test): the ordinary look
+        return False
+
+
+def _present(obj, base: bool = True):
+    """Presenter look, in place, on a figure's layout or trace dicts: every font size at least PRESENTER_FONT,
+    axis ticks and titles and colour-bar text set explicitly (the Streamlit theme would otherwise make them small),
+    line widths times PRESENTER_LINE."""
+    if isinstance(obj, list):
+        for o in obj:
+            _present(o, False)
+        return obj
+    if not isinstance(obj, dict):
+        return obj
+    for k in list(obj):
+        v = obj[k]
+        if k in _FONT_KEYS and isinstance(v, dict):
+            size = v.get("size")
+            if isinstance(size, (int, float)) and not isinstance(size, bool):
+                v["size"] = max(float(size), PRESENTER_FONT)
+        elif k == "line" and isinstance(v, dict) and isinstance(v.get("width"), (int, float)):
+            v["width"] = float(v["width"]) * PRESENTER_LINE
+        elif base and (k[:5] in ("xaxis", "yaxis") or k == "coloraxis") and isinstance(v, dict):
+            v.setdefault("tickfont", {})
+            v["tickfont"] = {**v["tickfont"], "size": max(v["tickfont"].get("size") or 0, PRESENTER_FONT)}
+            if k != "coloraxis":
+                title = v.get("title")
+                title = {"text": title} if isinstance(title, str) else dict(title or {})
+                title["font"] = {**title.get("font", {}), "size": max(title.get("font", {}).get("size") or 0, PRESENTER_FONT + 1)}
+                v["title"] = title
+        elif k == "colorbar" and isinstance(v, dict):
+            v["tickfont"] = {**v.get("tickfont", {}), "size": max(v.get("tickfont", {}).get("size") or 0, PRESENTER_FONT)}
+            title = v.get("title")
+            title = {"text": title} if isinstance(title, str) else dict(title or {})
+            title["font"] = {**title.get("font", {}), "size": max(title.get("font", {}).get("size") or 0, PRESENTER_FONT)}
+            v["title"] = title
+        if isinstance(v, (dict, list)):
+            _present(v, False)
+    if base:  # the figure's layout
+        obj["font"] = {**obj.get("font", {}), "size": max(obj.get("font", {}).get("size") or 0, PRESENTER_BASE)}
+        obj["hoverlabel"] = {**obj.get("hoverlabel", {}), "font": {"size": PRESENTER_FONT}}
+        if isinstance(obj.get("title"), dict) or isinstance(obj.get("title"), str):
+            t = obj["title"]
+            t = {"text": t} if isinstance(t, str) else t
+            t["font"] = {**t.get("font", {}), "size": max(t.get("font", {}).get("size") or 0, PRESENTER_BASE + 2)}
+            obj["title"] = t
+        if isinstance(obj.get("height"), (int, float)):
+            obj["height"] = int(obj["height"] * 1.15)  # room for the larger text
+    return obj
+
+
+def presenter_figure(fig: go.Figure) -> go.Figure:
+    """`fig` with the presenter look when presenter mode is on (larger text, thicker lines); `fig` itself otherwise.
+
+    For figures not built by make_figure / apply_style (which apply the look themselves), e.g. the drifter maps.
+    """
+    if not presenter_on():
+        return fig
+    d = fig.to_dict()
+    return go.Figure(data=_present(d.get("data", []), False), layout=_present(d.get("layout", {})))
 
 
 def style_layout(layout: dict, names, *, title: str | None = None, height: int = 420, legend_top: bool = True) -> dict:
@@ -24,6 +99,10 @@ def style_layout(layout: dict, names, *, title: str | None = None, height: int =
     layout.pop("template", None)  # re-validating the default template costs ~40 ms; plotly adds it back lazily
     for k, v in lay.items():  # merge one level deep (keep e.g. margin keys set by the caller)
         layout[k] = {**layout[k], **v} if isinstance(v, dict) and isinstance(layout.get(k), dict) else v
+    if presenter_on():
+        import copy
+
+        layout = _present(copy.deepcopy(layout))  # nested dicts of the caller stay as they were
     return layout
 
 
@@ -44,7 +123,8 @@ def apply_style(fig: go.Figure, *, title: str | None = None, height: int = 420, 
     d = fig.to_dict()
     layout = style_layout(d.get("layout", {}), _names(d.get("data", [])), title=title, height=height,
                           legend_top=legend_top)
-    return go.Figure(data=d.get("data", []), layout=layout)
+    data = d.get("data", [])
+    return go.Figure(data=_present(data, False) if presenter_on() else data, layout=layout)
 
 
 def axis_grid(rows: int, cols: int, *, titles=None, hspace: float = 0.08, vspace: float = 0.14,
@@ -97,4 +177,9 @@ def axis_key(ref: dict, which: str) -> str:
 
 def make_figure(traces: list, layout: dict | None = None, **style) -> go.Figure:
     """Build a Figure from trace dicts and a layout dict in one go (fast), with the distviz style."""
-    return go.Figure(data=traces, layout=style_layout(layout or {}, _names(traces), **style))
+    layout = style_layout(layout or {}, _names(traces), **style)
+    if presenter_on():
+        import copy
+
+        traces = _present(copy.deepcopy(traces), False)  # the caller's trace dicts stay as they were
+    return go.Figure(data=traces, layout=layout)

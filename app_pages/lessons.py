@@ -1,0 +1,70 @@
+"""Lessons: guided tours of the app, step by step, each step with a question for the class and a "show me" link."""
+
+import streamlit as st
+
+from distviz.ui.common import explainer
+from distviz.ui.layout import presenting
+from distviz.ui.lessons import CURRENT, ENV_DIR, NAV, PAGES, load_lessons
+from distviz.ui.state import qp_key, sync_query_params
+
+PAGE = "lesson"
+
+st.title("Lessons")
+explainer(f"""
+Each lesson is a short guided tour of one idea, a few steps long. A step says what to look at in two or three
+sentences, gives a **question to ask the class**, and has a **Show me** link that opens the page in exactly
+the state the step describes (page, family, algorithm, round, tab); the sidebar then has a link back to the
+step. Every step has its own address (`?lesson=2&step=3`), so a step can be shared or bookmarked. In
+**presenter mode** (sidebar toggle, or `?present=1`) text and charts are larger and the sidebar starts folded.
+
+The lessons are plain TOML files in `distviz/lessons/` (one file per lesson, numbered in the order of their
+file names); edit them or add your own there, or in a folder named by the environment variable `{ENV_DIR}`.
+A file that cannot be read is named in one sentence here and the other lessons still load.
+""")
+
+lessons, problems = load_lessons()
+for msg in problems:
+    st.error(msg, icon=":material/description:")
+if not lessons:
+    st.info("No lessons found; add a lesson file to distviz/lessons/.")
+    sync_query_params(PAGE)
+    st.stop()
+
+numbers = [ls.number for ls in lessons]
+by_number = {ls.number: ls for ls in lessons}
+lkey = qp_key(PAGE, "lesson", numbers[0], options=numbers)
+lesson = by_number[st.session_state[lkey]]
+skey = qp_key(PAGE, "step", 1, lo=1, hi=len(lesson.steps))
+
+
+def first_step():
+    """A new lesson starts at its first step."""
+    st.session_state[skey] = 1
+
+
+def move(delta: int):
+    """Previous / next step."""
+    st.session_state[skey] = min(max(1, int(st.session_state.get(skey) or 1) + delta), len(lesson.steps))
+
+
+st.selectbox("Lesson", numbers, format_func=lambda i: f"{i}. {by_number[i].title}", key=lkey, on_change=first_step)
+if lesson.summary:
+    st.caption(lesson.summary)
+step_no = st.segmented_control("Step", list(range(1, len(lesson.steps) + 1)), key=skey,
+                               format_func=str)
+step_no = int(step_no or 1)
+step = lesson.steps[step_no - 1]
+st.session_state[CURRENT] = (lesson.number, step_no)
+
+st.subheader(f"Step {step_no} of {len(lesson.steps)}: {step.title}")
+st.markdown(step.text)
+st.info(f"**Ask the class:** {step.question}", icon=":material/forum:")
+c1, c2, c3 = st.columns([1, 1, 3], vertical_alignment="center")
+c1.button("Previous", icon=":material/arrow_back:", on_click=move, args=(-1,), disabled=step_no <= 1, key=f"{PAGE}.prev")
+c2.button("Next", icon=":material/arrow_forward:", on_click=move, args=(1,), disabled=step_no >= len(lesson.steps),
+          key=f"{PAGE}.next")
+if step.page in NAV:
+    c3.page_link(NAV[step.page], label=f"Show me: {PAGES[step.page][0]}", icon=":material/visibility:",
+                 query_params=step.query(presenting()), help="Opens the page in the state this step describes.")
+st.caption(f"Address of this step: `?lesson={lesson.number}&step={step_no}` on the Lessons page.")
+sync_query_params(PAGE)

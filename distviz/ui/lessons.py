@@ -1,0 +1,218 @@
+"""Guided lessons: steps read from TOML data files that a teacher can edit or add to without touching code.
+
+The lessons are the `*.toml` files of `distviz/lessons/` (and of the folder named by the environment variable
+DISTVIZ_LESSONS, when set), numbered in the order of their file names.  A lesson file reads::
+
+    title = "One family, two coordinates"
+    summary = "One line under the title."          # optional
+
+    [[step]]
+    title = "The Normal in two coordinates"
+    text = "Two or three sentences (Markdown)."
+    question = "A question to ask the class."
+    page = "explorer"          # lab, evolution, split_gains, drifters, posterior or explorer
+    [step.params]              # the view's URL parameters ("show me"): only names the page reads
+    family = "normal"
+    "normal.mu" = 0.0
+
+A "show me" link opens `page` with `params` and `apply=1`, which makes that run take every setting from the
+URL (a setting the step leaves out gets its default), so the view is the same whatever the session showed
+before (distviz.ui.state.begin_run).  Files are parsed as data only (tomllib); a malformed file is reported
+in one sentence that names it, and the other lessons still load.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlencode
+
+from distviz.errors import ConfigError
+
+from .state import APPLY, MAX_RAW, _format
+
+LESSON_DIR = Path(__file__).resolve().parents[1] / "lessons"
+ENV_DIR = "DISTVIZ_LESSONS"
+MAX_STEPS = 12
+MAX_FILE_BYTES = 200_000
+
+_LAB = ["family", "K", "data", "algo", "n", "p", "seed", "rounds", "lr", "depth", "particles", "domain"]
+_SPLIT = [k for k in _LAB if k not in ("p", "algo", "rounds")] + ["sp", "salgo", "srounds"]
+
+
+def _explorer_params() -> list[str]:
+    """The explorer's parameters: family, K and one slider per conventional parameter of every family."""
+    from distviz import families
+    from distviz.viz import explorer as vx
+
+    names = ["family", "K"]
+    for fam in families.available():
+        kw = {"K": 6} if fam == "categorical" else ({"P": 2} if fam == "mvn" else {})
+        names += [f"{fam}.{s.name}" for s in vx.conventional_specs(families.get(fam, **kw))]
+    return names
+
+
+#: page name in a lesson file -> (title shown on the link, URL parameters the page reads)
+PAGES = {
+    "lab": ("Lab", _LAB),
+    "evolution": ("Evolution", _LAB + ["view", "round", "x0"]),
+    "split_gains": ("Split gains & entropy", _SPLIT + ["view", "round", "tdepth"]),
+    "drifters": ("Drifters", ["source", "drounds", "dlr", "train", "nn", "region", "map"]),
+    "posterior": ("Posterior regression", ["section", "data", "method", "rounds", "depth", "view", "cmp_rounds",
+                                           "ood_rounds"]),
+    "explorer": ("Family explorer", None),   # filled lazily (_explorer_params)
+}
+GLOBAL_PARAMS = ["present"]   # read on every page (distviz.ui.layout)
+
+
+def page_params(page: str) -> list[str]:
+    """The URL parameters `page` reads (the names a lesson step may set)."""
+    title, names = PAGES[page]
+    return list(names) if names is not None else _explorer_params()
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a lesson: a few sentences, a question for the class, and the view that shows it."""
+
+    title: str
+    text: str
+    question: str
+    page: str
+    params: dict = field(default_factory=dict)
+
+    def query(self, present: bool = False) -> dict:
+        """The URL parameters of the "show me" link (with apply=1; present=1 in presenter mode)."""
+        q = {k: _format(v) for k, v in self.params.items()}
+        if present:
+            q["present"] = "1"
+        q[APPLY] = "1"
+        return q
+
+    def href(self, present: bool = False) -> str:
+        """The relative address of the "show me" view, e.g. 'evolution?algo=ngd&round=20&apply=1'."""
+        path = "" if self.page == "lab" else self.page
+        return f"{path}?{urlencode(self.query(present))}"
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """A guided lesson: a title, an optional summary line and its steps (from one TOML file)."""
+
+    number: int
+    file: str
+    title: str
+    summary: str
+    steps: tuple
+
+
+def _text(d: dict, key: str, where: str, fname: str, *, required: bool = True) -> str:
+    v = d.get(key, "")
+    if not isinstance(v, str) or (required and not v.strip()):
+        raise ConfigError(f"{where} of the lesson file {fname} needs a text '{key}'; add it in quotes.")
+    return v.strip()
+
+
+def _check_value(v, name: str, where: str, fname: str):
+    ok = (isinstance(v, bool) or (isinstance(v, int) and abs(v) < 10**12)
+          or (isinstance(v, float) and math.isfinite(v)) or (isinstance(v, str) and 0 < len(v) <= MAX_RAW))
+    if not ok:
+        raise ConfigError(f"{where} of the lesson file {fname} gives '{name}' a value that is not a short text, "
+                          f"number or true / false; correct it.")
+    return v
+
+
+def parse_lesson(text: str, fname: str, number: int = 0) -> Lesson:
+    """A Lesson from the TOML text of one file; ConfigError (one sentence naming `fname`) when it is not valid."""
+    try:
+        d = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"The lesson file {fname} is not valid TOML ({str(exc).split('(')[-1].rstrip(')')}); "
+                          f"correct it or remove the file.") from None
+    unknown = sorted(set(d) - {"title", "summary", "step"})
+    if unknown:
+        raise ConfigError(f"The lesson file {fname} has an unknown entry '{unknown[0]}'; use title, summary and [[step]].")
+    title = _text(d, "title", "The top", fname)
+    summary = _text(d, "summary", "The top", fname, required=False)
+    raw_steps = d.get("step")
+    if not isinstance(raw_steps, list) or not 1 <= len(raw_steps) <= MAX_STEPS:
+        raise ConfigError(f"The lesson file {fname} needs between 1 and {MAX_STEPS} [[step]] tables; add or remove steps.")
+    steps = []
+    for i, s in enumerate(raw_steps, start=1):
+        where = f"Step {i}"
+        extra = sorted(set(s) - {"title", "text", "question", "page", "params"})
+        if extra:
+            raise ConfigError(f"{where} of the lesson file {fname} has an unknown entry '{extra[0]}'; use title, text, "
+                              f"question, page and params.")
+        page = s.get("page")
+        if page not in PAGES:
+            raise ConfigError(f"{where} of the lesson file {fname} names the page {str(page)[:40]!r}, which does not "
+                              f"exist; use one of {', '.join(PAGES)}.")
+        params = s.get("params", {})
+        if not isinstance(params, dict):
+            raise ConfigError(f"{where} of the lesson file {fname} needs its params as a [step.params] table.")
+        allowed = page_params(page)
+        for name, v in params.items():
+            if name not in allowed:
+                raise ConfigError(f"{where} of the lesson file {fname} sets '{name[:40]}', which the page {page} does not "
+                                  f"read; use one of {', '.join(allowed[:20])}.")
+            _check_value(v, name, where, fname)
+        steps.append(Step(title=_text(s, "title", where, fname), text=_text(s, "text", where, fname),
+                          question=_text(s, "question", where, fname), page=page, params=dict(params)))
+    return Lesson(number=number, file=fname, title=title, summary=summary, steps=tuple(steps))
+
+
+def lesson_files() -> list[Path]:
+    """The lesson files, in the order of their names: the shipped ones, then those of $DISTVIZ_LESSONS."""
+    files = sorted(LESSON_DIR.glob("*.toml"))
+    extra = os.environ.get(ENV_DIR)
+    if extra and Path(extra).is_dir():
+        files += sorted(Path(extra).glob("*.toml"))
+    return files
+
+
+def load_lessons(files: list[Path] | None = None) -> tuple[list[Lesson], list[str]]:
+    """(lessons numbered from 1, one sentence per file that could not be read); cheap enough for every rerun."""
+    lessons, problems = [], []
+    for path in (lesson_files() if files is None else files):
+        try:
+            if path.stat().st_size > MAX_FILE_BYTES:
+                raise ConfigError(f"The lesson file {path.name} is larger than {MAX_FILE_BYTES // 1000} kB; split it.")
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            problems.append(f"The lesson file {path.name} is not UTF-8 text; save it as UTF-8.")
+            continue
+        except OSError:
+            problems.append(f"The lesson file {path.name} could not be read; check that it exists and is readable.")
+            continue
+        except ConfigError as exc:
+            problems.append(str(exc))
+            continue
+        try:
+            lessons.append(parse_lesson(text, path.name, number=len(lessons) + 1))
+        except ConfigError as exc:
+            problems.append(str(exc))
+    return lessons, problems
+
+
+# ---------------------------------------------------------------------------------------------- app glue
+#: page name -> the st.Page of the navigation (filled by app.py on every run; the links of the Lessons page use it)
+NAV: dict = {}
+CURRENT = "_lesson.current"   # session key: (lesson, step) the Lessons page showed last
+
+
+def back_to_lesson(nav) -> None:
+    """A sidebar link back to the lesson step this session last showed, on every page but the Lessons page."""
+    import streamlit as st
+
+    from .layout import presenting
+
+    cur = st.session_state.get(CURRENT)
+    if not cur or "lessons" not in NAV or getattr(nav, "url_path", "") == "lessons":
+        return
+    q = {"lesson": str(cur[0]), "step": str(cur[1])} | ({"present": "1"} if presenting() else {})
+    st.sidebar.page_link(NAV["lessons"], label=f"Back to lesson {cur[0]}, step {cur[1]}", icon=":material/school:",
+                         query_params=q)

@@ -1,0 +1,154 @@
+"""Lessons (issue 17, item 12): TOML lesson files, their validation, the Lessons page, and "show me" links that
+put every page into the exact state of a step, also over a session that already had other values."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+st_testing = pytest.importorskip("streamlit.testing.v1")
+AppTest = st_testing.AppTest
+
+from distviz.ui import lessons as L  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+SCRIPT = {"lab": None, **{p: f"app_pages/{p}.py" for p in L.PAGES if p != "lab"}}
+LESSONS, PROBLEMS = L.load_lessons()
+STEPS = [(ls.number, i, s) for ls in LESSONS for i, s in enumerate(ls.steps, start=1)]
+
+
+def open_page(page: str | None, query: dict, at: AppTest | None = None) -> AppTest:
+    """Open `page` (script path, None: the Lab) with the URL query `query`, in `at`'s session or a fresh one."""
+    at = at or AppTest.from_file(APP, default_timeout=300)
+    if page is not None:
+        at.switch_page(page)
+    at.query_params.clear()
+    at.query_params.update(query)
+    return at.run()
+
+
+def sentences(text: str) -> int:
+    """Number of sentences of a Markdown text (full stops, question and exclamation marks at a word's end)."""
+    return len(re.findall(r"[.?!](?=\s|$)", re.sub(r"\b(e\.g|i\.e|etc|vs)\.", "x", text.strip())))
+
+
+def test_shipped_lessons_load_with_the_required_shape():
+    assert not PROBLEMS, PROBLEMS
+    assert len(LESSONS) >= 5
+    for ls in LESSONS:
+        assert 4 <= len(ls.steps) <= 8, (ls.file, len(ls.steps))
+        for s in ls.steps:
+            assert 2 <= sentences(s.text) <= 3, (ls.file, s.title, sentences(s.text))
+            assert s.question.endswith("?"), (ls.file, s.title)
+            assert s.params, (ls.file, s.title)   # "show me" sets a state, not just a page
+    pages = {s.page for ls in LESSONS for s in ls.steps}
+    assert {"explorer", "evolution", "split_gains", "lab", "posterior", "drifters"} <= pages
+
+
+BAD = {
+    "bad_toml.toml": ('title = "x"\n[[step]\n', "not valid TOML"),
+    "bad_page.toml": ('title = "x"\n[[step]]\ntitle = "a"\ntext = "b."\nquestion = "c?"\npage = "nowhere"\n', "page"),
+    "bad_param.toml": ('title = "x"\n[[step]]\ntitle = "a"\ntext = "b."\nquestion = "c?"\npage = "evolution"\n'
+                       '[step.params]\nzz_unknown = 1\n', "zz_unknown"),
+    "no_question.toml": ('title = "x"\n[[step]]\ntitle = "a"\ntext = "b."\npage = "lab"\n', "question"),
+    "no_steps.toml": ('title = "x"\n', "[[step]]"),
+    "bad_value.toml": ('title = "x"\n[[step]]\ntitle = "a"\ntext = "b."\nquestion = "c?"\npage = "lab"\n'
+                       '[step.params]\nfamily = ["normal"]\n', "family"),
+}
+
+
+def test_malformed_lesson_files_give_one_sentence_naming_the_file_and_the_rest_still_load(tmp_path):
+    good = tmp_path / "00_good.toml"
+    good.write_text('title = "Good"\n[[step]]\ntitle = "a"\ntext = "b."\nquestion = "c?"\npage = "explorer"\n'
+                    '[step.params]\nfamily = "poisson"\n"poisson.rate" = 2.0\n', encoding="utf-8")
+    for name, (text, _) in BAD.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    lessons, problems = L.load_lessons(sorted(tmp_path.glob("*.toml")))
+    assert [ls.title for ls in lessons] == ["Good"] and lessons[0].number == 1
+    assert len(problems) == len(BAD)
+    for name, (_, word) in BAD.items():
+        msg = next(p for p in problems if name in p)
+        assert word in msg, msg
+        assert "\n" not in msg and msg.endswith(".") and str(tmp_path) not in msg and "Error" not in msg, msg
+
+
+def test_page_parameter_table_matches_the_pages_sources():
+    """Every name a page registers literally in its source is in distviz.ui.lessons.PAGES, and nothing else is
+    (so a lesson can be checked before it is opened, and a renamed parameter is noticed here)."""
+    literal = re.compile(r'(?:qp_key\(\s*\w+,\s*(?:\*_par\(\s*)?|lazy_tabs\(\s*\w+,\s*)"([^"]+)"')
+
+    def names(*files):
+        return {m for f in files for m in literal.findall((ROOT / f).read_text(encoding="utf-8"))}
+
+    lab = names("distviz/ui/lab.py")
+    own = {"p", "algo", "rounds"}   # the Split gains page keeps these as sp / salgo / srounds
+    want = {
+        "lab": lab,
+        "evolution": lab | names("app_pages/evolution.py", "distviz/ui/playback.py"),
+        "split_gains": (lab - own) | {"s" + k for k in own} | names("app_pages/split_gains.py", "distviz/ui/playback.py"),
+        "drifters": names("app_pages/drifters.py"),
+        "posterior": names("app_pages/posterior.py"),
+    }
+    for page, expected in want.items():
+        assert set(L.page_params(page)) == expected, (page, set(L.page_params(page)) ^ expected)
+    assert {"family", "normal.mu", "mvn.rho", "categorical.w2"} <= set(L.page_params("explorer"))
+
+
+@pytest.mark.parametrize("lesson,step_no,step", STEPS, ids=[f"lesson{n}-step{i}" for n, i, _ in STEPS])
+def test_every_show_me_link_is_accepted_by_its_page(lesson, step_no, step):
+    """Opening a step's "show me" address gives no exception and no error, and the page keeps every parameter
+    of the step in its address after the run (a refused value would have been reset to the default)."""
+    at = open_page(SCRIPT[step.page], step.query())
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert at.get("plotly_chart"), "the step's view draws no chart"
+    url = dict(at.query_params)
+    assert "apply" not in url
+    for k, v in step.query().items():
+        if k != "apply":
+            assert url.get(k) == v, (k, v, url.get(k))
+
+
+def test_show_me_overrides_what_the_session_already_had():
+    """A session on Evolution with its own settings follows a "show me" link exactly (also the settings the link
+    leaves out return to their defaults), and afterwards the session's own changes stick again."""
+    at = open_page("app_pages/evolution.py", {"algo": "mgd", "depth": "2", "round": "7"})
+    assert dict(at.query_params)["depth"] == "2"
+    step = next(s for _, _, s in STEPS if s.page == "evolution" and s.params.get("algo") == "ngd")
+    at = open_page("app_pages/evolution.py", step.query(), at)
+    url = dict(at.query_params)
+    assert url["algo"] == "ngd" and url["round"] == str(step.params["round"]) and url["depth"] == "3", url
+    assert not at.exception and not at.error
+    at.slider(key="evo.round").set_value(3).run()   # the marker is spent: the user's own change is kept
+    assert dict(at.query_params)["round"] == "3" and dict(at.query_params)["algo"] == "ngd"
+
+
+def test_lessons_page_steps_previous_next_and_links():
+    at = open_page("app_pages/lessons.py", {"lesson": "2", "step": "3"})
+    assert not at.exception and not at.error
+    lesson = LESSONS[1]
+    assert lesson.steps[2].title in at.subheader[0].value
+    assert any(lesson.steps[2].question in i.value for i in at.info)
+    link = at.get("page_link")[0].proto
+    assert link.page == lesson.steps[2].page
+    assert "apply=1" in link.query_string and "round=5" in link.query_string
+    at.button(key="lesson.next").click().run()
+    assert dict(at.query_params) == {"lesson": "2", "step": "4"}
+    at.button(key="lesson.prev").click().run()
+    at.button(key="lesson.prev").click().run()
+    assert dict(at.query_params)["step"] == "2"
+    at.selectbox(key="lesson.lesson").set_value(5).run()   # another lesson starts at its first step
+    assert dict(at.query_params) == {"lesson": "5", "step": "1"}
+    at = open_page("app_pages/lessons.py", {"lesson": "99", "step": "-3"})   # a stale link: the first lesson
+    assert dict(at.query_params) == {"lesson": "1", "step": "1"} and not at.exception
+
+
+def test_other_pages_link_back_to_the_lesson_step():
+    at = open_page("app_pages/lessons.py", {"lesson": "1", "step": "2"})
+    step = LESSONS[0].steps[1]
+    at = open_page("app_pages/explorer.py", step.query(), at)
+    back = [p.proto for p in at.get("page_link") if "Back to lesson" in p.proto.label]
+    assert back and back[0].page == "lessons" and back[0].query_string == "lesson=1&step=2"
