@@ -435,6 +435,30 @@ def test_parallel_histogram_kernel_equals_serial():
         np.testing.assert_allclose(a, ref, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("K", [1, 3])
+def test_row_major_histogram_kernel_equals_gathered_column_kernel(K):
+    """hist_rows (row-major codes, no gather; features split among 1-3 groups) equals gather + hist_serial bit for bit."""
+    from distviz.trees.histogram import gather_rows, hist_rows, hist_serial, row_stats
+
+    rng = np.random.default_rng(22)
+    X, R, w = _data(rng, n=700, K=K)
+    Xb = Binner(64).fit_transform(X)
+    codes_R = np.ascontiguousarray(Xb.codes_T.T)
+    rows = np.sort(rng.permutation(700)[:450]).astype(np.int32)
+    for o, ww in ((1, np.ones(700)), (2, w)):
+        lead = 0 if o == 1 else 2
+        G = row_stats(np.column_stack([R, R[:, ::-1]]), ww, o)  # two blocks of K targets: use the second
+        col_off = lead + K
+        buf = np.empty((450, lead + K))
+        gather_rows(G, rows, 0, 450, col_off, lead, K, buf)
+        ref = np.empty((X.shape[1], 64, o + K))
+        hist_serial(Xb.codes_T, rows, 0, 450, buf, 2, o == 1, ref)
+        for groups in (1, 2, 3):
+            out = np.full_like(ref, np.nan)
+            hist_rows(codes_R, rows, 0, 450, G, col_off, lead, K, o == 1, out, groups)
+            np.testing.assert_array_equal(out, ref)
+
+
 @settings(deadline=None, max_examples=30, suppress_health_check=[HealthCheck.too_slow])
 @given(
     n=st.integers(2, 60),
@@ -475,7 +499,9 @@ def test_fit_context_equals_fit(weighted, criterion):
     fam = get("poisson")
     Xb = Binner(64).fit_transform(X)
     ctx = FitContext.make(Xb, w, family=fam, T=T)
-    for _ in range(2):  # the context is reused across trees
+    for rep in range(3):  # the context is reused across trees; from the second on with row-major codes
+        if rep == 1:
+            assert ctx.with_row_codes().codes_R.shape == (3000, 4)
         a = HistTree(max_depth=3, criterion=criterion).fit(Xb, R, sample_weight=w, family=fam, T=T)
         b = HistTree(max_depth=3, criterion=criterion).fit_context(ctx, R)
         na, nb = a.nodes_, b.nodes_

@@ -16,10 +16,11 @@ family's A* is a Python callable.
 from __future__ import annotations
 
 import numpy as np
+import numba
 from numba import njit
 
 from ._cache import ensure_parallel_runtime
-from .histogram import PARALLEL_MIN_WORK, gather_rows, hist_parallel, hist_serial
+from .histogram import PARALLEL_MIN_WORK, gather_rows, hist_parallel, hist_rows, hist_serial
 from .splitting import assign_children, best_split_entropy, best_split_variance, partition
 
 __all__ = ["grow_tree", "grow_batch", "grow_many", "grow_entropy", "node_sums"]
@@ -29,19 +30,26 @@ ensure_parallel_runtime()
 
 
 @njit(cache=True)
-def _build(codes_T, rows, start, stop, G, col_off, o, K, buf, out, allow_parallel):
+def _build(codes_T, codes_R, rows, start, stop, G, col_off, o, K, buf, out, allow_parallel):
     """Histogram of rows[start:stop] into out; gathers the row statistics first unless it is the whole sample.
 
     G: row statistics (see histogram.py) with `lead` = 2 (o = 2) or 0 (o = 1, unit weights) leading
-    columns and this tree's K target columns at col_off.
+    columns and this tree's K target columns at col_off.  With row-major codes codes_R (n, p) (an
+    empty array when there are none) a node below the root is built row by row without the gather.
+    allow_parallel: 0 (serial) or the number of numba threads to use.
     """
     m = stop - start
     n = codes_T.shape[1]
+    p = codes_T.shape[0]
     unit = o == 1
     lead = 0 if unit else 2
     if m == n and col_off == lead and G.shape[1] == lead + K:
         mode = 0
         src = G
+    elif codes_R.shape[0] == n:
+        ng = min(int(allow_parallel), p) if allow_parallel and m * p >= PARALLEL_MIN_WORK else 1
+        hist_rows(codes_R, rows, start, stop, G, col_off, lead, K, unit, out, ng)
+        return
     else:
         gather_rows(G, rows, start, stop, col_off, lead, K, buf)
         mode = 2
@@ -54,7 +62,7 @@ def _build(codes_T, rows, start, stop, G, col_off, o, K, buf, out, allow_paralle
 
 @njit(cache=True)
 def grow_tree(
-    codes_T, n_bins, nb_max, G, col_off, o, K, root_hist, have_root_hist,
+    codes_T, codes_R, n_bins, nb_max, G, col_off, o, K, root_hist, have_root_hist,
     max_depth, max_leaves, min_w, min_cnt, l2, allow_parallel,
     feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf,
 ):
@@ -62,6 +70,7 @@ def grow_tree(
 
     G (n, .) holds the row statistics: the leading o columns and this tree's K target columns at
     col_off (see histogram.py); root_hist, when have_root_hist, is the root histogram (p, nb_max, o+K).
+    codes_R: row-major copy (n, p) of the codes, or an empty array (see _build).
     """
     p, n = codes_T.shape
     M = feature.shape[0]
@@ -80,7 +89,7 @@ def grow_tree(
     lead = 0 if o == 1 else 2
     # gathered statistics of a smaller child (at most half the rows; all rows if the root must be gathered)
     root_in_place = have_root_hist or (col_off == lead and G.shape[1] == lead + K)
-    buf = np.empty((n // 2 + 1 if root_in_place else n, lead + K))
+    buf = np.empty((1 if codes_R.shape[0] == n else n // 2 + 1 if root_in_place else n, lead + K))
     start = np.empty(M, dtype=np.int64)
     stop = np.empty(M, dtype=np.int64)
     slot = np.full(M, -1, dtype=np.int64)
@@ -185,7 +194,7 @@ def grow_tree(
         if use_root:
             hist[ss] = root_hist
         else:
-            _build(codes_T, rows, start[small], stop[small], G, col_off, o, K, buf, hist[ss], allow_parallel)
+            _build(codes_T, codes_R, rows, start[small], stop[small], G, col_off, o, K, buf, hist[ss], allow_parallel)
         if can_large:
             hp = hist[sj]
             hs = hist[ss]
@@ -308,11 +317,13 @@ def _alloc_many(B, M, C, p, n):
 
 
 @njit(cache=True)
-def grow_batch(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2, allow_parallel):
+def grow_batch(codes_T, codes_R, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2, allow_parallel):
     """B trees on Yb (B, n, K) sharing X, grown one after another in one call (B = 1: a single HistTree).
 
     The root histogram of all B*K columns is built in one pass; allow_parallel lets large node
-    histograms use the feature-parallel kernel.  Returns (n_nodes (B,), node arrays (B, M, ...)).
+    histograms use the feature-parallel kernels (its value: the number of threads, 0 = serial);
+    codes_R is the row-major copy of the codes (n, p)
+    or an empty array.  Returns (n_nodes (B,), node arrays (B, M, ...)).
     """
     B, n, K = Yb.shape
     p = codes_T.shape[0]
@@ -321,7 +332,7 @@ def grow_batch(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_
     for t in range(B):
         rh = root if B == 1 else _tree_root(root, t, o, K)
         n_nodes[t] = grow_tree(
-            codes_T, n_bins, nb_max, G, (0 if o == 1 else 2) + t * K, o, K, rh, B > 1, max_depth, max_leaves, min_w, min_cnt, l2,
+            codes_T, codes_R, n_bins, nb_max, G, (0 if o == 1 else 2) + t * K, o, K, rh, B > 1, max_depth, max_leaves, min_w, min_cnt, l2,
             allow_parallel, feature[t], split_bin[t], left[t], right[t], depth[t], gain[t], sums[t], feat_gain[t],
             train_leaf[t],
         )
@@ -330,7 +341,13 @@ def grow_batch(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_
 
 def grow_many(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2):
     """Grow B trees sharing X in one numba call (large node histograms use the feature-parallel kernel)."""
-    return grow_batch(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2, True)
+    return grow_batch(codes_T, no_row_codes(codes_T), n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w,
+                      min_cnt, l2, numba.get_num_threads())
+
+
+def no_row_codes(codes_T) -> np.ndarray:
+    """The empty stand-in for row-major codes (grow column by column, gathering each node's rows)."""
+    return np.empty((0, codes_T.shape[0]), dtype=codes_T.dtype)
 
 
 @njit(cache=True)
@@ -369,8 +386,9 @@ def grow_entropy(codes_T, n_bins, nb_max, GT, conjugate, M, max_depth, max_leave
     seg[0] = (0, n)
     tot[0] = GT.sum(axis=0)
     hists: dict[int, np.ndarray] = {}
+    no_rc = no_row_codes(codes_T)
     best: dict[int, tuple[float, int, int]] = {}
-    allow_par = True
+    allow_par = numba.get_num_threads()
 
     def consider(c: int, h: np.ndarray) -> None:
         g, f, b, fg = best_split_entropy(h, n_bins, conjugate, W_root, min_w, min_cnt)
@@ -385,7 +403,7 @@ def grow_entropy(codes_T, n_bins, nb_max, GT, conjugate, M, max_depth, max_leave
     n_nodes, n_leaves = 1, 1
     if splittable(0, 1):
         h = np.empty((p, nb_max, 2 + d))
-        _build(codes_T, rows, 0, n, GT, 2, 2, d, buf, h, allow_par)
+        _build(codes_T, no_rc, rows, 0, n, GT, 2, 2, d, buf, h, allow_par)
         consider(0, h)
     while best and n_leaves < max_leaves:
         j = max(best, key=lambda c: (best[c][0], -c))
@@ -406,7 +424,7 @@ def grow_entropy(codes_T, n_bins, nb_max, GT, conjugate, M, max_depth, max_leave
             continue
         small, large = (L, R) if (mid - s0) <= (s1 - mid) else (R, L)
         hs = np.empty((p, nb_max, 2 + d))
-        _build(codes_T, rows, seg[small, 0], seg[small, 1], GT, 2, 2, d, buf, hs, allow_par)
+        _build(codes_T, no_rc, rows, seg[small, 0], seg[small, 1], GT, 2, 2, d, buf, hs, allow_par)
         if can[small]:
             consider(small, hs)
         if can[large]:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from distviz.errors import ConfigError, DataError
 
 from .binning import BinnedX, Binner, _check_X
-from .grower import grow_batch, grow_entropy, node_sums
+from .grower import grow_batch, grow_entropy, no_row_codes, node_sums
 from .histogram import row_stats
 from .nodes import TreeNodes
 from .predictor import apply_binned, apply_raw
@@ -112,6 +113,16 @@ class FitContext:
         self.unit = weights_none or bool((w == 1.0).all())
         self.W_root = float(w.sum())
         self._GT = None
+        self.codes_R = no_row_codes(codes_T)
+
+    def with_row_codes(self) -> "FitContext":
+        """Keep a row-major copy of the codes (n, p): the trees of a boosting fit then build node histograms row by row.
+
+        Worth its one transpose when many trees are grown on the same X; the trees are identical.
+        """
+        if self.codes_R.shape[0] != self.codes_T.shape[1]:
+            self.codes_R = np.ascontiguousarray(self.codes_T.T)
+        return self
 
     @classmethod
     def make(cls, Xb, sample_weight=None, family=None, T=None) -> "FitContext":
@@ -236,7 +247,8 @@ class HistTree:
         if self.criterion == "variance":
             o = 1 if unit else 2
             n_nodes, ints, floats, tl = grow_batch(
-                codes_T, nb, nb_max, R[None], w, o, M, depth, leaves, min_w, min_cnt, l2, True
+                codes_T, ctx.codes_R, nb, nb_max, R[None], w, o, M, depth, leaves, min_w, min_cnt, l2,
+                numba.get_num_threads(),
             )
             nn = int(n_nodes[0])
             feature, split_bin, left, right, dep = ints[0, :, :nn]
