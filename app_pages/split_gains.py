@@ -10,6 +10,7 @@ from distviz.viz import results as vr
 from distviz.viz import trees as vt
 
 PAGE = "split"
+TOP_ROW_PX = 35  # st.dataframe's row height
 
 st.title("Split gains & entropy")
 explainer("""
@@ -40,7 +41,9 @@ gain_name = trace.attrs.get("gain_name", "Gain^reg")
 R = vr.trace_rounds(trace)
 
 
-VIEWS = ["Tree of the round", "Gain^reg vs Gain^ent", "Top splits", "Entropy and NLL", "Standalone trees"]
+# the scatter's tab is named after the gain that chose the splits (Gain^NGD for the natural law), as in the tree
+SCATTER = f"{gain_name} vs Gain^ent"
+VIEWS = ["Tree of the round", SCATTER, "Top splits", "Entropy and NLL", "Standalone trees"]
 
 
 def draw(r):
@@ -50,21 +53,22 @@ def draw(r):
         with tabs["Tree of the round"]:
             st.plotly_chart(vt.tree_figure(trace, r, names, gain_name=gain_name,
                                            title=f"tree of round {r} ({gain_name} chose the splits)"), key="split.tree")
-            st.caption("Gain^reg vs Gain^ent, top splits, entropy and the standalone trees are in the other tabs.")
-    if tabs["Gain^reg vs Gain^ent"].open:
-        with tabs["Gain^reg vs Gain^ent"]:
+            st.caption(f"{SCATTER}, top splits, entropy and the standalone trees are in the other tabs.")
+    if tabs[SCATTER].open:
+        with tabs[SCATTER]:
             c1, c2 = st.columns(2, gap="medium")
-            c1.plotly_chart(vt.gain_scatter_figure(trace, current=r, title="Gain^reg vs Gain^ent of every split"),
+            c1.plotly_chart(vt.gain_scatter_figure(trace, current=r, title=f"{SCATTER} of every split"),
                             key="split.scatter")
             c2.plotly_chart(vt.importance_figure(trace, names, current=r, title="gain-based feature importance over rounds"),
                             key="split.importance")
     if tabs["Top splits"].open:
         with tabs["Top splits"]:
             top = vt.top_splits(trace, 12, names)
-            st.dataframe(top, hide_index=True, width="stretch", height=36 * (len(top) + 1) + 4,
+            # the grid's rows are 35 px (header included) plus a 3 px frame: no empty row at the end
+            st.dataframe(top, hide_index=True, width="stretch", height=TOP_ROW_PX * (len(top) + 1) + 3,
                          column_config={"threshold": st.column_config.NumberColumn(format="%.4g"),
                                         "weight": st.column_config.NumberColumn("weight (rows)", format="%.0f"),
-                                        "Gain^reg": st.column_config.NumberColumn(format="%.4g"),
+                                        gain_name: st.column_config.NumberColumn(format="%.4g"),
                                         "Gain^ent": st.column_config.NumberColumn("Gain^ent (nats/obs)", format="%.3g")})
     if tabs["Entropy and NLL"].open:
         with tabs["Entropy and NLL"]:

@@ -178,7 +178,7 @@ def test_split_gains_round_and_family_change_the_tree():
     at.sidebar.selectbox(key="lab.family").set_value("poisson").run()
     assert not at.exception and not at.error
     assert specs(at) != first
-    for view, n in [("Gain^reg vs Gain^ent", 2), ("Top splits", 0), ("Entropy and NLL", 1), ("Standalone trees", 1)]:
+    for view, n in [("Gain^NGD vs Gain^ent", 2), ("Top splits", 0), ("Entropy and NLL", 1), ("Standalone trees", 1)]:
         open_tab(at, "split.view", view)
         assert not at.exception and not at.error, view
         assert len(specs(at)) == n, view
@@ -228,7 +228,7 @@ def test_split_gains_defaults_to_noise_features_without_touching_the_lab():
     assert at.sidebar.slider(key="lab.sp").value == 3, "x1 plus two noise features by default on this page"
     assert at.sidebar.selectbox(key="lab.salgo").value == "ngd" and not at.warning, "a stable default fit"
     assert at.sidebar.select_slider(key="lab.srounds").value == 50
-    open_tab(at, "split.view", "Gain^reg vs Gain^ent")
+    open_tab(at, "split.view", "Gain^NGD vs Gain^ent")  # the tab is named after the NGD default's gain (#17 item 9)
     imp = [s for s in specs(at) if "importance" in s["layout"].get("title", {}).get("text", "")]
     assert imp and len({t.get("name") for t in imp[0]["data"] if t.get("name")} & {"x1", "x2", "x3"}) == 3
     lab = open_tab(page(n="200"), "lab.more_open", True)

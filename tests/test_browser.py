@@ -126,7 +126,7 @@ def test_page_in_browser(server, browser, path, name, n_plots):
 
 #: (url path, tab label, number of plotly charts in that tab, name of the screenshot)
 TABS = [
-    ("split_gains", "Gain^reg vs Gain^ent", 2, "split_gains_scatter"),
+    ("split_gains", "Gain^NGD vs Gain^ent", 2, "split_gains_scatter"),  # named after the NGD default's gain
     ("evolution", "Geometry: η vs η* paths", 1, "evolution_geometry"),
     ("posterior", "Particles and NLL", 2, "posterior_particles"),
 ]

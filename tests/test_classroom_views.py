@@ -135,3 +135,151 @@ def test_evolution_opens_at_the_best_validation_round():
     at2.query_params["round"] = "7"
     at2.run()
     assert not at2.exception and at2.slider(key="evo.round").value == 7
+
+
+# ------------------------------------------------------------------------------------- item 3: bands
+@pytest.mark.parametrize("name,kw,mean", [("normal", {}, [[1.0, 5.0]]), ("poisson", {}, [[4.0]]),
+                                          ("gamma", {}, None), ("exponential", {}, [[2.0]]),
+                                          ("mvn", {"P": 2}, [[0.5, 0.3, 1.2, 0.2, 1.0]])])
+def test_band_uses_exact_quantiles(name, kw, mean):
+    from scipy import stats
+    from scipy.special import digamma
+
+    from distviz.viz.fits import predictive_band
+
+    fam = families.get(name, **kw)
+    mean = np.array([[digamma(3.0) - np.log(2.0), 1.5]]) if mean is None else np.array(mean)
+    eta = np.repeat(fam.to_natural(mean), 4, axis=0)
+    m, lo, hi = predictive_band(fam, eta)
+    mv, var = fam.mean_and_variance(eta)
+    if name == "normal":
+        sd = np.sqrt(np.ravel(var))
+        want = (np.ravel(mv) - 1.6448536269514722 * sd, np.ravel(mv) + 1.6448536269514722 * sd)
+    elif name == "poisson":
+        want = stats.poisson.ppf([[0.05], [0.95]], np.ravel(mv))
+    elif name == "gamma":
+        want = stats.gamma.ppf([[0.05], [0.95]], 3.0, scale=1 / 2.0) * np.ones((1, 4))
+    elif name == "exponential":
+        want = stats.expon.ppf([[0.05], [0.95]], scale=2.0) * np.ones((1, 4))
+    else:
+        sd = np.sqrt(np.diagonal(var, axis1=1, axis2=2))
+        want = (mv - 1.6448536269514722 * sd, mv + 1.6448536269514722 * sd)
+    np.testing.assert_allclose(lo, want[0], rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(hi, want[1], rtol=1e-7, atol=1e-9)
+
+
+def test_true_and_fitted_band_edges_are_smooth_in_the_lab():
+    """The Lab's true 90% band is exact: its edges have no Monte-Carlo jitter (tiny second differences)."""
+    at = page(n="200", rounds="20")
+    assert not at.exception
+    fig = next(s for s in specs(at) if any(t.get("name") == "true 90% band" for t in s["data"]))
+    band = next(t for t in fig["data"] if t.get("name") == "true 90% band")
+    y = arr(band["y"])
+    upper = y[: len(y) // 2]
+    scale = np.ptp(upper)
+    assert np.max(np.abs(np.diff(upper, 2))) < 0.01 * scale, "no jagged edge"
+
+
+def test_band_fallback_for_other_families_is_smooth():
+    """A family without exact quantiles gets many common-random-number draws, smoothed over the grid rows."""
+    from distviz.viz.fits import predictive_band
+
+    class Other:
+        """The Normal under another name (no exact quantiles known for it)."""
+
+        name, y_dim = "other", 1
+
+        def __init__(self):
+            self.base = families.get("normal")
+
+        def sample(self, eta, rng):
+            return self.base.sample(eta, rng)
+
+        def mean_and_variance(self, eta):
+            return self.base.mean_and_variance(eta)
+
+    fam = Other()
+    mu = np.linspace(-2, 2, 200)
+    eta = fam.base.to_natural(np.column_stack([mu, mu ** 2 + 1.0]))
+    m, lo, hi = predictive_band(fam, eta)
+    np.testing.assert_allclose(hi - m, 1.645, atol=0.08)
+    assert np.max(np.abs(np.diff(hi, 2))) < 0.02
+
+
+# ------------------------------------------------------------------------------------- item 4: NLL chart
+def test_nll_chart_entropy_panel_clipped_axis_and_non_finite_note():
+    from distviz.viz.fits import nll_figure
+
+    r = np.arange(101)
+    train = 2.0 - 0.8 * (1 - np.exp(-r / 20))
+    train[70:] = 1e4                      # a blow-up
+    valid = train + 0.1
+    valid[85:] = np.nan                   # and then non-finite values
+    ent = 0.5 + 0.3 * (r % 2)             # zig-zags every round
+    fig = nll_figure(r, train, valid, ent, current=40)
+    lo, hi = fig.layout.yaxis.range
+    assert lo < 1.3 and hi < 5, "the axis covers the useful range, not the blow-up"
+    tri = [t for t in fig.data if (t.name or "").endswith("above the axis")]
+    assert tri and np.all(arr(tri[0].y) == hi) and len(arr(tri[0].x)) == 31
+    text = " ".join(a.text for a in fig.layout.annotations)
+    assert "validation NLL not finite from round 85" in text and "train NLL above the axis at 31 rounds" in text
+    ent_traces = [t for t in fig.data if (t.name or "").startswith("entropy")]
+    assert ent_traces and all(t.yaxis == "y2" for t in ent_traces), "entropy in its own panel"
+    assert fig.layout.yaxis2.domain[1] < fig.layout.yaxis.domain[0]
+    smooth = next(t for t in ent_traces if "running mean" in t.name)
+    assert np.ptp(arr(smooth.y)[10:-10]) < 0.05, "the smoothed entropy does not zig-zag"
+
+
+def test_nll_chart_without_blow_up_keeps_every_point():
+    from distviz.viz.fits import nll_figure
+
+    r = np.arange(50)
+    train = 2.0 - 0.5 * (1 - np.exp(-r / 10))
+    fig = nll_figure(r, train, train + 0.05)
+    lo, hi = fig.layout.yaxis.range
+    assert lo <= train.min() and hi >= (train + 0.05).max()
+    assert not fig.layout.annotations and not [t for t in fig.data if "above" in (t.name or "")]
+
+
+# ------------------------------------------------------------------------------------- item 9: split gains
+@pytest.fixture(scope="module")
+def ngd_trace():
+    from distviz.boosting import DistributionalBoosting
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(300, 2))
+    y = np.sin(2 * X[:, 0]) + 0.3 * rng.standard_normal(300)
+    return DistributionalBoosting("normal", law="ngd", n_rounds=3, max_depth=2).fit(X, y).trace_
+
+
+def test_tree_names_gain_and_leaf_coordinates(ngd_trace):
+    from distviz.viz.trees import LABEL_FONT, gain_scatter_figure, top_splits, tree_figure
+
+    fig = tree_figure(ngd_trace, 1, ["a", "b"])
+    assert all("Gain^NGD" in a.text for a in fig.layout.annotations), "the trace's gain name by default"
+    assert all(a.font.size >= 13 and a.font.color == LABEL_FONT["color"] for a in fig.layout.annotations)
+    leaf = next(t for t in fig.data if (t.name or "").startswith("leaf"))
+    assert leaf.textfont.size >= 13
+    assert all("η1 " in t and "η2 " in t for t in leaf.text), "leaf outputs are named, not bare pairs"
+    assert "η1 = mu/sigma^2" in leaf.name
+    assert fig.layout.legend.y == 0.0, "the legend sits right under the tree (no blank band)"
+    assert "Gain^NGD" in top_splits(ngd_trace, 5).columns
+    assert gain_scatter_figure(ngd_trace).layout.xaxis.title.text.startswith("Gain^NGD")
+
+
+def test_split_gains_tab_and_top_splits_height(monkeypatch):
+    import streamlit as st
+
+    seen = []
+    real = st.dataframe
+    monkeypatch.setattr(st, "dataframe", lambda data, *a, **kw: seen.append((len(data), kw.get("height"))) or real(data, *a, **kw))
+    at = page("app_pages/split_gains.py", n="200", srounds="20")
+    assert not at.exception
+    at.session_state["split.view"] = "Top splits"
+    at.run()
+    assert not at.exception
+    labels = [t.label for t in at.tabs]
+    assert "Gain^NGD vs Gain^ent" in labels and "Gain^reg vs Gain^ent" not in labels
+    assert "Gain^NGD" in at.dataframe[0].value.columns
+    rows, height = seen[-1]
+    assert height == 35 * (rows + 1) + 3, "35 px rows and header, a 3 px frame: the grid ends with its last row"

@@ -12,8 +12,9 @@ from plotly.subplots import make_subplots
 from .palette import COORD_COLORS, OKABE_ITO, ROLE_COLORS, algo_color, algo_label, hex_to_rgba
 from .style import apply_style, axis_grid, axis_key, make_figure
 
-__all__ = ["predictive_band", "regression_figure", "class_prob_figure", "nll_figure", "iterates_figure",
-           "particles_figure", "geometry_figure", "density_heatmap_figure", "sort_by_x"]
+__all__ = ["predictive_band", "exact_quantiles", "regression_figure", "class_prob_figure", "nll_figure", "iterates_figure",
+           "particles_figure", "geometry_figure", "density_heatmap_figure", "sort_by_x", "nll_axis_range",
+           "running_mean"]
 
 
 def sort_by_x(x, *arrays):
@@ -23,18 +24,71 @@ def sort_by_x(x, *arrays):
     return (x[o],) + tuple(np.asarray(a)[o] for a in arrays)
 
 
-def predictive_band(family, eta, *, level: float = 0.9, n_draws: int = 200, seed: int = 0):
-    """(mean, lower, upper) of y | eta per row: exact mean, Monte-Carlo central `level` interval.
+def exact_quantiles(family, eta, probs):
+    """Exact quantiles of y | eta per row at the probabilities `probs`, shape (len(probs), n[, P]); None when unknown.
 
+    From the family's mean and variance: Normal(m, v); Poisson(rate m); Gamma(shape m^2 / v, rate m / v);
+    Exponential(rate 1 / m); Bernoulli(p = m); for the multivariate Normal each output's marginal is
+    Normal(m_j, Sigma_jj).  Discrete quantiles are scipy's ppf (the smallest y with F(y) >= q).
+    """
+    from scipy import stats
+
+    kind = str(getattr(family, "name", "")).lower()
+    if kind not in ("normal", "poisson", "gamma", "exponential", "bernoulli", "mvn"):
+        return None
+    m, v = family.mean_and_variance(np.asarray(eta, dtype=float))
+    m, v = np.asarray(m, dtype=float), np.asarray(v, dtype=float)
+    q = np.asarray(probs, dtype=float).reshape((-1,) + (1,) * (m.ndim if kind == "mvn" else 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if kind == "mvn":
+            sd = np.sqrt(np.diagonal(v, axis1=-2, axis2=-1))
+            return stats.norm.ppf(q, loc=m, scale=sd)
+        m, v = m.reshape(-1), v.reshape(-1)
+        if kind == "normal":
+            return stats.norm.ppf(q, loc=m, scale=np.sqrt(v))
+        if kind == "poisson":
+            return stats.poisson.ppf(q, m)
+        if kind == "bernoulli":
+            return stats.bernoulli.ppf(q, np.clip(m, 0.0, 1.0))
+        if kind == "gamma":
+            return stats.gamma.ppf(q, m * m / v, scale=v / m)
+        return stats.expon.ppf(q, scale=m)  # exponential: mean 1 / rate
+
+
+def _smooth_rows(a, window: int):
+    """Centred running mean over the first axis (rows on an input grid), edges averaged over what exists."""
+    window = min(int(window), a.shape[0])
+    window -= 1 - window % 2  # an odd window keeps the running mean centred
+    if window <= 1:
+        return a
+    k = np.ones(window) / window
+    flat = a.reshape(a.shape[0], -1)
+    num = np.apply_along_axis(lambda c: np.convolve(c, k, mode="same"), 0, flat)
+    den = np.convolve(np.ones(a.shape[0]), k, mode="same")[:, None]
+    return (num / den).reshape(a.shape)
+
+
+def predictive_band(family, eta, *, level: float = 0.9, n_draws: int = 2000, seed: int = 0, smooth: int = 5):
+    """(mean, lower, upper) of y | eta per row: exact mean and central `level` interval.
+
+    The interval uses exact quantiles (`exact_quantiles`) for Normal, Poisson, Gamma, Exponential,
+    Bernoulli and the multivariate Normal's marginals; another family falls back to `n_draws` Monte-Carlo
+    draws per row with common random numbers (one seed for every row), smoothed by a running mean over `smooth` neighbouring rows
+    (rows are points of an input grid).  The true and the fitted band of a chart use the same rule.
     For the multivariate Normal the arrays have a trailing output axis (n, P).
     """
     eta = np.asarray(eta, dtype=float)
     n = eta.shape[0]
-    rng = np.random.default_rng(seed)
-    draws = np.asarray(family.sample(np.repeat(eta, n_draws, axis=0), rng), dtype=float)
-    draws = draws.reshape((n, n_draws) + draws.shape[1:])
     a = (1 - level) / 2
-    lo, hi = np.quantile(draws, [a, 1 - a], axis=1)
+    qs = exact_quantiles(family, eta, [a, 1 - a])
+    if qs is not None:
+        lo, hi = qs[0], qs[1]
+    else:
+        # common random numbers: every row draws from the same seed, so neighbouring rows' quantiles move together
+        draws = np.stack([np.asarray(family.sample(np.repeat(eta[i:i + 1], n_draws, axis=0), np.random.default_rng(seed)),
+                                     dtype=float) for i in range(n)])
+        lo, hi = np.quantile(draws, [a, 1 - a], axis=1)
+        lo, hi = _smooth_rows(lo, smooth), _smooth_rows(hi, smooth)
     m, _ = family.mean_and_variance(eta)
     m = np.asarray(m, dtype=float)
     if m.ndim == 2 and getattr(family, "y_dim", 1) == 1:
@@ -83,31 +137,123 @@ def class_prob_figure(grid, probs, *, truth=None, x_label="x", title=None) -> go
     return make_figure(tr, layout, title=title, height=430)
 
 
+def running_mean(v, window: int = 9) -> np.ndarray:
+    """Centred running mean of a 1-D series over `window` points (NaNs skipped; edges average what exists)."""
+    v = np.asarray(v, dtype=float).reshape(-1)
+    window = max(1, min(int(window), v.size))
+    window -= 1 - window % 2
+    ok = np.isfinite(v)
+    k = np.ones(window)
+    num = np.convolve(np.where(ok, v, 0.0), k, mode="same")
+    den = np.convolve(ok.astype(float), k, mode="same")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.maximum(den, 1), np.nan)
+
+
+def nll_axis_range(series, *, reach: float = 2.0):
+    """(lo, hi) of a readable NLL axis from finite values of `series`, or None when nothing is finite.
+
+    The axis spans the smallest value up to the largest value that lies within `reach` times the
+    improvement (start - best) above the starting value; a blow-up beyond that is off-scale (the figure
+    marks those points at the top edge and says how many there are).
+    """
+    vals = [np.asarray(v, dtype=float).reshape(-1) for v in series if v is not None]
+    fin = [v[np.isfinite(v)] for v in vals]
+    allv = np.concatenate(fin) if fin else np.empty(0)
+    if allv.size == 0:
+        return None
+    start = max(float(f[0]) for f in fin if f.size)
+    vmin = float(allv.min())
+    span = max(start - vmin, 1e-3 * max(1.0, abs(start)))
+    cap = start + reach * span
+    inside = allv[allv <= cap]
+    vmax = float(inside.max()) if inside.size else cap
+    pad = 0.05 * max(vmax - vmin, 1e-9)
+    return vmin - pad, vmax + pad
+
+
+def _first_bad_round(rounds, v):
+    """(first round with a non-finite value, whether every later round is non-finite too, count) or None."""
+    bad = ~np.isfinite(np.asarray(v, dtype=float))
+    if not bad.any():
+        return None
+    i = int(np.argmax(bad))
+    return int(rounds[i]), bool(bad[i:].all()), int(bad.sum())
+
+
 def nll_figure(rounds, train, valid=None, entropy=None, *, current=None, title=None, algo=None,
                extra: dict | None = None) -> go.Figure:
-    """Train / validation NLL per round (and the generalised entropy on a second axis), marker at `current`."""
+    """Train / validation NLL per round (entropy in its own small panel below), marker at `current`.
+
+    The NLL axis covers the useful range (see nll_axis_range): points of a blow-up above it are drawn as
+    triangles on the top edge with a note, and non-finite NLL values are named in a note ("not finite from
+    round r") instead of being dropped silently.  The entropy of each round's partition zig-zags from
+    round to round; its panel shows a running mean with the raw values as a thin line.
+    """
     rounds = np.asarray(rounds)
     train = np.asarray(train, dtype=float)
-    tr = [dict(type="scatter", x=rounds, y=train, mode="lines", name="train NLL", line=dict(color=ROLE_COLORS["train"], width=2.5))]
-    if valid is not None and np.isfinite(np.asarray(valid, dtype=float)).any():
-        tr.append(dict(type="scatter", x=rounds, y=valid, mode="lines", name="validation NLL",
-                       line=dict(color=ROLE_COLORS["valid"], width=2.5, dash="dot")))
+    has_valid = valid is not None and np.isfinite(np.asarray(valid, dtype=float)).any()
+    series = {"train": (train, ROLE_COLORS["train"], None)}
+    if has_valid:
+        series["validation"] = (np.asarray(valid, dtype=float), ROLE_COLORS["valid"], "dot")
+    tr = [dict(type="scatter", x=rounds, y=v, mode="lines", name=f"{k} NLL", line=dict(color=c, width=2.5, dash=d))
+          for k, (v, c, d) in series.items()]
     for name, (r, v, col) in (extra or {}).items():
         tr.append(dict(type="scatter", x=r, y=v, mode="lines", name=name, line=dict(color=col, width=2)))
-    layout = dict(xaxis=dict(title=dict(text="boosting round")),
-                  yaxis=dict(title=dict(text="mean NLL (nats per observation)")))
-    if entropy is not None:
-        tr.append(dict(type="scatter", x=rounds, y=entropy, mode="lines",
-                       name="entropy H of the round's tree partition (right axis)",
-                       line=dict(color=ROLE_COLORS["entropy"], width=1.2), opacity=0.8, yaxis="y2"))
-        layout["yaxis2"] = dict(title=dict(text="entropy H (nats)"), overlaying="y", side="right", showgrid=False)
+    ent = None if entropy is None else np.asarray(entropy, dtype=float)
+    if ent is not None and not np.isfinite(ent).any():
+        ent = None
+    top = [0.0, 1.0] if ent is None else [0.42, 1.0]
+    layout = dict(xaxis=dict(title=dict(text="boosting round" if ent is None else "")),
+                  yaxis=dict(title=dict(text="mean NLL (nats per observation)"), domain=top))
+    notes = []
+    rng = nll_axis_range([v for v, _, _ in series.values()] + [np.asarray(v[1], dtype=float) for v in (extra or {}).values()])
+    if rng is not None:
+        layout["yaxis"]["range"] = list(rng)
+        for k, (v, c, _) in series.items():
+            off = np.isfinite(v) & (v > rng[1])
+            if off.any():
+                tr.append(dict(type="scatter", x=rounds[off], y=np.full(int(off.sum()), rng[1]), mode="markers",
+                               name=f"{k} NLL above the axis", cliponaxis=False,
+                               marker=dict(color=c, size=8, symbol="triangle-up"),
+                               hovertext=[f"round {int(r)}: {k} NLL {val:.4g}" for r, val in zip(rounds[off], v[off])],
+                               hoverinfo="text"))
+                notes.append(f"{k} NLL above the axis at {int(off.sum())} round{'s' if off.sum() > 1 else ''} "
+                             f"(up to {float(v[off].max()):.3g}; triangles)")
+    for k, (v, _, _) in series.items():
+        bad = _first_bad_round(rounds, v)
+        if bad is not None:
+            r0, persistent, count = bad
+            notes.append(f"{k} NLL not finite from round {r0}" if persistent
+                         else f"{k} NLL not finite at {count} round{'s' if count > 1 else ''} (first: round {r0})")
+            layout.setdefault("shapes", []).append(dict(type="line", xref="x", yref="paper", x0=r0, x1=r0, y0=top[0], y1=1,
+                                                        line=dict(color=ROLE_COLORS["marker"], width=1.5, dash="dot")))
+    if notes:
+        # in the gap above the entropy panel; without it, bottom left of the NLL panel (NLL curves start high
+        # on the left and fall, so that corner is usually free)
+        y, anchor = (top[0] - 0.01, "top") if ent is not None else (0.02, "bottom")
+        layout["annotations"] = [dict(text="<br>".join(notes), xref="paper", yref="paper", x=0.0, y=y,
+                                      xanchor="left", yanchor=anchor, showarrow=False, align="left",
+                                      bgcolor="rgba(255,255,255,0.85)", font=dict(size=12, color="#7a2e00"))]
+    if ent is not None:
+        layout["xaxis"].update(matches="x2", showticklabels=False, anchor="y")
+        layout["xaxis2"] = dict(title=dict(text="boosting round"), anchor="y2", domain=[0.0, 1.0])
+        layout["yaxis2"] = dict(title=dict(text="entropy H"), domain=[0.0, 0.24], anchor="x2")
+        tr.append(dict(type="scatter", x=rounds, y=ent, mode="lines", name="entropy H of the round's partition (raw)",
+                       line=dict(color=ROLE_COLORS["entropy"], width=1), opacity=0.35, xaxis="x2", yaxis="y2"))
+        tr.append(dict(type="scatter", x=rounds, y=running_mean(ent), mode="lines",
+                       name="entropy H, running mean of 9 rounds (nats)", line=dict(color=ROLE_COLORS["entropy"], width=2.5),
+                       xaxis="x2", yaxis="y2"))
     if current is not None and len(rounds):
         i = min(int(np.searchsorted(rounds, current)), len(rounds) - 1)
-        layout["shapes"] = [dict(type="line", xref="x", yref="paper", x0=float(rounds[i]), x1=float(rounds[i]), y0=0, y1=1,
-                                 line=dict(color=ROLE_COLORS["marker"], width=1.5, dash="dash"))]
-        tr.append(dict(type="scatter", x=[rounds[i]], y=[train[i]], mode="markers", name=f"round {int(rounds[i])}",
+        layout.setdefault("shapes", []).append(dict(type="line", xref="x", yref="paper", x0=float(rounds[i]), x1=float(rounds[i]),
+                                                    y0=0, y1=1, line=dict(color=ROLE_COLORS["marker"], width=1.5, dash="dash")))
+        yi = train[i]
+        if rng is not None and (not np.isfinite(yi) or yi > rng[1]):
+            yi = rng[1]
+        tr.append(dict(type="scatter", x=[rounds[i]], y=[yi], mode="markers", name=f"round {int(rounds[i])}",
                        marker=dict(color=ROLE_COLORS["marker"], size=11, symbol="circle-open", line=dict(width=2))))
-    return make_figure(tr, layout, title=title, height=380)
+    return make_figure(tr, layout, title=title, height=380 if ent is None else 500)
 
 
 def iterates_figure(x, eta, eta_star, *, natural_names, mean_names, truth_eta=None, truth_star=None,

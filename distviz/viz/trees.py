@@ -12,7 +12,7 @@ from plotly.subplots import make_subplots
 from .palette import COORD_COLORS, OKABE_ITO, ROLE_COLORS
 from .style import apply_style, axis_grid, axis_key, make_figure
 
-__all__ = ["round_nodes", "tree_figure", "top_splits", "gain_scatter_figure", "importance_figure",
+__all__ = ["round_nodes", "tree_figure", "leaf_value_names", "LABEL_FONT", "top_splits", "gain_scatter_figure", "importance_figure",
            "criterion_comparison_figure", "leafwise_nll"]
 
 
@@ -40,8 +40,33 @@ def _is_leaf(df):
     return df["left"].to_numpy() < 0
 
 
-def tree_figure(trace, r: int, feature_names=None, *, gain_name="Gain^reg", title=None) -> go.Figure:
-    """The tree of round r: internal nodes show feature <= threshold, gain and Gain^ent; leaves show weight and value."""
+#: label text: large and dark enough to read on a projector
+LABEL_FONT = dict(size=13, color="#1a1a1a")
+
+
+def leaf_value_names(trace) -> tuple[list, str]:
+    """(names of the coordinates a leaf's output is added to, 'η' or 'η*') from the trace's law coordinate."""
+    import json
+
+    coord = str(trace.attrs.get("coord", "natural"))
+    key, sym = ("mean_names", "η*") if coord == "mean" else ("natural_names", "η")
+    for k in (key, "param_names"):
+        try:
+            return list(json.loads(trace.attrs[k])), sym
+        except (KeyError, TypeError, ValueError):
+            continue
+    return [], sym
+
+
+def tree_figure(trace, r: int, feature_names=None, *, gain_name=None, title=None) -> go.Figure:
+    """The tree of round r: internal nodes show feature <= threshold, gain and Gain^ent; leaves show weight and
+    their output per named coordinate (the law's η or η*).  `gain_name` defaults to the trace's own."""
+    gain_name = gain_name or str(trace.attrs.get("gain_name", "Gain^reg"))
+    vnames, sym = leaf_value_names(trace)
+    # short coordinate names go into every leaf label; long ones (mu/sigma^2, -1/(2 sigma^2)) become η1, η2, ...
+    # in the labels, with the key in the legend entry, so neighbouring leaves' labels do not overlap
+    short = [n if len(n) <= 8 else f"{sym}{j + 1}" for j, n in enumerate(vnames)]
+    key = "; ".join(f"{a} = {n}" for a, n in zip(short, vnames) if a != n)
     df = round_nodes(trace, r)
     if df.empty:
         return make_figure([], dict(annotations=[dict(text="round 0 is the constant start: no tree", showarrow=False,
@@ -88,9 +113,10 @@ def tree_figure(trace, r: int, feature_names=None, *, gain_name="Gain^reg", titl
             continue
         x, d = pos[i]
         if leaf[row]:
-            v = ", ".join(f"{a:.3g}" for a in vals[row])
-            xl.append(x), yl.append(-d), tl.append(f"w={w[row]:.0f}<br>({v})")
-            hl.append(f"leaf {i}<br>weight {w[row]:.1f}<br>value ({v})")
+            parts = [f"{short[j] if j < len(short) else f'{sym}{j + 1}'} {a:+.3g}" for j, a in enumerate(vals[row])]
+            full = [f"{vnames[j] if j < len(vnames) else f'{sym}{j + 1}'}: {a:+.4g}" for j, a in enumerate(vals[row])]
+            xl.append(x), yl.append(-d), tl.append("<br>".join([f"w = {w[row]:.0f}"] + parts))
+            hl.append(f"leaf {i}<br>weight {w[row]:.1f}<br>output added to {sym} (before × ν):<br>" + "<br>".join(full))
         else:
             f = int(feat[row])
             fname = names[f] if 0 <= f < len(names) else f"x{f + 1}"
@@ -103,18 +129,27 @@ def tree_figure(trace, r: int, feature_names=None, *, gain_name="Gain^reg", titl
                    marker=dict(size=16, color=OKABE_ITO["blue"], symbol="square"), name="split (feature ≤ threshold)"))
     # split labels as boxed annotations above their node: the box hides the edge that runs into the node
     labels = [dict(x=x, y=y, text=t, showarrow=False, xref="x", yref="y", yanchor="bottom", yshift=10,
-                   bgcolor="rgba(255,255,255,0.92)", font=dict(size=11), borderpad=1) for x, y, t in zip(xi, yi, ti)]
+                   bgcolor="rgba(255,255,255,0.92)", font=LABEL_FONT, borderpad=1) for x, y, t in zip(xi, yi, ti)]
     tr.append(dict(type="scatter", x=xl, y=yl, mode="markers+text", text=tl, textposition="bottom center", hovertext=hl,
-                   hoverinfo="text", marker=dict(size=12, color=OKABE_ITO["orange"]), name="leaf (weight, value)",
-                   textfont=dict(size=10)))
+                   hoverinfo="text", marker=dict(size=12, color=OKABE_ITO["orange"]),
+                   name=f"leaf: weight w, output added to {sym}" + (f" ({key})" if key else ""), textfont=LABEL_FONT))
     depth = int(max(p[1] for p in pos.values()))
+    lines = 1 + max((len(v) for v in vals), default=0)  # text lines under a leaf
+    below = 0.25 + 0.2 * lines  # room under the deepest leaves for their labels (in levels)
     layout = dict(xaxis=dict(visible=False, range=[-0.8, counter[0] - 0.2]),
-                  yaxis=dict(visible=False, range=[-depth - 0.9, 0.7]), annotations=labels)
-    return make_figure(tr, layout, title=title, height=200 + 120 * depth)
+                  yaxis=dict(visible=False, range=[-depth - below, 0.7]), annotations=labels)
+    fig = make_figure(tr, layout, title=title, height=int(200 + 120 * depth + 40 * max(0, lines - 2)))
+    # the axes are hidden: the legend sits right under the plot (no blank band where the x-axis title would be)
+    fig.update_layout(legend=dict(y=0.0, yanchor="top"))
+    return fig
 
 
 def top_splits(trace, k: int = 15, feature_names=None) -> pd.DataFrame:
-    """The k internal nodes with the largest gain over all rounds (round, node, depth, feature, threshold, gains)."""
+    """The k internal nodes with the largest gain over all rounds (round, node, depth, feature, threshold, gains).
+
+    The split gain's column is named after the trace's `gain_name` (Gain^reg, or Gain^NGD for the natural law).
+    """
+    gname = str(trace.attrs.get("gain_name", "Gain^reg"))
     rows = []
     names = list(feature_names or [])
     feat = trace["node_feature"].values
@@ -134,12 +169,13 @@ def top_splits(trace, k: int = 15, feature_names=None) -> pd.DataFrame:
         f = int(feat[r, n])
         rows.append({"round": int(r), "node": int(n), "depth": int(dep[r, n]),
                      "feature": names[f] if 0 <= f < len(names) else f"x{f + 1}", "threshold": float(thr[r, n]),
-                     "weight": float(w[r, n]), "Gain^reg": float(reg[r, n]), "Gain^ent": float(ent[r, n])})
+                     "weight": float(w[r, n]), gname: float(reg[r, n]), "Gain^ent": float(ent[r, n])})
     return pd.DataFrame(rows).replace([np.inf, -np.inf], np.nan)
 
 
 def gain_scatter_figure(trace, *, current=None, title=None) -> go.Figure:
-    """Gain^reg against Gain^ent of every split of every round, coloured by round (current round ringed)."""
+    """The split gain (the trace's gain_name) against Gain^ent of every split of every round, coloured by round."""
+    gname = str(trace.attrs.get("gain_name", "Gain^reg"))
     reg = trace["node_gain_reg"].values if "node_gain_reg" in trace else trace["node_gain"].values
     ent = trace["node_gain_ent"].values if "node_gain_ent" in trace else np.full_like(reg, np.nan)
     rr = np.repeat(trace["round"].values[:, None], reg.shape[1], axis=1)
@@ -154,7 +190,7 @@ def gain_scatter_figure(trace, *, current=None, title=None) -> go.Figure:
         c = ok & (rr == int(current))
         tr.append(dict(type="scatter", x=reg[c], y=ent[c], mode="markers", name=f"round {int(current)}",
                        marker=dict(color="rgba(0,0,0,0)", size=13, line=dict(color=ROLE_COLORS["marker"], width=2))))
-    layout = dict(xaxis=dict(title=dict(text="Gain^reg (weighted variance reduction of the tree target)")),
+    layout = dict(xaxis=dict(title=dict(text=f"{gname} (weighted variance reduction of the tree target)")),
                   yaxis=dict(title=dict(text="Gain^ent (entropy decrease, nats per observation)")))
     return make_figure(tr, layout, title=title, height=420)
 
