@@ -437,8 +437,8 @@ def test_parallel_histogram_kernel_equals_serial():
 
 @pytest.mark.parametrize("K", [1, 3])
 def test_row_major_histogram_kernel_equals_gathered_column_kernel(K):
-    """hist_rows (row-major codes, no gather; features split among 1-3 groups) equals gather + hist_serial bit for bit."""
-    from distviz.trees.histogram import gather_rows, hist_rows, hist_serial, row_stats
+    """hist_rows (row-major codes, no gather; features in 1-3 groups) and the root from cached weight columns equal the old kernels bit for bit."""
+    from distviz.trees.histogram import gather_rows, hist_root_targets, hist_rows, hist_serial, lead_hist, row_stats
 
     rng = np.random.default_rng(22)
     X, R, w = _data(rng, n=700, K=K)
@@ -456,6 +456,15 @@ def test_row_major_histogram_kernel_equals_gathered_column_kernel(K):
         for groups in (1, 2, 3):
             out = np.full_like(ref, np.nan)
             hist_rows(codes_R, rows, 0, 450, G, col_off, lead, K, o == 1, out, groups)
+            np.testing.assert_array_equal(out, ref)
+        # the root: cached leading columns + the K target columns equal the full pass
+        all_rows = np.arange(700, dtype=np.int32)
+        ref = np.empty((X.shape[1], 64, o + K))
+        hist_serial(Xb.codes_T, all_rows, 0, 700, row_stats(R[:, ::-1], ww, o), 0, o == 1, ref)
+        lead_cols = lead_hist(Xb.codes_T, ww, o, 64)
+        for parallel in (False, True):
+            out = np.full_like(ref, np.nan)
+            hist_root_targets(Xb.codes_T, G, col_off, o, K, lead_cols, out, parallel)
             np.testing.assert_array_equal(out, ref)
 
 
@@ -499,9 +508,9 @@ def test_fit_context_equals_fit(weighted, criterion):
     fam = get("poisson")
     Xb = Binner(64).fit_transform(X)
     ctx = FitContext.make(Xb, w, family=fam, T=T)
-    for rep in range(3):  # the context is reused across trees; from the second on with row-major codes
+    for rep in range(3):  # the context is reused across trees; from the second on with row codes and root lead
         if rep == 1:
-            assert ctx.with_row_codes().codes_R.shape == (3000, 4)
+            assert ctx.for_rounds().codes_R.shape == (3000, 4)
         a = HistTree(max_depth=3, criterion=criterion).fit(Xb, R, sample_weight=w, family=fam, T=T)
         b = HistTree(max_depth=3, criterion=criterion).fit_context(ctx, R)
         na, nb = a.nodes_, b.nodes_

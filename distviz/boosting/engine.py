@@ -399,7 +399,7 @@ def _make_tree_context(Xb, w, tree_kwargs):
 
     if not isinstance(Xb, BinnedX) or _tree_class() is not HistTree or set(tree_kwargs) - {"family", "T"}:
         return None
-    return (Xb, w, tree_kwargs, FitContext.make(Xb, w, **tree_kwargs).with_row_codes())
+    return (Xb, w, tree_kwargs, FitContext.make(Xb, w, **tree_kwargs).for_rounds())
 
 
 def _lazy_step(tree, mult, shape):

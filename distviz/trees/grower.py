@@ -20,7 +20,7 @@ import numba
 from numba import njit
 
 from ._cache import ensure_parallel_runtime
-from .histogram import PARALLEL_MIN_WORK, gather_rows, hist_parallel, hist_rows, hist_serial
+from .histogram import PARALLEL_MIN_WORK, gather_rows, hist_parallel, hist_root_targets, hist_rows, hist_serial
 from .splitting import assign_children, best_split_entropy, best_split_variance, partition
 
 __all__ = ["grow_tree", "grow_batch", "grow_many", "grow_entropy", "node_sums"]
@@ -30,12 +30,14 @@ ensure_parallel_runtime()
 
 
 @njit(cache=True)
-def _build(codes_T, codes_R, rows, start, stop, G, col_off, o, K, buf, out, allow_parallel):
+def _build(codes_T, codes_R, root_lead, rows, start, stop, G, col_off, o, K, buf, out, allow_parallel):
     """Histogram of rows[start:stop] into out; gathers the row statistics first unless it is the whole sample.
 
     G: row statistics (see histogram.py) with `lead` = 2 (o = 2) or 0 (o = 1, unit weights) leading
     columns and this tree's K target columns at col_off.  With row-major codes codes_R (n, p) (an
-    empty array when there are none) a node below the root is built row by row without the gather.
+    empty array when there are none) a node below the root is built row by row without the gather;
+    with the root's leading columns root_lead (p, nb, o) (an empty array when there are none) the root
+    sums only its K target columns.
     allow_parallel: 0 (serial) or the number of numba threads to use.
     """
     m = stop - start
@@ -43,6 +45,9 @@ def _build(codes_T, codes_R, rows, start, stop, G, col_off, o, K, buf, out, allo
     p = codes_T.shape[0]
     unit = o == 1
     lead = 0 if unit else 2
+    if m == n and root_lead.shape[0] == p:
+        hist_root_targets(codes_T, G, col_off, o, K, root_lead, out, allow_parallel > 0 and m * p >= PARALLEL_MIN_WORK)
+        return
     if m == n and col_off == lead and G.shape[1] == lead + K:
         mode = 0
         src = G
@@ -62,7 +67,7 @@ def _build(codes_T, codes_R, rows, start, stop, G, col_off, o, K, buf, out, allo
 
 @njit(cache=True)
 def grow_tree(
-    codes_T, codes_R, n_bins, nb_max, G, col_off, o, K, root_hist, have_root_hist,
+    codes_T, codes_R, root_lead, n_bins, nb_max, G, col_off, o, K, root_hist, have_root_hist,
     max_depth, max_leaves, min_w, min_cnt, l2, allow_parallel,
     feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf,
 ):
@@ -70,7 +75,8 @@ def grow_tree(
 
     G (n, .) holds the row statistics: the leading o columns and this tree's K target columns at
     col_off (see histogram.py); root_hist, when have_root_hist, is the root histogram (p, nb_max, o+K).
-    codes_R: row-major copy (n, p) of the codes, or an empty array (see _build).
+    codes_R: row-major copy (n, p) of the codes, root_lead: the root's leading columns (p, nb_max, o),
+    each or an empty array (see _build).
     """
     p, n = codes_T.shape
     M = feature.shape[0]
@@ -194,7 +200,7 @@ def grow_tree(
         if use_root:
             hist[ss] = root_hist
         else:
-            _build(codes_T, codes_R, rows, start[small], stop[small], G, col_off, o, K, buf, hist[ss], allow_parallel)
+            _build(codes_T, codes_R, root_lead, rows, start[small], stop[small], G, col_off, o, K, buf, hist[ss], allow_parallel)
         if can_large:
             hp = hist[sj]
             hs = hist[ss]
@@ -317,13 +323,13 @@ def _alloc_many(B, M, C, p, n):
 
 
 @njit(cache=True)
-def grow_batch(codes_T, codes_R, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2, allow_parallel):
+def grow_batch(codes_T, codes_R, root_lead, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2, allow_parallel):
     """B trees on Yb (B, n, K) sharing X, grown one after another in one call (B = 1: a single HistTree).
 
     The root histogram of all B*K columns is built in one pass; allow_parallel lets large node
     histograms use the feature-parallel kernels (its value: the number of threads, 0 = serial);
     codes_R is the row-major copy of the codes (n, p)
-    or an empty array.  Returns (n_nodes (B,), node arrays (B, M, ...)).
+    or an empty array, root_lead the root's leading columns (p, nb_max, o) or an empty array.  Returns (n_nodes (B,), node arrays (B, M, ...)).
     """
     B, n, K = Yb.shape
     p = codes_T.shape[0]
@@ -332,7 +338,7 @@ def grow_batch(codes_T, codes_R, n_bins, nb_max, Yb, w, o, M, max_depth, max_lea
     for t in range(B):
         rh = root if B == 1 else _tree_root(root, t, o, K)
         n_nodes[t] = grow_tree(
-            codes_T, codes_R, n_bins, nb_max, G, (0 if o == 1 else 2) + t * K, o, K, rh, B > 1, max_depth, max_leaves, min_w, min_cnt, l2,
+            codes_T, codes_R, root_lead, n_bins, nb_max, G, (0 if o == 1 else 2) + t * K, o, K, rh, B > 1, max_depth, max_leaves, min_w, min_cnt, l2,
             allow_parallel, feature[t], split_bin[t], left[t], right[t], depth[t], gain[t], sums[t], feat_gain[t],
             train_leaf[t],
         )
@@ -341,8 +347,12 @@ def grow_batch(codes_T, codes_R, n_bins, nb_max, Yb, w, o, M, max_depth, max_lea
 
 def grow_many(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2):
     """Grow B trees sharing X in one numba call (large node histograms use the feature-parallel kernel)."""
-    return grow_batch(codes_T, no_row_codes(codes_T), n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w,
+    return grow_batch(codes_T, no_row_codes(codes_T), NO_ROOT_LEAD, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w,
                       min_cnt, l2, numba.get_num_threads())
+
+
+# stand-in for the root's cached leading columns: the root is built from all its columns
+NO_ROOT_LEAD = np.empty((0, 0, 0))
 
 
 def no_row_codes(codes_T) -> np.ndarray:
@@ -403,7 +413,7 @@ def grow_entropy(codes_T, n_bins, nb_max, GT, conjugate, M, max_depth, max_leave
     n_nodes, n_leaves = 1, 1
     if splittable(0, 1):
         h = np.empty((p, nb_max, 2 + d))
-        _build(codes_T, no_rc, rows, 0, n, GT, 2, 2, d, buf, h, allow_par)
+        _build(codes_T, no_rc, NO_ROOT_LEAD, rows, 0, n, GT, 2, 2, d, buf, h, allow_par)
         consider(0, h)
     while best and n_leaves < max_leaves:
         j = max(best, key=lambda c: (best[c][0], -c))
@@ -424,7 +434,7 @@ def grow_entropy(codes_T, n_bins, nb_max, GT, conjugate, M, max_depth, max_leave
             continue
         small, large = (L, R) if (mid - s0) <= (s1 - mid) else (R, L)
         hs = np.empty((p, nb_max, 2 + d))
-        _build(codes_T, no_rc, rows, seg[small, 0], seg[small, 1], GT, 2, 2, d, buf, hs, allow_par)
+        _build(codes_T, no_rc, NO_ROOT_LEAD, rows, seg[small, 0], seg[small, 1], GT, 2, 2, d, buf, hs, allow_par)
         if can[small]:
             consider(small, hs)
         if can[large]:

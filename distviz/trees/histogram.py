@@ -17,6 +17,10 @@ Children get their histogram from the smaller child's pass and a subtraction fro
 statistics are read once (no gathered copy) and its p codes share one cache line.  Every feature's
 histogram still adds the rows in the node's order, so its sums are bit-identical to ``hist_serial``'s;
 in parallel the features are split among the threads (never the rows), which keeps that order.
+
+The root's weight columns (the count for unit weights; w and 1{w>0} otherwise) do not change
+between the trees of a boosting fit: ``lead_hist`` builds them once, and ``hist_root_targets``
+adds only the K target columns of each round's root (half the work for one output).
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["row_stats", "hist_serial", "hist_parallel", "hist_rows", "gather_rows", "PARALLEL_MIN_WORK"]
+__all__ = ["row_stats", "hist_serial", "hist_parallel", "hist_rows", "hist_root_targets", "lead_hist", "gather_rows",
+           "PARALLEL_MIN_WORK"]
 
 # a node histogram is built with the feature-parallel kernel when rows * features reach this
 PARALLEL_MIN_WORK = 1 << 17
@@ -187,3 +192,65 @@ def hist_rows(codes_R, rows, start, stop, G, col_off, lead, K, unit, out, n_grou
         _hist_rows_parallel(codes_R, rows, start, stop, G, col_off, lead, K, unit, out, n_groups)
     else:
         _accumulate_rows(codes_R, rows, start, stop, G, col_off, lead, K, unit, 0, codes_R.shape[1], out)
+
+
+@njit(cache=True)
+def _lead_feature(code_row, w, o, h):
+    h[:, :] = 0.0
+    for i in range(code_row.shape[0]):
+        b = code_row[i]
+        if o == 1:
+            h[b, 0] += 1.0
+        else:
+            h[b, 0] += w[i]
+            h[b, 1] += 1.0 if w[i] > 0 else 0.0
+
+
+@njit(cache=True, parallel=True)
+def lead_hist(codes_T, w, o, nb_max):
+    """The root histogram's leading columns (p, nb_max, o): row counts (o = 1) or [w, 1{w>0}] (o = 2), in row order."""
+    p = codes_T.shape[0]
+    out = np.empty((p, nb_max, o))
+    for f in prange(p):
+        _lead_feature(codes_T[f], w, o, out[f])
+    return out
+
+
+@njit(cache=True)
+def _root_targets_feature(code_row, G, col_off, o, K, h):
+    """h[:, o:] = per-bin sums of G[:, col_off:col_off+K] over all rows in row order (h[:, :o] untouched)."""
+    C = h.shape[1]
+    h[:, o:] = 0.0
+    if K == 1:
+        hf = h.reshape(-1)
+        Gf = G.reshape(-1)
+        GC = G.shape[1]
+        for i in range(code_row.shape[0]):
+            hf[np.intp(code_row[i]) * C + o] += Gf[np.intp(i) * GC + col_off]
+    else:
+        for i in range(code_row.shape[0]):
+            hb = h[code_row[i]]
+            gi = G[i]
+            for k in range(K):
+                hb[o + k] += gi[col_off + k]
+
+
+@njit(cache=True, parallel=True)
+def _root_targets_parallel(codes_T, G, col_off, o, K, lead, out):
+    for f in prange(codes_T.shape[0]):
+        out[f, :, :o] = lead[f]
+        _root_targets_feature(codes_T[f], G, col_off, o, K, out[f])
+
+
+@njit(cache=True)
+def hist_root_targets(codes_T, G, col_off, o, K, lead, out, parallel):
+    """Root histogram out (p, nb, o+K): the leading columns copied from lead (see lead_hist), the K targets summed.
+
+    Bit-identical to the full pass (every column adds the rows in row order); parallel: features in threads.
+    """
+    if parallel:
+        _root_targets_parallel(codes_T, G, col_off, o, K, lead, out)
+    else:
+        for f in range(codes_T.shape[0]):
+            out[f, :, :o] = lead[f]
+            _root_targets_feature(codes_T[f], G, col_off, o, K, out[f])

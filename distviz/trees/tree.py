@@ -8,8 +8,8 @@ import numpy as np
 from distviz.errors import ConfigError, DataError
 
 from .binning import BinnedX, Binner, _check_X
-from .grower import grow_batch, grow_entropy, no_row_codes, node_sums
-from .histogram import row_stats
+from .grower import NO_ROOT_LEAD, grow_batch, grow_entropy, no_row_codes, node_sums
+from .histogram import lead_hist, row_stats
 from .nodes import TreeNodes
 from .predictor import apply_binned, apply_raw
 
@@ -114,14 +114,18 @@ class FitContext:
         self.W_root = float(w.sum())
         self._GT = None
         self.codes_R = no_row_codes(codes_T)
+        self.root_lead = NO_ROOT_LEAD
 
-    def with_row_codes(self) -> "FitContext":
-        """Keep a row-major copy of the codes (n, p): the trees of a boosting fit then build node histograms row by row.
+    def for_rounds(self) -> "FitContext":
+        """Keep what every tree of a boosting fit can reuse: row-major codes (n, p) and the root's weight columns.
 
-        Worth its one transpose when many trees are grown on the same X; the trees are identical.
+        Node histograms below the root are then built row by row, and the root sums only its target
+        columns (its weight and count columns are the same for every tree); the trees are identical.
+        Worth the one-off transpose and pass when many trees are grown on the same X and weights.
         """
         if self.codes_R.shape[0] != self.codes_T.shape[1]:
             self.codes_R = np.ascontiguousarray(self.codes_T.T)
+            self.root_lead = lead_hist(self.codes_T, self.w, 1 if self.unit else 2, self.binner.n_bins_max_)
         return self
 
     @classmethod
@@ -247,7 +251,7 @@ class HistTree:
         if self.criterion == "variance":
             o = 1 if unit else 2
             n_nodes, ints, floats, tl = grow_batch(
-                codes_T, ctx.codes_R, nb, nb_max, R[None], w, o, M, depth, leaves, min_w, min_cnt, l2,
+                codes_T, ctx.codes_R, ctx.root_lead, nb, nb_max, R[None], w, o, M, depth, leaves, min_w, min_cnt, l2,
                 numba.get_num_threads(),
             )
             nn = int(n_nodes[0])
