@@ -14,6 +14,8 @@ PRESENT = "present"
 #: distviz.viz.style; readable from the back of a room at 1280x720
 PRESENTER_CSS = """<style>
 html { font-size: 20px; }
+[data-testid="stMainBlockContainer"] { padding-top: 2.5rem; }
+h1 { font-size: 2.2rem !important; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.1rem; line-height: 1.5; }
 [data-testid="stMetricValue"] { font-size: 1.8rem; }
 </style>"""

@@ -214,5 +214,5 @@ def back_to_lesson(nav) -> None:
     if not cur or "lessons" not in NAV or getattr(nav, "url_path", "") == "lessons":
         return
     q = {"lesson": str(cur[0]), "step": str(cur[1])} | ({"present": "1"} if presenting() else {})
-    st.sidebar.page_link(NAV["lessons"], label=f"Back to lesson {cur[0]}, step {cur[1]}", icon=":material/school:",
-                         query_params=q)
+    st.sidebar.page_link(NAV["lessons"], label=f"Lesson {cur[0]}, step {cur[1]}", icon=":material/undo:",
+                         query_params=q, help="Back to the lesson step this view came from.")

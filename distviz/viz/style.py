@@ -7,7 +7,8 @@ import plotly.graph_objects as go
 __all__ = ["apply_style", "style_layout", "axis_grid", "make_figure", "presenter_figure", "set_presenter_source"]
 
 PRESENTER_FONT = 18   # smallest chart text (px) in presenter mode: readable from the back of a room at 1280x720
-PRESENTER_BASE = 20   # base chart font (px) in presenter mode
+PRESENTER_BASE = 19   # base chart font (px) in presenter mode
+PRESENTER_WRAP = 40   # presenter mode breaks chart and y-axis titles longer than this (characters) onto two lines
 PRESENTER_LINE = 1.6  # factor on every line width in presenter mode
 _presenter_source = None  # () -> bool, set by the UI layer (distviz.ui.layout): is this session presenting?
 _FONT_KEYS = ("font", "textfont", "tickfont", "insidetextfont", "outsidetextfont")
@@ -27,6 +28,16 @@ def presenter_on() -> bool:
         return False
 
 
+def _wrap(text, limit: int = PRESENTER_WRAP):
+    """`text` broken at the space nearest its middle when it is longer than `limit` characters (plotly never
+    wraps a title, and presenter-size text would run off a half-width chart)."""
+    if not isinstance(text, str) or len(text) <= limit or "<br>" in text or " " not in text:
+        return text
+    mid = len(text) // 2
+    cut = min((i for i, c in enumerate(text) if c == " "), key=lambda i: abs(i - mid))
+    return text[:cut] + "<br>" + text[cut + 1:]
+
+
 def _present(obj, base: bool = True):
     """Presenter look, in place, on a figure's layout or trace dicts: every font size at least PRESENTER_FONT,
     axis ticks and titles and colour-bar text set explicitly (the Streamlit theme would otherwise make them small),
@@ -37,6 +48,7 @@ def _present(obj, base: bool = True):
         return obj
     if not isinstance(obj, dict):
         return obj
+    grown = set()   # margins already widened for a two-line axis title
     for k in list(obj):
         v = obj[k]
         if k in _FONT_KEYS and isinstance(v, dict):
@@ -51,6 +63,12 @@ def _present(obj, base: bool = True):
             if k != "coloraxis":
                 title = v.get("title")
                 title = {"text": title} if isinstance(title, str) else dict(title or {})
+                if k.startswith("yaxis") and "text" in title and _wrap(title["text"]) != title["text"]:
+                    title["text"] = _wrap(title["text"])   # (an x title stays on one line: the legend sits below it)
+                    if "l" not in grown:
+                        grown.add("l")
+                        margin = obj.setdefault("margin", {})
+                        margin["l"] = (margin.get("l") or 60) + 24
                 title["font"] = {**title.get("font", {}), "size": max(title.get("font", {}).get("size") or 0, PRESENTER_FONT + 1)}
                 v["title"] = title
         elif k == "colorbar" and isinstance(v, dict):
@@ -67,7 +85,10 @@ def _present(obj, base: bool = True):
         if isinstance(obj.get("title"), dict) or isinstance(obj.get("title"), str):
             t = obj["title"]
             t = {"text": t} if isinstance(t, str) else t
-            t["font"] = {**t.get("font", {}), "size": max(t.get("font", {}).get("size") or 0, PRESENTER_BASE + 2)}
+            t["font"] = {**t.get("font", {}), "size": max(t.get("font", {}).get("size") or 0, PRESENTER_BASE + 1)}
+            if _wrap(t.get("text")) != t.get("text"):
+                t["text"] = _wrap(t["text"])
+                obj.setdefault("margin", {})["t"] = (obj["margin"].get("t") or 50) + 26
             obj["title"] = t
         if isinstance(obj.get("height"), (int, float)):
             obj["height"] = int(obj["height"] * 1.15)  # room for the larger text
