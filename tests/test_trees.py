@@ -461,11 +461,18 @@ def test_row_major_histogram_kernel_equals_gathered_column_kernel(K):
         all_rows = np.arange(700, dtype=np.int32)
         ref = np.empty((X.shape[1], 64, o + K))
         hist_serial(Xb.codes_T, all_rows, 0, 700, row_stats(R[:, ::-1], ww, o), 0, o == 1, ref)
-        lead_cols = lead_hist(Xb.codes_T, ww, o, 64)
+        lead_cols, lead_tot = lead_hist(Xb.codes_T, ww, o, 64)
+        seq = np.zeros(o + K)  # the grower's sequential root totals
+        for i in range(700):
+            seq[:o] += [1.0] if o == 1 else [ww[i], float(ww[i] > 0)]
+            seq[o:] += G[i, col_off:col_off + K]
+        np.testing.assert_array_equal(lead_tot, seq[:o])
         for parallel in (False, True):
             out = np.full_like(ref, np.nan)
-            hist_root_targets(Xb.codes_T, G, col_off, o, K, lead_cols, out, parallel)
+            tot = np.full(K, np.nan)
+            hist_root_targets(Xb.codes_T, G, col_off, o, K, lead_cols, out, tot, parallel)
             np.testing.assert_array_equal(out, ref)
+            np.testing.assert_array_equal(tot, seq[o:])
 
 
 @settings(deadline=None, max_examples=30, suppress_health_check=[HealthCheck.too_slow])
@@ -522,3 +529,18 @@ def test_fit_context_equals_fit(weighted, criterion):
         HistTree(max_depth=3).fit_context(ctx, R[:10])
     with pytest.raises(DataError):
         FitContext.make(X, w)
+
+
+def test_parallel_leaf_assignment_equals_serial():
+    """assign_children_parallel labels every row of a node like the serial kernel."""
+    from distviz.trees.splitting import assign_children, assign_children_parallel
+
+    rng = np.random.default_rng(23)
+    codes = rng.integers(0, 50, 5000).astype(np.uint8)
+    rows = np.sort(rng.permutation(5000)[:3000]).astype(np.int32)
+    a = np.full(5000, -1, dtype=np.int32)
+    b = a.copy()
+    assign_children(codes, rows, 100, 2900, 20, 3, 4, a)
+    assign_children_parallel(codes, rows, 100, 2900, 20, 3, 4, b)
+    np.testing.assert_array_equal(a, b)
+    assert set(np.unique(a[rows[100:2900]])) == {3, 4}

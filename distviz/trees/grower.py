@@ -21,7 +21,7 @@ from numba import njit
 
 from ._cache import ensure_parallel_runtime
 from .histogram import PARALLEL_MIN_WORK, gather_rows, hist_parallel, hist_root_targets, hist_rows, hist_serial
-from .splitting import assign_children, best_split_entropy, best_split_variance, partition
+from .splitting import assign_children, assign_children_parallel, best_split_entropy, best_split_variance, partition
 
 __all__ = ["grow_tree", "grow_batch", "grow_many", "grow_entropy", "node_sums"]
 
@@ -30,14 +30,12 @@ ensure_parallel_runtime()
 
 
 @njit(cache=True)
-def _build(codes_T, codes_R, root_lead, rows, start, stop, G, col_off, o, K, buf, out, allow_parallel):
+def _build(codes_T, codes_R, rows, start, stop, G, col_off, o, K, buf, out, allow_parallel):
     """Histogram of rows[start:stop] into out; gathers the row statistics first unless it is the whole sample.
 
     G: row statistics (see histogram.py) with `lead` = 2 (o = 2) or 0 (o = 1, unit weights) leading
     columns and this tree's K target columns at col_off.  With row-major codes codes_R (n, p) (an
-    empty array when there are none) a node below the root is built row by row without the gather;
-    with the root's leading columns root_lead (p, nb, o) (an empty array when there are none) the root
-    sums only its K target columns.
+    empty array when there are none) a node below the root is built row by row without the gather.
     allow_parallel: 0 (serial) or the number of numba threads to use.
     """
     m = stop - start
@@ -45,9 +43,6 @@ def _build(codes_T, codes_R, root_lead, rows, start, stop, G, col_off, o, K, buf
     p = codes_T.shape[0]
     unit = o == 1
     lead = 0 if unit else 2
-    if m == n and root_lead.shape[0] == p:
-        hist_root_targets(codes_T, G, col_off, o, K, root_lead, out, allow_parallel > 0 and m * p >= PARALLEL_MIN_WORK)
-        return
     if m == n and col_off == lead and G.shape[1] == lead + K:
         mode = 0
         src = G
@@ -67,7 +62,7 @@ def _build(codes_T, codes_R, root_lead, rows, start, stop, G, col_off, o, K, buf
 
 @njit(cache=True)
 def grow_tree(
-    codes_T, codes_R, root_lead, n_bins, nb_max, G, col_off, o, K, root_hist, have_root_hist,
+    codes_T, codes_R, root_lead, root_tot, n_bins, nb_max, G, col_off, o, K, root_hist, have_root_hist,
     max_depth, max_leaves, min_w, min_cnt, l2, allow_parallel,
     feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf,
 ):
@@ -75,8 +70,9 @@ def grow_tree(
 
     G (n, .) holds the row statistics: the leading o columns and this tree's K target columns at
     col_off (see histogram.py); root_hist, when have_root_hist, is the root histogram (p, nb_max, o+K).
-    codes_R: row-major copy (n, p) of the codes, root_lead: the root's leading columns (p, nb_max, o),
-    each or an empty array (see _build).
+    codes_R: row-major copy (n, p) of the codes (or an empty array, see _build); root_lead, root_tot:
+    the root's leading histogram columns (p, nb_max, o) and their totals (o,) (histogram.lead_hist),
+    or empty arrays: with them the root sums only its K target columns.
     """
     p, n = codes_T.shape
     M = feature.shape[0]
@@ -111,14 +107,24 @@ def grow_tree(
     gain[:] = np.nan
     feat_gain[:, :] = np.nan
 
-    sums[0, :] = 0.0
-    for i in range(n):
-        for c in range(lead):
-            sums[0, c] += G[i, c]
+    prebuilt = root_lead.shape[0] == p and not have_root_hist
+    if prebuilt:  # the root's histogram and totals in one pass, into the slot the root takes below
+        tot = np.empty(K)
+        hist_root_targets(codes_T, G, col_off, o, K, root_lead, hist[free[n_free - 1]], tot,
+                          allow_parallel > 0 and n * p >= PARALLEL_MIN_WORK)
+        for c in range(o):
+            sums[0, c] = root_tot[c]
         for k in range(K):
-            sums[0, o + k] += G[i, col_off + k]
-    if o == 1:
-        sums[0, 0] = n
+            sums[0, o + k] = tot[k]
+    else:
+        sums[0, :] = 0.0
+        for i in range(n):
+            for c in range(lead):
+                sums[0, c] += G[i, c]
+            for k in range(K):
+                sums[0, o + k] += G[i, col_off + k]
+        if o == 1:
+            sums[0, 0] = n
     start[0] = 0
     stop[0] = n
     depth[0] = 0
@@ -175,7 +181,10 @@ def grow_tree(
             can_L = room and depth[L] < max_depth and sums[L, ci] >= 2 * min_cnt and sums[L, 0] >= 2 * min_w
             can_R = room and depth[R] < max_depth and sums[R, ci] >= 2 * min_cnt and sums[R, 0] >= 2 * min_w
             if not can_L and not can_R:  # both children are final leaves: label their rows, no partition
-                assign_children(codes_T[f], rows, start[j], stop[j], b, L, R, train_leaf)
+                if allow_parallel > 1 and stop[j] - start[j] >= PARALLEL_MIN_WORK:
+                    assign_children_parallel(codes_T[f], rows, start[j], stop[j], b, L, R, train_leaf)
+                else:
+                    assign_children(codes_T[f], rows, start[j], stop[j], b, L, R, train_leaf)
                 start[L] = stop[L] = start[R] = stop[R] = 0
                 free[n_free] = sj
                 n_free += 1
@@ -199,8 +208,10 @@ def grow_tree(
         ss = free[n_free]
         if use_root:
             hist[ss] = root_hist
+        elif prebuilt and small == 0:
+            pass
         else:
-            _build(codes_T, codes_R, root_lead, rows, start[small], stop[small], G, col_off, o, K, buf, hist[ss], allow_parallel)
+            _build(codes_T, codes_R, rows, start[small], stop[small], G, col_off, o, K, buf, hist[ss], allow_parallel)
         if can_large:
             hp = hist[sj]
             hs = hist[ss]
@@ -323,13 +334,14 @@ def _alloc_many(B, M, C, p, n):
 
 
 @njit(cache=True)
-def grow_batch(codes_T, codes_R, root_lead, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2, allow_parallel):
+def grow_batch(codes_T, codes_R, root_lead, root_tot, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2, allow_parallel):
     """B trees on Yb (B, n, K) sharing X, grown one after another in one call (B = 1: a single HistTree).
 
     The root histogram of all B*K columns is built in one pass; allow_parallel lets large node
     histograms use the feature-parallel kernels (its value: the number of threads, 0 = serial);
     codes_R is the row-major copy of the codes (n, p)
-    or an empty array, root_lead the root's leading columns (p, nb_max, o) or an empty array.  Returns (n_nodes (B,), node arrays (B, M, ...)).
+    or an empty array, root_lead / root_tot the root's leading columns (p, nb_max, o) and their
+    totals (o,) or empty arrays (see grow_tree).  Returns (n_nodes (B,), node arrays (B, M, ...)).
     """
     B, n, K = Yb.shape
     p = codes_T.shape[0]
@@ -338,7 +350,7 @@ def grow_batch(codes_T, codes_R, root_lead, n_bins, nb_max, Yb, w, o, M, max_dep
     for t in range(B):
         rh = root if B == 1 else _tree_root(root, t, o, K)
         n_nodes[t] = grow_tree(
-            codes_T, codes_R, root_lead, n_bins, nb_max, G, (0 if o == 1 else 2) + t * K, o, K, rh, B > 1, max_depth, max_leaves, min_w, min_cnt, l2,
+            codes_T, codes_R, root_lead, root_tot, n_bins, nb_max, G, (0 if o == 1 else 2) + t * K, o, K, rh, B > 1, max_depth, max_leaves, min_w, min_cnt, l2,
             allow_parallel, feature[t], split_bin[t], left[t], right[t], depth[t], gain[t], sums[t], feat_gain[t],
             train_leaf[t],
         )
@@ -347,12 +359,13 @@ def grow_batch(codes_T, codes_R, root_lead, n_bins, nb_max, Yb, w, o, M, max_dep
 
 def grow_many(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2):
     """Grow B trees sharing X in one numba call (large node histograms use the feature-parallel kernel)."""
-    return grow_batch(codes_T, no_row_codes(codes_T), NO_ROOT_LEAD, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w,
+    return grow_batch(codes_T, no_row_codes(codes_T), NO_ROOT_LEAD, NO_ROOT_TOT, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w,
                       min_cnt, l2, numba.get_num_threads())
 
 
 # stand-in for the root's cached leading columns: the root is built from all its columns
 NO_ROOT_LEAD = np.empty((0, 0, 0))
+NO_ROOT_TOT = np.empty(0)
 
 
 def no_row_codes(codes_T) -> np.ndarray:
@@ -413,7 +426,7 @@ def grow_entropy(codes_T, n_bins, nb_max, GT, conjugate, M, max_depth, max_leave
     n_nodes, n_leaves = 1, 1
     if splittable(0, 1):
         h = np.empty((p, nb_max, 2 + d))
-        _build(codes_T, no_rc, NO_ROOT_LEAD, rows, 0, n, GT, 2, 2, d, buf, h, allow_par)
+        _build(codes_T, no_rc, rows, 0, n, GT, 2, 2, d, buf, h, allow_par)
         consider(0, h)
     while best and n_leaves < max_leaves:
         j = max(best, key=lambda c: (best[c][0], -c))
@@ -434,7 +447,7 @@ def grow_entropy(codes_T, n_bins, nb_max, GT, conjugate, M, max_depth, max_leave
             continue
         small, large = (L, R) if (mid - s0) <= (s1 - mid) else (R, L)
         hs = np.empty((p, nb_max, 2 + d))
-        _build(codes_T, no_rc, NO_ROOT_LEAD, rows, seg[small, 0], seg[small, 1], GT, 2, 2, d, buf, hs, allow_par)
+        _build(codes_T, no_rc, rows, seg[small, 0], seg[small, 1], GT, 2, 2, d, buf, hs, allow_par)
         if can[small]:
             consider(small, hs)
         if can[large]:

@@ -208,51 +208,82 @@ def _lead_feature(code_row, w, o, h):
 
 @njit(cache=True, parallel=True)
 def lead_hist(codes_T, w, o, nb_max):
-    """The root histogram's leading columns (p, nb_max, o): row counts (o = 1) or [w, 1{w>0}] (o = 2), in row order."""
+    """The root's leading columns: histogram (p, nb_max, o) and totals (o,) of the row counts (o = 1) or [w, 1{w>0}] (o = 2).
+
+    Every sum adds the rows in row order, as the full root pass and the grower's root totals do.
+    """
     p = codes_T.shape[0]
     out = np.empty((p, nb_max, o))
     for f in prange(p):
         _lead_feature(codes_T[f], w, o, out[f])
-    return out
+    tot = np.zeros(o)
+    if o == 1:
+        tot[0] = codes_T.shape[1]
+    else:
+        for i in range(codes_T.shape[1]):
+            tot[0] += w[i]
+            tot[1] += 1.0 if w[i] > 0 else 0.0
+    return out, tot
 
 
 @njit(cache=True)
-def _root_targets_feature(code_row, G, col_off, o, K, h):
-    """h[:, o:] = per-bin sums of G[:, col_off:col_off+K] over all rows in row order (h[:, :o] untouched)."""
+def _root_targets_feature(code_row, G, col_off, o, K, h, tot, with_tot):
+    """h[:, o:] = per-bin sums of G[:, col_off:col_off+K] over all rows in row order (h[:, :o] untouched).
+
+    with_tot: also tot[k] = the column totals, in row order (a second dependency chain in the same pass).
+    """
     h[:, o:] = 0.0
     hf = h.reshape(-1)
-    if K == 1 and o == 1:  # constant strides: twice as fast as strides read from the shapes
+    if K == 1 and (o == 1 or o == 2):  # constant strides: twice as fast as strides read from the shapes
         g = G[:, col_off]
-        for i in range(code_row.shape[0]):
-            hf[np.intp(code_row[i]) * 2 + 1] += g[i]
-    elif K == 1 and o == 2:
-        g = G[:, col_off]
-        for i in range(code_row.shape[0]):
-            hf[np.intp(code_row[i]) * 3 + 2] += g[i]
+        s = 0.0
+        if o == 1 and with_tot:
+            for i in range(code_row.shape[0]):
+                gi = g[i]
+                hf[np.intp(code_row[i]) * 2 + 1] += gi
+                s += gi
+        elif o == 1:
+            for i in range(code_row.shape[0]):
+                hf[np.intp(code_row[i]) * 2 + 1] += g[i]
+        elif with_tot:
+            for i in range(code_row.shape[0]):
+                gi = g[i]
+                hf[np.intp(code_row[i]) * 3 + 2] += gi
+                s += gi
+        else:
+            for i in range(code_row.shape[0]):
+                hf[np.intp(code_row[i]) * 3 + 2] += g[i]
+        if with_tot:
+            tot[0] = s
     else:
+        if with_tot:
+            tot[:] = 0.0
         for i in range(code_row.shape[0]):
             hb = h[code_row[i]]
             gi = G[i]
             for k in range(K):
                 hb[o + k] += gi[col_off + k]
+                if with_tot:
+                    tot[k] += gi[col_off + k]
 
 
 @njit(cache=True, parallel=True)
-def _root_targets_parallel(codes_T, G, col_off, o, K, lead, out):
+def _root_targets_parallel(codes_T, G, col_off, o, K, lead, out, tot):
     for f in prange(codes_T.shape[0]):
         out[f, :, :o] = lead[f]
-        _root_targets_feature(codes_T[f], G, col_off, o, K, out[f])
+        _root_targets_feature(codes_T[f], G, col_off, o, K, out[f], tot, f == 0)
 
 
 @njit(cache=True)
-def hist_root_targets(codes_T, G, col_off, o, K, lead, out, parallel):
+def hist_root_targets(codes_T, G, col_off, o, K, lead, out, tot, parallel):
     """Root histogram out (p, nb, o+K): the leading columns copied from lead (see lead_hist), the K targets summed.
 
-    Bit-identical to the full pass (every column adds the rows in row order); parallel: features in threads.
+    Also tot (K,) = the target columns' totals (in feature 0's pass).  Bit-identical to the full
+    pass and to a sequential total (every sum adds the rows in row order); parallel: features in threads.
     """
     if parallel:
-        _root_targets_parallel(codes_T, G, col_off, o, K, lead, out)
+        _root_targets_parallel(codes_T, G, col_off, o, K, lead, out, tot)
     else:
         for f in range(codes_T.shape[0]):
             out[f, :, :o] = lead[f]
-            _root_targets_feature(codes_T[f], G, col_off, o, K, out[f])
+            _root_targets_feature(codes_T[f], G, col_off, o, K, out[f], tot, f == 0)

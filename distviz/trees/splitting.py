@@ -19,9 +19,10 @@ feature, then the lowest bin.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
-__all__ = ["best_split_variance", "best_split_entropy", "partition", "assign_children", "REL_TOL"]
+__all__ = ["best_split_variance", "best_split_entropy", "partition", "assign_children", "assign_children_parallel",
+           "REL_TOL"]
 
 # a split must beat zero by this fraction of the magnitude of its terms (rounding noise is no gain)
 REL_TOL = 1e-12
@@ -129,6 +130,14 @@ def partition(code_row, rows, start, stop, b, tmp):
 def assign_children(code_row, rows, start, stop, b, L, R, leaf):
     """leaf[i] = L or R for the rows of a node whose children are final leaves (no partition needed)."""
     for j in range(start, stop):
+        i = rows[j]
+        leaf[i] = L if code_row[i] <= b else R
+
+
+@njit(cache=True, parallel=True)
+def assign_children_parallel(code_row, rows, start, stop, b, L, R, leaf):
+    """assign_children with the rows in parallel threads (every row is written once: the same result)."""
+    for j in prange(start, stop):
         i = rows[j]
         leaf[i] = L if code_row[i] <= b else R
 

@@ -8,7 +8,7 @@ import numpy as np
 from distviz.errors import ConfigError, DataError
 
 from .binning import BinnedX, Binner, _check_X
-from .grower import NO_ROOT_LEAD, grow_batch, grow_entropy, no_row_codes, node_sums
+from .grower import NO_ROOT_LEAD, NO_ROOT_TOT, grow_batch, grow_entropy, no_row_codes, node_sums
 from .histogram import lead_hist, row_stats
 from .nodes import TreeNodes
 from .predictor import apply_binned, apply_raw
@@ -114,7 +114,7 @@ class FitContext:
         self.W_root = float(w.sum())
         self._GT = None
         self.codes_R = no_row_codes(codes_T)
-        self.root_lead = NO_ROOT_LEAD
+        self.root_lead, self.root_tot = NO_ROOT_LEAD, NO_ROOT_TOT
 
     def for_rounds(self) -> "FitContext":
         """Keep what every tree of a boosting fit can reuse: row-major codes (n, p) and the root's weight columns.
@@ -125,7 +125,7 @@ class FitContext:
         """
         if self.codes_R.shape[0] != self.codes_T.shape[1]:
             self.codes_R = np.ascontiguousarray(self.codes_T.T)
-            self.root_lead = lead_hist(self.codes_T, self.w, 1 if self.unit else 2, self.binner.n_bins_max_)
+            self.root_lead, self.root_tot = lead_hist(self.codes_T, self.w, 1 if self.unit else 2, self.binner.n_bins_max_)
         return self
 
     @classmethod
@@ -251,7 +251,7 @@ class HistTree:
         if self.criterion == "variance":
             o = 1 if unit else 2
             n_nodes, ints, floats, tl = grow_batch(
-                codes_T, ctx.codes_R, ctx.root_lead, nb, nb_max, R[None], w, o, M, depth, leaves, min_w, min_cnt, l2,
+                codes_T, ctx.codes_R, ctx.root_lead, ctx.root_tot, nb, nb_max, R[None], w, o, M, depth, leaves, min_w, min_cnt, l2,
                 numba.get_num_threads(),
             )
             nn = int(n_nodes[0])
