@@ -165,7 +165,8 @@ class MGD(ExpFamilyLaw):
         if n_bad:
             return None
         np.log(F_new.reshape(-1), out=eta)
-        return F_new, float((s_A - np.dot(eta, wT) - s_logh) / W), R_new
+        # einsum, not np.dot: BLAS threads would spin after the call and compete with the next tree
+        return F_new, float((s_A - np.einsum("i,i->", eta, wT) - s_logh) / W), R_new
 
 
 class NGD(ExpFamilyLaw):
