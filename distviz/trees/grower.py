@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 import numba
-from numba import njit
+from numba import njit, prange
 
 from ._cache import ensure_parallel_runtime
 from .histogram import PARALLEL_MIN_WORK, gather_rows, hist_parallel, hist_root_targets, hist_rows, hist_serial
@@ -64,7 +64,7 @@ def _build(codes_T, codes_R, rows, start, stop, G, col_off, o, K, buf, out, allo
 def grow_tree(
     codes_T, codes_R, root_lead, root_tot, n_bins, nb_max, G, col_off, o, K, root_hist, have_root_hist,
     max_depth, max_leaves, min_w, min_cnt, l2, allow_parallel,
-    feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf,
+    feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf, aux, aux_sums,
 ):
     """Grow one variance-criterion tree into the preallocated node arrays; returns the number of nodes.
 
@@ -72,7 +72,9 @@ def grow_tree(
     col_off (see histogram.py); root_hist, when have_root_hist, is the root histogram (p, nb_max, o+K).
     codes_R: row-major copy (n, p) of the codes (or an empty array, see _build); root_lead, root_tot:
     the root's leading histogram columns (p, nb_max, o) and their totals (o,) (histogram.lead_hist),
-    or empty arrays: with them the root sums only its K target columns.
+    or empty arrays: with them the root sums only its K target columns.  aux (n, d): extra row columns
+    whose per-node sums go to aux_sums (M, d), equal to node_sums(train_leaf, aux, ...) (each leaf adds
+    its rows in row order; internal nodes add their children); an empty (0, d) array skips them.
     """
     p, n = codes_T.shape
     M = feature.shape[0]
@@ -99,6 +101,7 @@ def grow_tree(
     bfeat = np.full(M, -1, dtype=np.int64)
     bbin = np.full(M, -1, dtype=np.int64)
     is_open = np.zeros(M, dtype=np.bool_)
+    assigned = np.zeros(M, dtype=np.bool_)  # nodes whose two leaf children were labelled without a partition
 
     feature[:] = -1
     split_bin[:] = -1
@@ -185,6 +188,7 @@ def grow_tree(
                     assign_children_parallel(codes_T[f], rows, start[j], stop[j], b, L, R, train_leaf)
                 else:
                     assign_children(codes_T[f], rows, start[j], stop[j], b, L, R, train_leaf)
+                assigned[j] = True
                 start[L] = stop[L] = start[R] = stop[R] = 0
                 free[n_free] = sj
                 n_free += 1
@@ -249,7 +253,88 @@ def grow_tree(
         if left[c] < 0:
             for jj in range(start[c], stop[c]):
                 train_leaf[rows[jj]] = c
+    if aux.shape[0] == n:
+        _aux_sums(rows, start, stop, left, right, assigned, n_nodes, train_leaf, aux, aux_sums, allow_parallel > 1)
     return n_nodes
+
+
+@njit(cache=True)
+def _segment_aux(rows, s0, s1, node, two, L, R, train_leaf, aux, aux_sums):
+    """Sums of aux over rows[s0:s1] in row order: into node's row, or (two) into L's and R's by train_leaf."""
+    d = aux.shape[1]
+    if d == 1:
+        a = aux[:, 0]
+        sl = 0.0
+        sr = 0.0
+        if two:
+            for jj in range(s0, s1):
+                i = rows[jj]
+                if train_leaf[i] == L:
+                    sl += a[i]
+                else:
+                    sr += a[i]
+            aux_sums[L, 0] = sl
+            aux_sums[R, 0] = sr
+        else:
+            for jj in range(s0, s1):
+                sl += a[rows[jj]]
+            aux_sums[node, 0] = sl
+    else:
+        if two:
+            aux_sums[L, :] = 0.0
+            aux_sums[R, :] = 0.0
+        else:
+            aux_sums[node, :] = 0.0
+        for jj in range(s0, s1):
+            i = rows[jj]
+            c = (L if train_leaf[i] == L else R) if two else node
+            for k in range(d):
+                aux_sums[c, k] += aux[i, k]
+
+
+@njit(cache=True, parallel=True)
+def _segments_parallel(rows, tasks, n_tasks, start, stop, left, right, train_leaf, aux, aux_sums):
+    for t in prange(n_tasks):
+        c = tasks[t, 0]
+        if tasks[t, 1] == 1:
+            _segment_aux(rows, start[c], stop[c], c, True, left[c], right[c], train_leaf, aux, aux_sums)
+        else:
+            _segment_aux(rows, start[c], stop[c], c, False, -1, -1, train_leaf, aux, aux_sums)
+
+
+@njit(cache=True)
+def _aux_sums(rows, start, stop, left, right, assigned, n_nodes, train_leaf, aux, aux_sums, parallel):
+    """Per-node sums of aux (see grow_tree): every leaf from its row segment, or its parent's segment when labelled there.
+
+    The segments are disjoint, so they are summed in parallel threads without changing any sum.
+    """
+    tasks = np.empty((n_nodes, 2), dtype=np.int64)
+    n_tasks = 0
+    for c in range(n_nodes):
+        if assigned[c]:
+            tasks[n_tasks, 0] = c
+            tasks[n_tasks, 1] = 1
+            n_tasks += 1
+        elif left[c] < 0 and stop[c] > start[c]:
+            tasks[n_tasks, 0] = c
+            tasks[n_tasks, 1] = 0
+            n_tasks += 1
+        elif left[c] < 0:
+            aux_sums[c, :] = 0.0
+    if parallel:
+        _segments_parallel(rows, tasks, n_tasks, start, stop, left, right, train_leaf, aux, aux_sums)
+    else:
+        for t in range(n_tasks):
+            c = tasks[t, 0]
+            if tasks[t, 1] == 1:
+                _segment_aux(rows, start[c], stop[c], c, True, left[c], right[c], train_leaf, aux, aux_sums)
+            else:
+                _segment_aux(rows, start[c], stop[c], c, False, -1, -1, train_leaf, aux, aux_sums)
+    d = aux.shape[1]
+    for j in range(n_nodes - 1, -1, -1):  # children have larger ids than their parent
+        if left[j] >= 0:
+            for k in range(d):
+                aux_sums[j, k] = aux_sums[left[j], k] + aux_sums[right[j], k]
 
 
 @njit(cache=True)
@@ -334,38 +419,45 @@ def _alloc_many(B, M, C, p, n):
 
 
 @njit(cache=True)
-def grow_batch(codes_T, codes_R, root_lead, root_tot, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2, allow_parallel):
+def grow_batch(codes_T, codes_R, root_lead, root_tot, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2,
+               allow_parallel, aux):
     """B trees on Yb (B, n, K) sharing X, grown one after another in one call (B = 1: a single HistTree).
 
     The root histogram of all B*K columns is built in one pass; allow_parallel lets large node
     histograms use the feature-parallel kernels (its value: the number of threads, 0 = serial);
     codes_R is the row-major copy of the codes (n, p)
     or an empty array, root_lead / root_tot the root's leading columns (p, nb_max, o) and their
-    totals (o,) or empty arrays (see grow_tree).  Returns (n_nodes (B,), node arrays (B, M, ...)).
+    totals (o,) or empty arrays (see grow_tree).  aux (n, d) or (0, d): extra columns whose per-node
+    sums are returned too.  Returns (n_nodes (B,), ints, floats, train_leaf (see _pack), aux sums (B, M, d)).
     """
     B, n, K = Yb.shape
     p = codes_T.shape[0]
     G, root = _many_prepare(codes_T, nb_max, Yb, w, o, allow_parallel)
     feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf, n_nodes = _alloc_many(B, M, o + K, p, n)
+    aux_sums = np.zeros((B, M, aux.shape[1]))
     for t in range(B):
         rh = root if B == 1 else _tree_root(root, t, o, K)
         n_nodes[t] = grow_tree(
             codes_T, codes_R, root_lead, root_tot, n_bins, nb_max, G, (0 if o == 1 else 2) + t * K, o, K, rh, B > 1, max_depth, max_leaves, min_w, min_cnt, l2,
             allow_parallel, feature[t], split_bin[t], left[t], right[t], depth[t], gain[t], sums[t], feat_gain[t],
-            train_leaf[t],
+            train_leaf[t], aux, aux_sums[t],
         )
-    return _pack(n_nodes, feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf)
+    n_nodes, ints, floats, train_leaf = _pack(n_nodes, feature, split_bin, left, right, depth, gain, sums, feat_gain,
+                                              train_leaf)
+    return n_nodes, ints, floats, train_leaf, aux_sums
 
 
 def grow_many(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2):
     """Grow B trees sharing X in one numba call (large node histograms use the feature-parallel kernel)."""
-    return grow_batch(codes_T, no_row_codes(codes_T), NO_ROOT_LEAD, NO_ROOT_TOT, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w,
-                      min_cnt, l2, numba.get_num_threads())
+    return grow_batch(codes_T, no_row_codes(codes_T), NO_ROOT_LEAD, NO_ROOT_TOT, n_bins, nb_max, Yb, w, o, M, max_depth,
+                      max_leaves, min_w, min_cnt, l2, numba.get_num_threads(), NO_AUX)[:4]
 
 
 # stand-in for the root's cached leading columns: the root is built from all its columns
 NO_ROOT_LEAD = np.empty((0, 0, 0))
 NO_ROOT_TOT = np.empty(0)
+# stand-in for the extra columns summed per node (none)
+NO_AUX = np.empty((0, 0))
 
 
 def no_row_codes(codes_T) -> np.ndarray:

@@ -8,7 +8,7 @@ import numpy as np
 from distviz.errors import ConfigError, DataError
 
 from .binning import BinnedX, Binner, _check_X
-from .grower import NO_ROOT_LEAD, NO_ROOT_TOT, grow_batch, grow_entropy, no_row_codes, node_sums
+from .grower import NO_AUX, NO_ROOT_LEAD, NO_ROOT_TOT, grow_batch, grow_entropy, no_row_codes, node_sums
 from .histogram import lead_hist, row_stats
 from .nodes import TreeNodes
 from .predictor import apply_binned, apply_raw
@@ -248,11 +248,14 @@ class HistTree:
         min_cnt = float(self.min_samples_leaf)
         l2 = float(self.l2)
         K = R.shape[1]
+        S_aux = None
         if self.criterion == "variance":
             o = 1 if unit else 2
-            n_nodes, ints, floats, tl = grow_batch(
-                codes_T, ctx.codes_R, ctx.root_lead, ctx.root_tot, nb, nb_max, R[None], w, o, M, depth, leaves, min_w, min_cnt, l2,
-                numba.get_num_threads(),
+            # with a family, the node sums of T (unit weights) or of [w, 1{w>0}, wT] for Gain^ent come with the tree
+            aux = NO_AUX if family is None else T if unit else ctx.GT
+            n_nodes, ints, floats, tl, aux_sums = grow_batch(
+                codes_T, ctx.codes_R, ctx.root_lead, ctx.root_tot, nb, nb_max, R[None], w, o, M, depth, leaves, min_w,
+                min_cnt, l2, numba.get_num_threads(), aux,
             )
             nn = int(n_nodes[0])
             feature, split_bin, left, right, dep = ints[0, :, :nn]
@@ -261,6 +264,8 @@ class HistTree:
             sums = floats[:, 1 : 1 + o + K]
             feat_gain = floats[:, 1 + o + K :]
             train_leaf = tl[0]
+            if family is not None:
+                S_aux = aux_sums[0, :nn]
         else:
             GT = ctx.GT
             o = 2
@@ -290,10 +295,10 @@ class HistTree:
         self.train_leaf_ = train_leaf
         if family is not None:
             if unit:  # every row weighs 1: W_C is the node's row count (exact), only T needs summing
-                S = node_sums(train_leaf, T, left, right, nn)
+                S = node_sums(train_leaf, T, left, right, nn) if S_aux is None else S_aux
                 self._gain_ent = _entropy_gains(family, sums[:, 0], S, left, right, nn, float(n))
             else:
-                S = node_sums(train_leaf, ctx.GT, left, right, nn)
+                S = node_sums(train_leaf, ctx.GT, left, right, nn) if S_aux is None else S_aux
                 self._gain_ent = _entropy_gains(family, S[:, 0], S[:, 2:], left, right, nn, ctx.W_root)
         else:
             self._gain_ent = None
