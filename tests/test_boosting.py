@@ -380,16 +380,36 @@ def test_engine_fused_rounds_equal_unfused_rounds(weighted):
     w = rng.uniform(0.0, 2.0, 4000) if weighted else None
     Xb = Binner(255).fit_transform(X)
     tp = {"max_depth": 3, "min_weight_leaf": 1e-3}
-    steps, fused = [], []
+    steps, fused, kept_a, kept_b = [], [], [], []
     law = make_law("mgd", get("poisson"))
     kernel = law.fused_round
-    law.fused_round = lambda *args: fused.append(kernel(*args)) or fused[-1]
+
+    def counted(*args, **kw):
+        out = kernel(*args, **kw)
+        fused.append(out is not None)
+        return out
+
+    law.fused_round = counted
+
+    def keep(store):  # keeps every round's iterate and targets: the engine must not write into them again
+        return lambda info: store.append((info.F_train, info.targets, info.F_train.copy(), info.targets.copy()))
+
     a = BoostingEngine(law, n_rounds=12, learning_rate=0.5, tree_params=tp).fit(
-        Xb, y, sample_weight=w, callbacks=[lambda info: steps.append(info.step)])
-    assert len(fused) == 12 and sum(out is not None for out in fused) >= 6  # the rest: a row left the domain
+        Xb, y, sample_weight=w, callbacks=[lambda info: steps.append(info.step), keep(kept_a)])
+    assert len(fused) == 12 and sum(fused) >= 6  # the rest: a row left the domain
     law_u = make_law("mgd", get("poisson"))
-    law_u.fused_round = lambda *args: None  # every round takes the unfused update
-    b = BoostingEngine(law_u, n_rounds=12, learning_rate=0.5, tree_params=tp).fit(Xb, y, sample_weight=w)
+    law_u.fused_round = lambda *args, **kw: None  # every round takes the unfused update
+    b = BoostingEngine(law_u, n_rounds=12, learning_rate=0.5, tree_params=tp).fit(Xb, y, sample_weight=w,
+                                                                                  callbacks=[keep(kept_b)])
+    for (Fa, Ra, Fa0, Ra0), (Fb, Rb, _, _) in zip(kept_a, kept_b):
+        np.testing.assert_array_equal(Fa, Fa0)
+        np.testing.assert_array_equal(Ra, Ra0)
+        np.testing.assert_array_equal(Fa, Fb)
+        np.testing.assert_array_equal(Ra, Rb)
+    # without callbacks holding them, the arrays of past rounds are reused: same results
+    c = BoostingEngine(make_law("mgd", get("poisson")), n_rounds=12, learning_rate=0.5, tree_params=tp).fit(
+        Xb, y, sample_weight=w)
+    np.testing.assert_array_equal(c.F_train, b.F_train)
     np.testing.assert_array_equal(a.F_train, b.F_train)
     np.testing.assert_allclose(a.train_loss, b.train_loss, rtol=1e-12)
     np.testing.assert_array_equal(a.entropy, b.entropy)

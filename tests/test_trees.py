@@ -559,10 +559,11 @@ def test_grower_node_sums_of_extra_columns_equal_node_sums(threads, weighted):
     o = 2 if weighted else 1
     ww = w if weighted else np.ones(900)
     aux = row_stats(rng.poisson(3.0, (900, 2)).astype(float), ww, 2) if weighted else rng.normal(size=(900, 1))
+    work = np.empty((2, 900), dtype=np.int32)  # partition scratch shared by the trees
     for depth, leaves in ((3, 1 << 62), (4, 5), (2, 1 << 62)):
         nn, ints, floats, tl, S = grow_batch(
             Xb.codes_T, no_row_codes(Xb.codes_T), NO_ROOT_LEAD, NO_ROOT_TOT, Xb.binner.n_bins_, Xb.binner.n_bins_max_,
-            R[None], ww, o, 31, depth, leaves, 1e-3, 1.0, 0.0, threads, aux,
+            R[None], ww, o, 31, depth, leaves, 1e-3, 1.0, 0.0, threads, aux, work,
         )
         n = int(nn[0])
         ref = node_sums(tl[0], aux, ints[0, 2, :n], ints[0, 3, :n], n)

@@ -69,6 +69,7 @@ is A(eta) - <eta, T(y)> - log h(y) on the cached iterate (note, "Monitoring duri
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -296,9 +297,11 @@ class BoostingEngine:
         # shared tree without line search and with the engine's own tree fitting
         fused = (hasattr(law, "fused_round") and self.tree_mode == "shared" and not self.line_search
                  and type(self)._fit_trees is BoostingEngine._fit_trees)
-        R_next = None
+        R_next = info = None
+        spare = []   # iterates and targets of past rounds, reused by fused rounds once nothing else holds them
         for r in range(1, self.n_rounds + 1 if not res.stop_reason else 1):
             t0 = time.perf_counter()
+            info = None   # the last round's RoundInfo (and the arrays only it held) is done with
             cols = np.flatnonzero(active)
             if R_next is not None:   # T(y) - F from the previous fused pass: finite by construction
                 R, n_bad = R_next, 0
@@ -314,7 +317,10 @@ class BoostingEngine:
                 t = self._fit_tree(Xb, R, w, cols, tree_kwargs)
                 trees, groups = [t], [np.asarray(cols)]
                 mult = self.learning_rate
-                fused_out = law.fused_round(F, t.train_leaf_, np.ascontiguousarray(t.value_[:, 0]), mult, data, w)
+                bufs = (_spare(spare, F.shape), _spare(spare, F.shape))
+                fused_out = law.fused_round(F, t.train_leaf_, np.ascontiguousarray(t.value_[:, 0]), mult, data, w,
+                                            out=bufs)
+                del bufs
                 if fused_out is None:
                     f = np.zeros(R.shape)
                     f[:, cols] = _leaf_output(t, len(cols))
@@ -351,6 +357,8 @@ class BoostingEngine:
                                    f"NLL non-finite, so boosting stopped after round {r - 1}; lower the "
                                    f"learning rate or rescale y")
                 break
+            if fused:
+                spare.extend((F, R))   # this round's start iterate and targets: free once RoundInfo drops them
             F = F_new
             R_next = R_new
             res.rounds.append(Round(trees, groups, mult))
@@ -400,6 +408,20 @@ def _make_tree_context(Xb, w, tree_kwargs):
     if not isinstance(Xb, BinnedX) or _tree_class() is not HistTree or set(tree_kwargs) - {"family", "T"}:
         return None
     return (Xb, w, tree_kwargs, FitContext.make(Xb, w, **tree_kwargs).for_rounds())
+
+
+def _spare(spare: list, shape) -> np.ndarray:
+    """An array of this shape from `spare` that nothing outside the engine references (a new one if none).
+
+    Fused rounds write the next iterate and targets into arrays of past rounds instead of fresh ones:
+    fresh pages are faulted in one by one under a process-wide lock, which serialises the threads.
+    An array a callback kept (directly or through a view) is never reused.
+    """
+    while spare:
+        a = spare.pop()
+        if a.shape == shape and a.dtype == np.float64 and a.flags.c_contiguous and sys.getrefcount(a) <= 2:
+            return a
+    return np.empty(shape)
 
 
 def _lazy_step(tree, mult, shape):

@@ -136,7 +136,7 @@ class MGD(ExpFamilyLaw):
         """R_i = T(y_i) - eta*_t(x_i)."""
         return data.T - F
 
-    def fused_round(self, F, leaf, value, mult, data, w):
+    def fused_round(self, F, leaf, value, mult, data, w, out=None):
         """update, loss and targets of one round in one pass over the rows, or None where the family has no fused kernel.
 
         F (n, 1) is the iterate, the round's step is ``mult * value[leaf]`` (value (n_nodes,) the
@@ -144,7 +144,8 @@ class MGD(ExpFamilyLaw):
         NLL at F_new, next targets T(y) - F_new), equal to ``update``, ``loss`` and ``targets``
         (the NLL up to rounding: sum w A(eta) - <log F_new, w T> - sum w log h, the last term and
         w T kept per fit), or None when a row leaves the mean domain (the caller then takes the
-        unfused ``update``, which projects or backtracks it).
+        unfused ``update``, which projects or backtracks it).  out: optional (F_new, targets) arrays
+        (n, 1) to write into instead of new ones.
         """
         kern = getattr(self.family, "fused_mgd_round", None)
         if kern is None or F.ndim != 2 or F.shape[1] != 1 or data.T.shape[1] != 1:
@@ -158,8 +159,7 @@ class MGD(ExpFamilyLaw):
                 ww = np.ascontiguousarray(w, dtype=np.float64)
                 data._fused = (w, ww, ww * T, float(np.dot(ww, data.log_h)), float(ww.sum()), np.empty(n))
         _, ww, wT, s_logh, W, eta = data._fused
-        F_new = np.empty((n, 1))
-        R_new = np.empty((n, 1))
+        F_new, R_new = (np.empty((n, 1)), np.empty((n, 1))) if out is None else out
         n_bad, s_A = kern(F.reshape(-1), leaf, value, float(mult), data.T.reshape(-1), ww, w is not None,
                           F_new.reshape(-1), R_new.reshape(-1))
         if n_bad:

@@ -64,7 +64,7 @@ def _build(codes_T, codes_R, rows, start, stop, G, col_off, o, K, buf, out, allo
 def grow_tree(
     codes_T, codes_R, root_lead, root_tot, n_bins, nb_max, G, col_off, o, K, root_hist, have_root_hist,
     max_depth, max_leaves, min_w, min_cnt, l2, allow_parallel,
-    feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf, aux, aux_sums,
+    feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf, aux, aux_sums, work,
 ):
     """Grow one variance-criterion tree into the preallocated node arrays; returns the number of nodes.
 
@@ -75,6 +75,7 @@ def grow_tree(
     or empty arrays: with them the root sums only its K target columns.  aux (n, d): extra row columns
     whose per-node sums go to aux_sums (M, d), equal to node_sums(train_leaf, aux, ...) (each leaf adds
     its rows in row order; internal nodes add their children); an empty (0, d) array skips them.
+    work (2, n) int32: scratch for the row partition, reused across trees (an empty array: allocate).
     """
     p, n = codes_T.shape
     M = feature.shape[0]
@@ -86,10 +87,14 @@ def grow_tree(
     for s in range(n_slots):
         free[s] = n_slots - 1 - s
     n_free = n_slots
-    rows = np.empty(n, dtype=np.int32)
+    if work.shape[1] == n:
+        rows = work[0]
+        tmp = work[1]
+    else:
+        rows = np.empty(n, dtype=np.int32)
+        tmp = np.empty(n, dtype=np.int32)
     for i in range(n):
         rows[i] = i
-    tmp = np.empty(n, dtype=np.int32)
     lead = 0 if o == 1 else 2
     # gathered statistics of a smaller child (at most half the rows; all rows if the root must be gathered)
     root_in_place = have_root_hist or (col_off == lead and G.shape[1] == lead + K)
@@ -420,7 +425,7 @@ def _alloc_many(B, M, C, p, n):
 
 @njit(cache=True)
 def grow_batch(codes_T, codes_R, root_lead, root_tot, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2,
-               allow_parallel, aux):
+               allow_parallel, aux, work):
     """B trees on Yb (B, n, K) sharing X, grown one after another in one call (B = 1: a single HistTree).
 
     The root histogram of all B*K columns is built in one pass; allow_parallel lets large node
@@ -428,7 +433,7 @@ def grow_batch(codes_T, codes_R, root_lead, root_tot, n_bins, nb_max, Yb, w, o, 
     codes_R is the row-major copy of the codes (n, p)
     or an empty array, root_lead / root_tot the root's leading columns (p, nb_max, o) and their
     totals (o,) or empty arrays (see grow_tree).  aux (n, d) or (0, d): extra columns whose per-node
-    sums are returned too.  Returns (n_nodes (B,), ints, floats, train_leaf (see _pack), aux sums (B, M, d)).
+    sums are returned too; work (2, n) int32 scratch or an empty array (see grow_tree).  Returns (n_nodes (B,), ints, floats, train_leaf (see _pack), aux sums (B, M, d)).
     """
     B, n, K = Yb.shape
     p = codes_T.shape[0]
@@ -440,7 +445,7 @@ def grow_batch(codes_T, codes_R, root_lead, root_tot, n_bins, nb_max, Yb, w, o, 
         n_nodes[t] = grow_tree(
             codes_T, codes_R, root_lead, root_tot, n_bins, nb_max, G, (0 if o == 1 else 2) + t * K, o, K, rh, B > 1, max_depth, max_leaves, min_w, min_cnt, l2,
             allow_parallel, feature[t], split_bin[t], left[t], right[t], depth[t], gain[t], sums[t], feat_gain[t],
-            train_leaf[t], aux, aux_sums[t],
+            train_leaf[t], aux, aux_sums[t], work,
         )
     n_nodes, ints, floats, train_leaf = _pack(n_nodes, feature, split_bin, left, right, depth, gain, sums, feat_gain,
                                               train_leaf)
@@ -450,7 +455,7 @@ def grow_batch(codes_T, codes_R, root_lead, root_tot, n_bins, nb_max, Yb, w, o, 
 def grow_many(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2):
     """Grow B trees sharing X in one numba call (large node histograms use the feature-parallel kernel)."""
     return grow_batch(codes_T, no_row_codes(codes_T), NO_ROOT_LEAD, NO_ROOT_TOT, n_bins, nb_max, Yb, w, o, M, max_depth,
-                      max_leaves, min_w, min_cnt, l2, numba.get_num_threads(), NO_AUX)[:4]
+                      max_leaves, min_w, min_cnt, l2, numba.get_num_threads(), NO_AUX, NO_WORK)[:4]
 
 
 # stand-in for the root's cached leading columns: the root is built from all its columns
@@ -458,6 +463,8 @@ NO_ROOT_LEAD = np.empty((0, 0, 0))
 NO_ROOT_TOT = np.empty(0)
 # stand-in for the extra columns summed per node (none)
 NO_AUX = np.empty((0, 0))
+# stand-in for reusable partition scratch (none: each tree allocates its own)
+NO_WORK = np.empty((2, 0), dtype=np.int32)
 
 
 def no_row_codes(codes_T) -> np.ndarray:

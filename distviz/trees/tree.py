@@ -8,7 +8,7 @@ import numpy as np
 from distviz.errors import ConfigError, DataError
 
 from .binning import BinnedX, Binner, _check_X
-from .grower import NO_AUX, NO_ROOT_LEAD, NO_ROOT_TOT, grow_batch, grow_entropy, no_row_codes, node_sums
+from .grower import NO_AUX, NO_ROOT_LEAD, NO_ROOT_TOT, NO_WORK, grow_batch, grow_entropy, no_row_codes, node_sums
 from .histogram import lead_hist, row_stats
 from .nodes import TreeNodes
 from .predictor import apply_binned, apply_raw
@@ -115,9 +115,10 @@ class FitContext:
         self._GT = None
         self.codes_R = no_row_codes(codes_T)
         self.root_lead, self.root_tot = NO_ROOT_LEAD, NO_ROOT_TOT
+        self.work = NO_WORK
 
     def for_rounds(self) -> "FitContext":
-        """Keep what every tree of a boosting fit can reuse: row-major codes (n, p) and the root's weight columns.
+        """Keep what every tree of a boosting fit can reuse: row-major codes (n, p), the root's weight columns, scratch.
 
         Node histograms below the root are then built row by row, and the root sums only its target
         columns (its weight and count columns are the same for every tree); the trees are identical.
@@ -125,6 +126,7 @@ class FitContext:
         """
         if self.codes_R.shape[0] != self.codes_T.shape[1]:
             self.codes_R = np.ascontiguousarray(self.codes_T.T)
+            self.work = np.empty((2, self.codes_T.shape[1]), dtype=np.int32)
             self.root_lead, self.root_tot = lead_hist(self.codes_T, self.w, 1 if self.unit else 2, self.binner.n_bins_max_)
         return self
 
@@ -255,7 +257,7 @@ class HistTree:
             aux = NO_AUX if family is None else T if unit else ctx.GT
             n_nodes, ints, floats, tl, aux_sums = grow_batch(
                 codes_T, ctx.codes_R, ctx.root_lead, ctx.root_tot, nb, nb_max, R[None], w, o, M, depth, leaves, min_w,
-                min_cnt, l2, numba.get_num_threads(), aux,
+                min_cnt, l2, numba.get_num_threads(), aux, ctx.work,
             )
             nn = int(n_nodes[0])
             feature, split_bin, left, right, dep = ints[0, :, :nn]
