@@ -568,3 +568,19 @@ def test_grower_node_sums_of_extra_columns_equal_node_sums(threads, weighted):
         n = int(nn[0])
         ref = node_sums(tl[0], aux, ints[0, 2, :n], ints[0, 3, :n], n)
         np.testing.assert_array_equal(S[0, :n], ref)
+
+
+def test_parallel_partition_equals_serial():
+    """partition_parallel gives partition()'s stable result and boundary for any number of blocks."""
+    from distviz.trees.splitting import partition, partition_parallel
+
+    rng = np.random.default_rng(25)
+    codes = rng.integers(0, 40, 3000).astype(np.uint8)
+    base = np.sort(rng.permutation(3000)[:2500]).astype(np.int32)
+    for b in (0, 7, 20, 39):
+        ref = base.copy()
+        mid = partition(codes, ref, 50, 2400, b, np.empty(3000, dtype=np.int32))
+        for blocks in (1, 2, 3, 8, 5000):
+            out = base.copy()
+            assert partition_parallel(codes, out, 50, 2400, b, np.empty(3000, dtype=np.int32), blocks) == mid
+            np.testing.assert_array_equal(out, ref)

@@ -21,7 +21,14 @@ from numba import njit, prange
 
 from ._cache import ensure_parallel_runtime
 from .histogram import PARALLEL_MIN_WORK, gather_rows, hist_parallel, hist_root_targets, hist_rows, hist_serial
-from .splitting import assign_children, assign_children_parallel, best_split_entropy, best_split_variance, partition
+from .splitting import (
+    assign_children,
+    assign_children_parallel,
+    best_split_entropy,
+    best_split_variance,
+    partition,
+    partition_parallel,
+)
 
 __all__ = ["grow_tree", "grow_batch", "grow_many", "grow_entropy", "node_sums"]
 
@@ -198,7 +205,10 @@ def grow_tree(
                 free[n_free] = sj
                 n_free += 1
                 continue
-            mid = partition(codes_T[f], rows, start[j], stop[j], b, tmp)
+            if allow_parallel > 1 and stop[j] - start[j] >= PARALLEL_MIN_WORK:
+                mid = partition_parallel(codes_T[f], rows, start[j], stop[j], b, tmp, 4 * allow_parallel)
+            else:
+                mid = partition(codes_T[f], rows, start[j], stop[j], b, tmp)
             start[L] = start[j]
             stop[L] = mid
             start[R] = mid

@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["best_split_variance", "best_split_entropy", "partition", "assign_children", "assign_children_parallel",
-           "REL_TOL"]
+__all__ = ["best_split_variance", "best_split_entropy", "partition", "partition_parallel", "assign_children",
+           "assign_children_parallel", "REL_TOL"]
 
 # a split must beat zero by this fraction of the magnitude of its terms (rounding noise is no gain)
 REL_TOL = 1e-12
@@ -124,6 +124,51 @@ def partition(code_row, rows, start, stop, b, tmp):
         nr += 1 - go
     rows[nl:stop] = tmp[:nr]
     return nl
+
+
+@njit(cache=True, parallel=True)
+def partition_parallel(code_row, rows, start, stop, b, tmp, n_blocks):
+    """partition() by n_blocks row blocks in parallel threads; the same stable result for any n_blocks.
+
+    Each block splits its rows into tmp (left rows forwards from the block's start, right rows
+    backwards from its end), then every block copies its two runs to their final places, found from
+    the per-block counts: left runs in block order from start, right runs in block order from the boundary.
+    """
+    m = stop - start
+    bs = (m + n_blocks - 1) // n_blocks
+    nl = np.zeros(n_blocks, dtype=np.int64)
+    for k in prange(n_blocks):
+        b0 = start + k * bs
+        b1 = min(stop, b0 + bs)
+        lo = b0
+        hi = b1 - 1
+        for j in range(b0, b1):
+            i = rows[j]
+            go = np.intp(code_row[i] <= b)
+            tmp[lo] = i
+            tmp[hi] = i
+            lo += go
+            hi -= 1 - go
+        nl[k] = lo - b0
+    loff = np.empty(n_blocks, dtype=np.int64)
+    roff = np.empty(n_blocks, dtype=np.int64)
+    acc = start
+    for k in range(n_blocks):
+        loff[k] = acc
+        acc += nl[k]
+    mid = acc
+    for k in range(n_blocks):
+        roff[k] = acc
+        b0 = start + k * bs
+        acc += max(min(stop, b0 + bs) - b0, 0) - nl[k]
+    for k in prange(n_blocks):
+        b0 = start + k * bs
+        b1 = min(stop, b0 + bs)
+        for q in range(nl[k]):
+            rows[loff[k] + q] = tmp[b0 + q]
+        for q in range(b1 - b0 - nl[k]):
+            rows[roff[k] + q] = tmp[b1 - 1 - q]
+    return mid
 
 
 @njit(cache=True)
