@@ -584,3 +584,19 @@ def test_parallel_partition_equals_serial():
             out = base.copy()
             assert partition_parallel(codes, out, 50, 2400, b, np.empty(3000, dtype=np.int32), blocks) == mid
             np.testing.assert_array_equal(out, ref)
+
+
+@pytest.mark.parametrize("max_bins", [2, 17, 255, 1000, "exact"])
+def test_row_order_binning_kernel_equals_column_kernel(max_bins):
+    """Binning X in its row order (parallel row blocks, padded search table) gives the column kernel's codes."""
+    from distviz.trees.binning import _bin_codes
+
+    rng = np.random.default_rng(26)
+    X = np.round(rng.normal(size=(20_000, 3)) * 50) / 50
+    X[:5] = [[-1e9, 0.0, 1e9]] * 5  # beyond the fitted range
+    b = Binner(max_bins).fit(X[5:3000])
+    codes = b.transform(X).codes_T
+    ref = np.empty_like(codes)
+    _bin_codes(np.ascontiguousarray(X.T), b._edge_table, b.n_bins_ - 1, ref)
+    np.testing.assert_array_equal(codes, ref)
+    np.testing.assert_array_equal(b.transform(np.asfortranarray(X)).codes_T, ref)  # the transposing path
