@@ -11,6 +11,12 @@ leaf with the largest gain is expanded first (LightGBM's leaf-wise growth).
 blocks that share X in one call (B = 1 for a single tree), building the shared root histogram once
 for all B*K columns.  ``grow_entropy`` drives the same kernels from Python because the
 family's A* is a Python callable.
+
+A boosting fit grows one tree per round on the same X and weights; what they can share is kept in a
+``tree.FitContext`` (``for_rounds``): row-major codes (children's histograms row by row, without a
+gathered copy), the root's weight / count columns (each root sums only its target columns), and
+the partition scratch.  Large nodes are partitioned and labelled in parallel row blocks; every
+parallel kernel keeps each sum's row order, so the trees do not depend on the number of threads.
 """
 
 from __future__ import annotations
