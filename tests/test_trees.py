@@ -589,7 +589,7 @@ def test_parallel_partition_equals_serial():
 @pytest.mark.parametrize("max_bins", [2, 17, 255, 1000, "exact"])
 def test_row_order_binning_kernel_equals_column_kernel(max_bins):
     """Binning X in its row order (parallel row blocks, padded search table) gives the column kernel's codes."""
-    from distviz.trees.binning import _bin_codes
+    from distviz.trees.binning import _bin_codes, _bin_codes_rows
 
     rng = np.random.default_rng(26)
     X = np.round(rng.normal(size=(20_000, 3)) * 50) / 50
@@ -599,4 +599,7 @@ def test_row_order_binning_kernel_equals_column_kernel(max_bins):
     ref = np.empty_like(codes)
     _bin_codes(np.ascontiguousarray(X.T), b._edge_table, b.n_bins_ - 1, ref)
     np.testing.assert_array_equal(codes, ref)
+    direct = np.empty_like(ref)
+    _bin_codes_rows(X, b._search_table, b._search_top, direct)
+    np.testing.assert_array_equal(direct, ref)
     np.testing.assert_array_equal(b.transform(np.asfortranarray(X)).codes_T, ref)  # the transposing path
