@@ -155,8 +155,11 @@ def test_evolution_round_slider_changes_figures_without_refit():
     assert not at.exception
     assert specs(at) != first
     assert len(model_store().items) == n_models, "scrubbing must not refit"
-    at.button(key="evo.playbtn").click().run()
+    btn = at.button(key="evo.playbtn")
+    assert btn.proto.icon == ":material/play_arrow:" and "▶" not in btn.label, "an icon the app ships, not a glyph"
+    btn.click().run()
     assert not at.exception
+    assert at.button(key="evo.playbtn").proto.icon == ":material/pause:"
     assert not at.sidebar.selectbox, "the fit settings start folded (a one-line summary)"
     assert any("MGD" in c.value and "100 rounds" not in c.value for c in at.sidebar.caption)
     open_tab(at, "evo.settings_open", True)

@@ -38,8 +38,11 @@ def round_player(page: str, n_rounds: int, draw: Callable[[int], None], *, defau
             st.session_state[rkey] = nxt
             if nxt >= n_rounds:
                 st.session_state[play_key] = False
-        c1, c2 = st.columns([1, 9], vertical_alignment="bottom")
-        c1.button("⏸ pause" if playing else "▶ play", key=f"{page}.playbtn", on_click=toggle,
+        c1, c2 = st.columns([2, 8], vertical_alignment="bottom")
+        # Material icons ship with Streamlit's frontend (offline); the Unicode glyphs they replace rendered as
+        # boxes with Debian's default fonts.
+        c1.button("pause" if playing else "play", icon=":material/pause:" if playing else ":material/play_arrow:",
+                  key=f"{page}.playbtn", on_click=toggle, width="stretch",
                   help="Replay the rounds from the stored trace (nothing is refitted).")
         r = c2.slider(label, 0, n_rounds, key=rkey, help="Scrub through the rounds; round 0 is the constant start.")
         draw(int(r))
