@@ -8,7 +8,6 @@ a progress bar.  No maths here: estimators come from distviz.boosting / distviz.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field, replace
@@ -322,8 +321,8 @@ def make_estimator(cfg: FitConfig):
 
 
 def data_hash(data: bytes | None) -> str:
-    """Short content hash of an upload (part of the cache key)."""
-    return "" if not data else hashlib.sha1(data).hexdigest()[:16]
+    """Short content hash of an upload (part of the cache key); the same memoised hash the upload cache uses."""
+    return content_hash(data)
 
 
 def fit_model(cfg: FitConfig, upload: bytes | None = None, *, progress_container=None) -> FitResult:
