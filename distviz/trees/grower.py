@@ -313,14 +313,20 @@ def _segment_aux(rows, s0, s1, node, two, L, R, train_leaf, aux, aux_sums):
                 aux_sums[c, k] += aux[i, k]
 
 
+@njit(cache=True)
+def _segment_task(t, rows, tasks, start, stop, left, right, train_leaf, aux, aux_sums):
+    """Run task t of _aux_sums: a labelled parent's segment (split into its two leaves) or a leaf's own segment."""
+    c = tasks[t, 0]
+    if tasks[t, 1] == 1:
+        _segment_aux(rows, start[c], stop[c], c, True, left[c], right[c], train_leaf, aux, aux_sums)
+    else:
+        _segment_aux(rows, start[c], stop[c], c, False, -1, -1, train_leaf, aux, aux_sums)
+
+
 @njit(cache=True, parallel=True)
 def _segments_parallel(rows, tasks, n_tasks, start, stop, left, right, train_leaf, aux, aux_sums):
     for t in prange(n_tasks):
-        c = tasks[t, 0]
-        if tasks[t, 1] == 1:
-            _segment_aux(rows, start[c], stop[c], c, True, left[c], right[c], train_leaf, aux, aux_sums)
-        else:
-            _segment_aux(rows, start[c], stop[c], c, False, -1, -1, train_leaf, aux, aux_sums)
+        _segment_task(t, rows, tasks, start, stop, left, right, train_leaf, aux, aux_sums)
 
 
 @njit(cache=True)
@@ -346,11 +352,7 @@ def _aux_sums(rows, start, stop, left, right, assigned, n_nodes, train_leaf, aux
         _segments_parallel(rows, tasks, n_tasks, start, stop, left, right, train_leaf, aux, aux_sums)
     else:
         for t in range(n_tasks):
-            c = tasks[t, 0]
-            if tasks[t, 1] == 1:
-                _segment_aux(rows, start[c], stop[c], c, True, left[c], right[c], train_leaf, aux, aux_sums)
-            else:
-                _segment_aux(rows, start[c], stop[c], c, False, -1, -1, train_leaf, aux, aux_sums)
+            _segment_task(t, rows, tasks, start, stop, left, right, train_leaf, aux, aux_sums)
     d = aux.shape[1]
     for j in range(n_nodes - 1, -1, -1):  # children have larger ids than their parent
         if left[j] >= 0:
