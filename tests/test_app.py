@@ -7,7 +7,7 @@ import pytest
 st_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = st_testing.AppTest
 
-APP = "../app.py"
+from apptest_pages import APP, page  # noqa: E402  (tests/ is on sys.path)
 
 
 def specs(at):
@@ -23,17 +23,6 @@ def tables(at):
 def open_tab(at, key, label):
     """Open a lazy tab (its state lives under `key`) and rerun."""
     at.session_state[key] = label
-    return at.run()
-
-
-def page(path=None, timeout=120, **query):
-    """AppTest of app.py, switched to `path` (a file under pages/) when given, with URL query parameters."""
-    at = AppTest.from_file(APP, default_timeout=timeout)
-    for k, v in query.items():
-        at.query_params[k] = v
-    if path:
-        at.run()
-        at.switch_page(path)
     return at.run()
 
 

@@ -15,7 +15,7 @@ from distviz import families
 st_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = st_testing.AppTest
 
-APP = "../app.py"
+from apptest_pages import APP, page  # noqa: E402  (tests/ is on sys.path)
 
 
 def specs(at):
@@ -31,17 +31,6 @@ def arr(v) -> np.ndarray:
         a = np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
         return a.reshape(v["shape"]) if "shape" in v and isinstance(v["shape"], (list, tuple)) else a
     return np.asarray(v, dtype=float)
-
-
-def page(path=None, timeout=120, **query):
-    """AppTest of app.py, switched to `path` when given, with URL query parameters."""
-    at = AppTest.from_file(APP, default_timeout=timeout)
-    for k, v in query.items():
-        at.query_params[k] = v
-    if path:
-        at.run()
-        at.switch_page(path)
-    return at.run()
 
 
 # ------------------------------------------------------------------------------------- item 2: explorer

@@ -14,20 +14,10 @@ AppTest = st_testing.AppTest
 from distviz.ui import lessons as L  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app.py")
+from apptest_pages import APP, open_page  # noqa: E402,F401  (tests/ is on sys.path)
 SCRIPT = {"lab": None, **{p: f"app_pages/{p}.py" for p in L.PAGES if p != "lab"}}
 LESSONS, PROBLEMS = L.load_lessons()
 STEPS = [(ls.number, i, s) for ls in LESSONS for i, s in enumerate(ls.steps, start=1)]
-
-
-def open_page(page: str | None, query: dict, at: AppTest | None = None) -> AppTest:
-    """Open `page` (script path, None: the Lab) with the URL query `query`, in `at`'s session or a fresh one."""
-    at = at or AppTest.from_file(APP, default_timeout=300)
-    if page is not None:
-        at.switch_page(page)
-    at.query_params.clear()
-    at.query_params.update(query)
-    return at.run()
 
 
 def sentences(text: str) -> int:

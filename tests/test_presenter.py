@@ -4,7 +4,6 @@ its lines thicker, keeps the mode across pages and lesson links, and leaves the 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -13,21 +12,10 @@ AppTest = st_testing.AppTest
 
 from distviz.viz import style  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app.py")
+from apptest_pages import APP, open_page  # noqa: E402,F401  (tests/ is on sys.path)
 PAGES = [None, "app_pages/evolution.py", "app_pages/split_gains.py", "app_pages/drifters.py",
          "app_pages/posterior.py", "app_pages/explorer.py"]
 FONT_KEYS = set(style._FONT_KEYS)
-
-
-def open_page(page, query: dict, at: AppTest | None = None) -> AppTest:
-    """Open `page` (script path; None: the Lab) with the URL query `query`, in `at`'s session or a fresh one."""
-    at = at or AppTest.from_file(APP, default_timeout=300)
-    if page is not None:
-        at.switch_page(page)
-    at.query_params.clear()
-    at.query_params.update(query)
-    return at.run()
 
 
 def specs(at) -> list[dict]:
