@@ -13,27 +13,17 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
-import os
 import pstats
 import time
 
 import numpy as np
 
-from _peers import threads  # noqa: E402  (benchmarks/ is on sys.path)
+from _peers import load_average, threads  # noqa: E402  (benchmarks/ is on sys.path)
+from _timing import best_cpu_of  # noqa: E402
 
 
 def _load() -> str:
-    return f"load {os.getloadavg()[0]:.2f}"
-
-
-def _cpu_best(fn, repeats):
-    """Best CPU seconds of fn over repeats calls."""
-    best = np.inf
-    for _ in range(repeats):
-        t0 = time.process_time()
-        fn()
-        best = min(best, time.process_time() - t0)
-    return best
+    return f"load {load_average():.2f}"
 
 
 def main(argv=None):
@@ -80,14 +70,14 @@ def main(argv=None):
               f"interleaved; {_load()} before")
         for _ in range(a.repeats):
             for k, fn in cases.items():
-                best[k] = min(best[k], _cpu_best(fn, 1))
+                best[k] = min(best[k], best_cpu_of(fn, 1))
         for k, v in best.items():
             print(f"  {k:<16} {v / a.rounds * 1e3:8.2f} ms/round CPU")
         if "LightGBM train" in best:
             print(f"  ratio ours / LightGBM: {best['ours engine'] / best['LightGBM train']:.2f}x  ({_load()} after)")
 
         R = y[:, None] - law.init(law.prepare(y), None)[None, :]
-        tree_s = _cpu_best(lambda: HistTree(**tp).fit(Xb, R), a.repeats)
+        tree_s = best_cpu_of(lambda: HistTree(**tp).fit(Xb, R), a.repeats)
         print(f"  HistTree.fit alone (round-1 targets): {tree_s * 1e3:.2f} ms CPU ({_load()})")
 
         pr = cProfile.Profile()
