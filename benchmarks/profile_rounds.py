@@ -14,7 +14,6 @@ import argparse
 import cProfile
 import io
 import pstats
-import time
 
 import numpy as np
 
