@@ -174,6 +174,24 @@ class Binner:
                 e = np.unique(0.5 * (xs[np.floor(pos).astype(np.int64)] + xs[np.ceil(pos).astype(np.int64)]))
                 e = e[e < u[-1]]  # an edge at the maximum would leave an empty last bin
             edges.append(np.ascontiguousarray(e, dtype=np.float64))
+        return self._set_edges(edges)
+
+    @classmethod
+    def from_edges(cls, edges, max_bins=255) -> "Binner":
+        """A fitted Binner with these per-feature upper edges (each increasing; e.g. from a distributed sketch)."""
+        out = []
+        for f, e in enumerate(edges):
+            e = np.ascontiguousarray(e, dtype=np.float64).reshape(-1)
+            if not (np.isfinite(e).all() and (np.diff(e) > 0).all() and e.size + 1 <= 65536):
+                raise DataError(f"bin edges of feature {f} must be finite, strictly increasing and fewer than 65536.")
+            out.append(e)
+        if not out:
+            raise DataError("bin edges must list at least one feature's edges.")
+        return cls(max_bins=max_bins)._set_edges(out)
+
+    def _set_edges(self, edges) -> "Binner":
+        """Store the per-feature edges and the lookup tables derived from them; returns self."""
+        p = len(edges)
         self.bin_thresholds_ = edges
         self.n_bins_ = np.array([e.size + 1 for e in edges], dtype=np.int64)
         self.n_features_in_ = p
