@@ -19,7 +19,9 @@ import json
 
 import numpy as np
 
+import distviz.distributed
 from distviz.boosting.params import check_int, check_number
+from distviz.distributed import is_dask_collection
 from distviz.errors import ConfigError, DataError
 
 from .engine import BoostingEngine, BoostingResult, Round
@@ -122,6 +124,8 @@ class DistributionalBoosting:
         """Boost on (X, y); eval_set = (X_val, y_val[, w_val]) enables validation NLL and early stopping."""
         from distviz.trees import Binner
 
+        if is_dask_collection(X):   # dask array / DataFrame / chunked xarray: fit on the Client's workers
+            return distviz.distributed.fit(self, X, y, sample_weight, eval_set, progress)
         self._check_config()
         fam = self._family_obj()
         X = _check_X(X)
@@ -200,11 +204,17 @@ class DistributionalBoosting:
 
     def predict_natural(self, X, n_rounds=None) -> np.ndarray:
         """Natural parameter eta(x), shape (n, d); n_rounds defaults to best_iteration_."""
+        if is_dask_collection(X):   # a dask array of predictions, chunk by chunk
+            self._check_fitted()
+            return distviz.distributed.predict_blocks(self.predict_natural, X, self._law.dim, n_rounds=n_rounds)
         F = self._raw(X, n_rounds)
         return np.asarray(self._law.natural(F))
 
     def predict_mean(self, X, n_rounds=None) -> np.ndarray:
         """Mean parameter eta*(x) = E[T(y) | x], shape (n, d); n_rounds defaults to best_iteration_."""
+        if is_dask_collection(X):   # a dask array of predictions, chunk by chunk
+            self._check_fitted()
+            return distviz.distributed.predict_blocks(self.predict_mean, X, self._law.dim, n_rounds=n_rounds)
         F = self._raw(X, n_rounds)
         return np.asarray(self._law.mean(F))
 

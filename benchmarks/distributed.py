@@ -1,0 +1,162 @@
+"""Benchmark: Poisson MGD on a dask.distributed LocalCluster against lightgbm.dask, same cluster, same dask array.
+
+The data are drifter-like (lon, lat, season, wind, SST, ... : 10 features) with a Poisson count whose
+log-rate follows a wind-and-latitude speed model; they are generated chunk by chunk ON THE WORKERS
+from a seeded per-block generator (a dask array, never materialised on the client).
+
+Printed for both models: seconds per round (the difference of a ``--rounds`` fit and a 1-round fit,
+divided by ``--rounds - 1``, so set-up and binning drop out; ours also gives its in-loop mean),
+end-to-end seconds of the ``--rounds`` fit, and the train NLL (mean over rows of
+mu - y log mu + log y!, computed the same way from both models' dask predictions).  Then rows per
+second of our fit, the peak RSS of each worker and of the client (ru_maxrss through ``client.run``)
+next to each worker's share of the binned data, and the load average before and after
+(``_peers.LoadWatch``: a run under load is labelled so).  Settings: depth 3, 8 leaves, 255 bins,
+learning rate 0.1, min_weight_leaf 1e-3 / min_sum_hessian_in_leaf 1e-3, LocalCluster(processes=True)
+with ``--workers`` workers of ``--threads`` threads each (LightGBM's num_threads the same).
+
+Run: ``python benchmarks/distributed.py [--rows 1000000] [--rounds 20] [--workers 2] [--chunk 250000]``;
+``--rows 50000000`` skips LightGBM unless ``--lightgbm`` is given (it copies every partition into its
+workers as float64: 4 GB at that size).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import time
+
+import numpy as np
+from _peers import LoadWatch, cores
+
+P = 10
+
+
+def drifter_block(block_info=None, seed=0):
+    """One chunk of drifter-like features (rows, 10), seeded by the chunk's index."""
+    info = block_info[None]
+    (r0, r1), _ = info["array-location"]
+    rng = np.random.default_rng([seed, info["chunk-location"][0]])
+    m = r1 - r0
+    X = np.empty((m, P))
+    X[:, 0] = rng.uniform(-80, 0, m)            # longitude
+    X[:, 1] = rng.uniform(0, 65, m)             # latitude
+    doy = rng.uniform(0, 365, m)
+    X[:, 2] = np.sin(2 * np.pi * doy / 365)     # season
+    X[:, 3] = np.cos(2 * np.pi * doy / 365)
+    X[:, 4] = rng.normal(0, 6, m)               # wind u (m/s)
+    X[:, 5] = rng.normal(0, 6, m)               # wind v
+    X[:, 6] = 28 - 0.35 * X[:, 1] + rng.normal(0, 1, m)   # SST
+    X[:, 7] = rng.exponential(1.0, m)           # distance to front (100 km)
+    X[:, 8] = rng.uniform(0, 5, m)              # ocean depth (km)
+    X[:, 9] = rng.normal(0, 1, m)               # noise feature
+    return X
+
+
+def poisson_target(X, seed=0, block_info=None):
+    """Poisson counts (speed in 5 cm/s units) from a wind / latitude / front speed model, seeded by chunk."""
+    rng = np.random.default_rng([seed, 1, block_info[0]["chunk-location"][0]])
+    wind = np.hypot(X[:, 4], X[:, 5])
+    eta = 0.3 + 0.08 * wind + 0.6 * np.exp(-X[:, 7]) + 0.4 * (np.abs(X[:, 1] - 38) < 5) + 0.2 * X[:, 2]
+    return rng.poisson(np.exp(eta)).astype(float)
+
+
+def make_data(rows, chunk, seed=0):
+    """(X, y) dask arrays generated block by block where they are computed."""
+    import dask.array as da
+    chunks = ((chunk,) * (rows // chunk) + ((rows % chunk,) if rows % chunk else ()), (P,))
+    X = da.map_blocks(drifter_block, chunks=chunks, dtype=float, seed=seed, meta=np.empty((0, P)))
+    y = X.map_blocks(poisson_target, seed=seed, drop_axis=1, dtype=float, meta=np.empty(0))
+    return X, y
+
+
+def poisson_nll(mu, y):
+    """Mean Poisson NLL mu - y log mu + log y! over the rows of the dask arrays mu, y."""
+    from scipy.special import gammaln
+    v = mu - y * np.log(mu) + y.map_blocks(lambda b: gammaln(b + 1.0), dtype=float)
+    return float(v.mean().compute())
+
+
+def fit_ours(X, y, rounds, args):
+    """Our DistributionalBoosting Poisson MGD on the cluster: (model, seconds)."""
+    from distviz.boosting import DistributionalBoosting
+    m = DistributionalBoosting("poisson", law="mgd", n_rounds=rounds, learning_rate=args.lr, max_depth=args.depth,
+                               max_bins=args.bins, min_weight_leaf=1e-3, trace_rows=200)
+    t0 = time.perf_counter()
+    m.fit(X, y)
+    return m, time.perf_counter() - t0
+
+
+def fit_lgb(X, y, rounds, args, client):
+    """lightgbm.dask.DaskLGBMRegressor(objective='poisson') with the same settings: (model, seconds)."""
+    import lightgbm as lgb
+    m = lgb.DaskLGBMRegressor(objective="poisson", n_estimators=rounds, learning_rate=args.lr, max_depth=args.depth,
+                              num_leaves=2 ** args.depth, max_bin=args.bins, min_child_samples=1,
+                              min_child_weight=1e-3, num_threads=args.threads, verbose=-1, client=client)
+    t0 = time.perf_counter()
+    m.fit(X, y)
+    return m, time.perf_counter() - t0
+
+
+def peak_rss_mib():
+    """Peak RSS of the calling process in MiB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def main():
+    """Parse the options, start the LocalCluster and print the side-by-side table and the memory figures."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--chunk", type=int, default=None, help="rows per chunk (default rows / 8, at most 1e6)")
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1, help="threads per worker (and LightGBM's num_threads)")
+    ap.add_argument("--depth", type=int, default=3)
+    ap.add_argument("--bins", type=int, default=255)
+    ap.add_argument("--lr", type=float, default=0.1)
+    ap.add_argument("--lightgbm", action="store_true", help="run LightGBM also above 1e7 rows")
+    args = ap.parse_args()
+    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        os.environ[k] = str(args.threads)   # the worker processes inherit these
+    from distributed import Client, LocalCluster
+
+    chunk = args.chunk or min(max(args.rows // 8, 1), 1_000_000)
+    with_lgb = args.rows <= 10_000_000 or args.lightgbm
+    with LocalCluster(n_workers=args.workers, threads_per_worker=args.threads, processes=True,
+                      dashboard_address=None, memory_limit=0) as lc, Client(lc) as client:
+        X, y = make_data(args.rows, chunk)
+        print(f"rows {args.rows:,}, features {P}, chunks {X.numblocks[0]} of {chunk:,} rows, {args.workers} worker "
+              f"processes x {args.threads} thread(s) on {cores()} cores; depth {args.depth}, {args.bins} bins, "
+              f"lr {args.lr}, {args.rounds} rounds")
+        fit_ours(X[:chunk], y[:chunk], 1, args)   # numba compiles (cached) in the workers before timing
+        table = {}
+        with LoadWatch(f"Poisson MGD vs lightgbm.dask, {args.rows:,} rows") as watch:
+            _, t1 = fit_ours(X, y, 1, args)
+            m, tR = fit_ours(X, y, args.rounds, args)
+            loop = float(np.mean(m.result_.seconds[1:]))
+            table["ours (MGD)"] = ((tR - t1) / (args.rounds - 1), tR, poisson_nll(m.predict_mean(X)[:, 0], y), loop)
+            if with_lgb:
+                _, s1 = fit_lgb(X, y, 1, args, client)
+                g, sR = fit_lgb(X, y, args.rounds, args, client)
+                table["lightgbm.dask"] = ((sR - s1) / (args.rounds - 1), sR, poisson_nll(g.predict(X), y), np.nan)
+        print(f"\n{'model':<16}{'s / round':>11}{'end-to-end s':>14}{'train NLL':>12}{'in-loop s/round':>17}")
+        for k, (pr, e2e, nll, lp) in table.items():
+            print(f"{k:<16}{pr:>11.3f}{e2e:>14.2f}{nll:>12.5f}{lp:>17.3f}")
+        if with_lgb:
+            a, b = table["ours (MGD)"], table["lightgbm.dask"]
+            print(f"ratio ours / LightGBM per round: {a[0] / b[0]:.2f}x (goal <= 2x); NLL: "
+                  f"{100 * (a[2] - b[2]) / abs(b[2]):+.2f}% (goal within 1%){watch.label()}")
+        print(f"\nrows per second (ours, {args.rounds} rounds end to end): {args.rows * args.rounds / tR:,.0f}; "
+              f"per round: {args.rows / table['ours (MGD)'][0]:,.0f}")
+        rss = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0)
+        share = args.rows * P / args.workers / 2 ** 20
+        state = args.rows * (8 * 4 + 4 * 2 + 8) / args.workers / 2 ** 20
+        print(f"binned data per worker (uint8 codes): {share:,.0f} MiB; per-row state per worker (T, log h, F, R, "
+              f"partition, leaves): {state:,.0f} MiB")
+        for addr, r in sorted(rss.items()):
+            print(f"peak RSS worker {addr}: {r:,.0f} MiB")
+        print(f"peak RSS client: {peak_rss_mib():,.0f} MiB (goal <= 1024 MiB){watch.label()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+"""Fitting and predicting on a dask.distributed cluster: the estimators' path for dask arrays (issue 19).
+
+``DistributionalBoosting.fit`` hands a dask array (or chunked xarray DataArray / dask DataFrame) X to
+:func:`fit`, which runs the boosting loop on the workers of the current ``dask.distributed.Client``
+(``distviz.distributed.boosting``): rows never leave their workers, the client picks the splits and
+keeps the ordinary in-memory model.  ``predict_*`` on a dask array return a dask array
+(:func:`predict_blocks`, one ``map_blocks`` call).  dask is imported only when a dask collection is used.
+"""
+
+from __future__ import annotations
+
+from .collections import is_dask_collection
+
+__all__ = ["fit", "is_dask_collection", "predict_blocks"]
+
+
+def fit(model, X, y, sample_weight=None, eval_set=None, progress=None, *, binner=None):
+    """Fit `model` on the current Client's workers; binner: a fitted ``distviz.trees.Binner`` whose edges to use
+    (e.g. ``Binner.from_edges``), else the edges come from a distributed quantile sketch."""
+    from distviz.boosting.estimator import DistributionalBoosting
+    from distviz.errors import ConfigError
+
+    if isinstance(model, DistributionalBoosting):
+        from .boosting import fit_distributional
+        return fit_distributional(model, X, y, sample_weight=sample_weight, eval_set=eval_set, progress=progress,
+                                  binner=binner)
+    raise ConfigError(f"{type(model).__name__} cannot fit on a dask array yet; pass numpy arrays "
+                      "(X.compute()) or use DistributionalBoosting.")
+
+
+def predict_blocks(method, X, n_out: int, **kw):
+    """method(block, **kw) on every row chunk of the dask collection X: a dask array (n, n_out) of float64."""
+    from .collections import as_dask_array
+
+    X = as_dask_array(X, "X", 2)
+    return X.map_blocks(lambda b: method(b, **kw), dtype=float, chunks=(X.chunks[0], (n_out,)))

@@ -1,0 +1,236 @@
+"""``DistributionalBoosting`` fitted on the workers of a dask.distributed cluster; the result is the in-memory model.
+
+What runs where: the workers bin their chunks (with edges from ``sketch``), keep T(y), the weights,
+the iterate F and the targets of their rows (``shard.Shard``), build node histograms with the
+in-memory numba kernels and apply the law's per-row update, loss and targets
+(``distviz.boosting.laws``); the client sums nothing row-sized: it receives each level's histograms
+summed by a tree reduction, picks the splits (``grow.LevelGrower``) and keeps the model.  One tree
+costs ``max_depth`` round trips (one per level; the next tree's root histogram comes with the last
+level's update).  Every task on a chunk is pinned to the worker that holds it.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from types import SimpleNamespace
+
+import numpy as np
+
+from distviz.errors import ConfigError, DataError
+
+from .collections import as_dask_array, current_client
+from .grow import LevelGrower
+from .shard import make_shard, merge, shard_level, shard_stats, shard_step, valid_step
+from .sketch import sketch_binner
+
+__all__ = ["fit_distributional"]
+
+
+def _check_chunk(fam, X, y, w):
+    """The in-memory fit's checks on one chunk: finite numeric X, y in the family's support, valid weights."""
+    from distviz.boosting.estimator import _check_weight, _check_X, check_y_resolution
+    X = _check_X(X)
+    y = fam.check_y(y)
+    check_y_resolution(getattr(fam, "name", ""), y)
+    return X, y, _check_weight(w, X.shape[0])
+
+
+class _Cluster:
+    """Shard futures pinned to workers, and the submit / tree-reduce / gather pattern of every step."""
+
+    def __init__(self, client):
+        self.client = client
+        self.workers = sorted(client.scheduler_info()["workers"])
+        if not self.workers:
+            raise ConfigError("the dask cluster has no workers; start at least one with 'dask worker ADDRESS'.")
+
+    def shards(self, X, y, w, binner, law, disp, check):
+        """One Shard future per row chunk, chunk i on worker i mod n_workers (the chunk is computed there)."""
+        import dask
+        xs, ys = X.to_delayed().ravel(), y.to_delayed().ravel()
+        ws = [None] * len(xs) if w is None else w.to_delayed().ravel()
+        futs, where = [], []
+        for i in range(len(xs)):
+            addr = self.workers[i % len(self.workers)]
+            d = dask.delayed(make_shard, pure=False)(xs[i], ys[i], ws[i], binner, law, disp[i], check)
+            futs.append(self.client.compute(d, workers=[addr], allow_other_workers=False))
+            where.append(addr)
+        return futs, where
+
+    def run(self, fn, shards, where, *args):
+        """fn(shard, *args) on every shard's worker, results summed by a tree reduction; returns the sum."""
+        futs = [self.client.submit(fn, s, *args, workers=[a], allow_other_workers=False, pure=False)
+                for s, a in zip(shards, where)]
+        while len(futs) > 1:
+            nxt = [self.client.submit(merge, futs[i], futs[i + 1], pure=False) for i in range(0, len(futs) - 1, 2)]
+            if len(futs) % 2:
+                nxt.append(futs[-1])
+            futs = nxt
+        return futs[0].result()
+
+
+def _disp_rows(chunks, idx):
+    """Per chunk: (m, 2) int64 [position in the display subset, row inside the chunk] of the display rows it holds."""
+    out, off = [], 0
+    for c in chunks:
+        pos = np.flatnonzero((idx >= off) & (idx < off + c))
+        out.append(np.stack([pos, idx[pos] - off], axis=1).astype(np.int64).reshape(-1, 2))
+        off += c
+    return out
+
+
+def _entropy(law, tree, H_root, W, S):
+    """H = H(root) - sum of Gain^ent, or -sum_J W_J/W A*(eta*_J) from the leaf sums (the law's own rule)."""
+    from distviz.boosting.laws import partition_entropy
+    ge = tree._gain_ent[tree._left >= 0]
+    if np.isfinite(H_root) and np.isfinite(ge).all():
+        return float(H_root - ge.sum())
+    leaves = np.flatnonzero(tree._left < 0)
+    return partition_entropy(law.family, np.arange(leaves.size), S[leaves] / W[leaves, None], W[leaves])
+
+
+def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=None, binner=None):
+    """Fit a DistributionalBoosting on the current Client's workers (see module doc); returns the model."""
+    from distviz.boosting.engine import BoostingResult, Round
+    from distviz.boosting.estimator import _Forest
+    from distviz.boosting.laws import make_law, partition_entropy
+    from distviz.boosting.trace import TraceRecorder, build_trace, display_subset
+
+    model._check_config()
+    if model.validation_fraction is not None and eval_set is None:
+        raise ConfigError("validation_fraction is not available for a fit on a dask array; pass "
+                          "eval_set=(X_val, y_val) instead.")
+    client = current_client()
+    cl = _Cluster(client)
+    fam = model._family_obj()
+    law = make_law(model.law, fam, domain=model.domain)
+    X = as_dask_array(X, "X", 2)
+    y = as_dask_array(y, "y", 1)
+    if y.shape[0] != X.shape[0]:
+        raise DataError(f"X has {X.shape[0]} rows but y has {y.shape[0]}; pass one target per row.")
+    y = y.rechunk((X.chunks[0],))
+    w = None if sample_weight is None else as_dask_array(sample_weight, "sample_weight", 1).rechunk((X.chunks[0],))
+    if binner is None:
+        binner = sketch_binner(X, model.max_bins)
+    elif getattr(binner, "n_features_in_", None) != X.shape[1]:
+        raise DataError(f"the binner was fitted on {getattr(binner, 'n_features_in_', 0)} features but X has "
+                        f"{X.shape[1]}; pass a Binner fitted on the same columns.")
+    check = functools.partial(_check_chunk, fam)
+    n = int(X.shape[0])
+    rng = np.random.default_rng(model.random_state)
+    idx = display_subset(n, int(model.trace_rows), rng)
+    shards, where = cl.shards(X, y, w, binner, law, _disp_rows(X.chunks[0], idx), check)
+    vshards = vwhere = None
+    if eval_set is not None:
+        if not isinstance(eval_set, (tuple, list)) or len(eval_set) not in (2, 3):
+            raise DataError("eval_set must be a tuple (X_val, y_val) or (X_val, y_val, w_val).")
+        Xv = as_dask_array(eval_set[0], "X_val", 2)
+        yv = as_dask_array(eval_set[1], "y_val", 1)
+        if Xv.shape[1] != X.shape[1] or yv.shape[0] != Xv.shape[0]:
+            raise DataError("eval_set must have the same features as X and one target per row.")
+        yv = yv.rechunk((Xv.chunks[0],))
+        wv = None if len(eval_set) < 3 or eval_set[2] is None else \
+            as_dask_array(eval_set[2], "w_val", 1).rechunk((Xv.chunks[0],))
+        vshards, vwhere = cl.shards(Xv, yv, wv, binner, law, [np.zeros((0, 2), np.int64)] * len(Xv.chunks[0]), check)
+
+    unit = w is None
+    o, K = (1 if unit else 2), law.dim
+    C, nb_max = o + K, int(binner.n_bins_max_)
+    # weighted start F_0 = the weighted mean of T(y) (law.init on that one row), and H of the root partition
+    st = cl.run(shard_stats, shards, where)
+    W_root, mean_T = float(st[0]), st[1:] / st[0]
+    init = np.asarray(law.init(SimpleNamespace(T=mean_T[None, :]), None), dtype=float).reshape(K)
+    H_root = partition_entropy(fam, np.zeros(1, dtype=np.int64), mean_T[None, :], None)
+    Wv = 1.0
+    n_rounds, lr = int(model.n_rounds), float(model.learning_rate)
+    tp = model._tree_params()
+    res = BoostingResult(init=init)
+    out = cl.run(shard_step, shards, where, law, None, init, lr, n_rounds > 0, nb_max, C, unit)
+    rec = TraceRecorder(law, np.arange(idx.size))
+    rec.start(_disp(out, idx.size, K))
+    res.train_loss.append(out["stats"][0] / W_root)
+    res.n_projected.append(int(out["stats"][1]))
+    res.n_nonfinite.append(0)
+    res.entropy.append(np.nan)
+    res.scales.append(np.nan)
+    res.seconds.append(0.0)
+    if vshards is not None:
+        vst = cl.run(shard_stats, vshards, vwhere)
+        Wv = float(vst[0])
+        res.valid_loss.append(cl.run(valid_step, vshards, vwhere, law, None, init)["stats"][0] / Wv)
+    else:
+        res.valid_loss.append(np.nan)
+    best_round, best_val = 0, res.valid_loss[0]
+    if not (np.isfinite(res.train_loss[0]) and (vshards is None or np.isfinite(res.valid_loss[0]))):
+        res.stop_reason = ("the NLL of the constant start is not finite, so no round was fitted; "
+                           "rescale y to order one")
+    n_bad = int(out["stats"][2])
+    for r in range(1, n_rounds + 1 if not res.stop_reason else 1):
+        t0 = time.perf_counter()
+        g = LevelGrower(out["hist"][0], binner, o, K, tp["max_depth"], tp["min_weight_leaf"], 1, tp["l2"])
+        while True:
+            splits, build = g.choose()
+            if not build:
+                break
+            lvl = cl.run(shard_level, shards, where, splits, build, nb_max, C, unit)
+            g.receive(lvl["hist"])
+        tree = dict(g.arrays(), splits=splits, mult=lr)
+        out = cl.run(shard_step, shards, where, law, tree, None, lr, r < n_rounds, nb_max, C, unit)
+        loss = out["stats"][0] / W_root
+        vl = None
+        if vshards is not None:
+            vl = cl.run(valid_step, vshards, vwhere, law, tree, None)["stats"][0] / Wv
+        if not (np.isfinite(loss) and (vl is None or np.isfinite(vl))):
+            res.stop_reason = (f"round {r} made the {'training' if not np.isfinite(loss) else 'validation'} "
+                               f"NLL non-finite, so boosting stopped after round {r - 1}; lower the "
+                               f"learning rate or rescale y")
+            break
+        t = g.tree(out["aux"], fam, W_root if not unit else float(n), unit)
+        res.rounds.append(Round([t], [np.arange(K)], lr))
+        res.train_loss.append(loss)
+        res.n_nonfinite.append(n_bad)
+        res.n_projected.append(int(out["stats"][1]))
+        A = np.asarray(out["aux"])[np.argsort(g.best_first_order())]
+        Wn, Sn = (t._sums[:, 0], A) if unit else (A[:, 0], A[:, 2:])
+        res.entropy.append(_entropy(law, t, H_root, Wn, Sn))
+        res.scales.append(1.0)
+        res.valid_loss.append(np.nan if vl is None else vl)
+        res.seconds.append(time.perf_counter() - t0)
+        rec.F.append(_disp(out, idx.size, K))
+        n_bad = int(out["stats"][2])
+        if progress is not None:
+            progress(r, n_rounds)
+        if vl is not None:
+            if vl < best_val or not np.isfinite(best_val):
+                best_round, best_val = r, vl
+            elif model.early_stopping_rounds is not None and r - best_round >= int(model.early_stopping_rounds):
+                res.stop_reason = (f"early stopping: no better validation NLL for {int(model.early_stopping_rounds)} "
+                                   "rounds") if r < n_rounds else ""
+                break
+    has_valid = vshards is not None
+    del shards, vshards   # the workers drop the chunks' state
+    res.best_iteration = best_round if has_valid else len(res.rounds)
+    res.n_trees = np.full(K, len(res.rounds))
+    res.active = np.ones(K, dtype=bool)
+    model._law = law
+    model.family_ = fam
+    model.result_ = res
+    model.forest_ = _Forest.from_result(res)
+    model.n_rounds_ = res.n_rounds
+    model.best_iteration_ = int(res.best_iteration)
+    model.n_features_in_ = int(X.shape[1])
+    Xs, ys = (np.asarray(a) for a in client.compute([X[idx], y[idx]], sync=True))
+    T = law.prepare(fam.check_y(ys)).T
+    tr = build_trace(res, rec, law, X=Xs, y=ys, T=T, attrs=model._trace_attrs())
+    model.trace_ = tr.assign(obs_index=("obs", idx.astype(np.int64)))
+    model.binner_ = binner
+    return model
+
+
+def _disp(out, m, K):
+    """The iterate on the display rows, in display order, from the shards' (positions, rows) pieces."""
+    F = np.zeros((m, K))
+    for pos, vals in out["disp"]:
+        F[pos[:, 0]] = vals
+    return F

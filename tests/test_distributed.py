@@ -1,0 +1,107 @@
+"""Distributed boosting on a dask LocalCluster gives the in-memory model (issue 19).
+
+The cluster runs its two workers as threads of the test process (``processes=False``): no worker
+processes to spawn under pytest-xdist and no numba re-compilation per process, while every task still
+goes through the scheduler and the pinning of chunks to workers.  One module-scoped cluster, closed at
+the end; every fit is small (4000 rows in 8 chunks, a few depth-3 rounds).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+import distviz.distributed as dd
+from distviz.boosting import DistributionalBoosting
+from distviz.errors import ConfigError
+from distviz.trees import Binner
+
+N, P, CHUNKS = 4000, 4, 8
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A LocalCluster(n_workers=2, threads_per_worker=1) in this process, and its Client."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as lc, \
+            distributed.Client(lc) as c:
+        yield c
+
+
+def _data(family, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(N, P))
+    eta = 0.5 * X[:, 0] - 0.4 * (X[:, 1] > 0.3) + 0.2 * X[:, 2] * X[:, 3]
+    if family == "poisson":
+        y = rng.poisson(np.exp(eta)).astype(float)
+    elif family == "normal":
+        y = eta + np.exp(0.3 * X[:, 1]) * rng.normal(size=N)
+    elif family == "gamma":
+        y = rng.gamma(2.0, np.exp(eta) / 2.0)
+    else:
+        y = (rng.uniform(size=N) < 1 / (1 + np.exp(-eta))).astype(float)
+    return X, y
+
+
+def _chunked(a):
+    return da.from_array(a, chunks=(N // CHUNKS,) + a.shape[1:])
+
+
+def _same(m0, m1, X):
+    f0, f1 = m0.forest_, m1.forest_
+    for k in ("offsets", "feature", "left", "right"):
+        np.testing.assert_array_equal(getattr(f0, k), getattr(f1, k), err_msg=k)
+    for k in ("threshold", "value", "multiplier", "init"):
+        np.testing.assert_allclose(getattr(f1, k), getattr(f0, k), rtol=1e-9, atol=1e-12, err_msg=k)
+    r0, r1 = m0.result_, m1.result_
+    for k in ("train_loss", "valid_loss", "entropy"):
+        np.testing.assert_allclose(getattr(r1, k), getattr(r0, k), rtol=1e-9, atol=1e-12, err_msg=k)
+    assert r1.n_projected == r0.n_projected and m1.best_iteration_ == m0.best_iteration_
+    np.testing.assert_allclose(m1.predict_mean(X), m0.predict_mean(X), rtol=1e-9, atol=1e-12)
+    for v in ("node_gain_ent", "node_weight", "node_feature_gains", "eta"):
+        np.testing.assert_allclose(m1.trace_[v].values, m0.trace_[v].values, rtol=1e-9, atol=1e-12, err_msg=v)
+
+
+@pytest.mark.parametrize("family,law", [("poisson", "mgd"), ("normal", "ngd"), ("gamma", "mgd"),
+                                        ("bernoulli", "ngd"), ("normal", "gd")])
+def test_same_trees_and_predictions_as_in_memory(client, family, law):
+    """Same bin edges, 8 chunks on 2 workers: the trees, NLL curves, entropies and predictions of the in-memory fit."""
+    X, y = _data(family)
+    kw = {"law": law, "n_rounds": 6, "max_depth": 3, "max_bins": 32, "trace_rows": 300, "random_state": 0}
+    m0 = DistributionalBoosting(family, **kw).fit(X, y)
+    b = Binner.from_edges(Binner(max_bins=32).fit(X).bin_thresholds_, max_bins=32)
+    m1 = dd.fit(DistributionalBoosting(family, **kw), _chunked(X), _chunked(y), binner=b)
+    assert m1.result_.F_train is None    # the iterates stayed on the workers
+    _same(m0, m1, X)
+
+
+def test_weights_eval_set_early_stopping_and_dask_predict(client):
+    """Weighted rows and a validation set with early stopping: the same model; predict on dask gives a dask array."""
+    X, y = _data("normal", 1)
+    w = np.random.default_rng(2).uniform(0.2, 2.0, N)
+    Xv, yv = _data("normal", 3)
+    kw = {"law": "mgd", "n_rounds": 40, "learning_rate": 0.5, "max_depth": 2, "max_bins": 16, "early_stopping_rounds": 2,
+              "min_weight_leaf": 5.0, "random_state": 0}
+    m0 = DistributionalBoosting("normal", **kw).fit(X, y, sample_weight=w, eval_set=(Xv, yv))
+    b = Binner.from_edges(Binner(max_bins=16).fit(X, sample_weight=w).bin_thresholds_, max_bins=16)
+    m1 = dd.fit(DistributionalBoosting("normal", **kw), _chunked(X), _chunked(y), sample_weight=_chunked(w),
+                eval_set=(_chunked(Xv), _chunked(yv)), binner=b)
+    assert m0.result_.stop_reason.startswith("early stopping") and m1.result_.stop_reason == m0.result_.stop_reason
+    _same(m0, m1, X)
+    pd = m1.predict_mean(_chunked(Xv))
+    assert dd.is_dask_collection(pd) and pd.shape == (N, 2)
+    np.testing.assert_array_equal(pd.compute(), m1.predict_mean(Xv))
+
+
+def test_fit_dispatches_on_dask_input_with_sketched_edges(client):
+    """DistributionalBoosting.fit on dask arrays fits on the workers with sketched edges, as good as in memory."""
+    X, y = _data("poisson", 4)
+    kw = {"law": "mgd", "n_rounds": 10, "max_depth": 3, "max_bins": 64, "random_state": 0}
+    m0 = DistributionalBoosting("poisson", **kw).fit(X, y)
+    m1 = DistributionalBoosting("poisson", **kw).fit(_chunked(X), _chunked(y))
+    assert m1.result_.F_train is None and m1.trace_.sizes["round"] == 11
+    assert abs(m1.result_.train_loss[-1] - m0.result_.train_loss[-1]) < 0.01 * m0.result_.train_loss[-1]
+    with pytest.raises(ConfigError, match="eval_set"):
+        DistributionalBoosting("poisson", validation_fraction=0.2).fit(_chunked(X), _chunked(y))
