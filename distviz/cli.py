@@ -1,4 +1,5 @@
-"""Command-line entry point: `distviz study NAME [--option value ...] [--json]` and `distviz studies`."""
+"""Command-line entry point: `distviz study NAME [--option value ...] [--json] [--scheduler local|ADDRESS]`,
+`distviz studies` and `distviz data gdp --archive PATH --out PATH`."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import sys
 
 import numpy as np
 
-from distviz.errors import DistvizError
-from distviz.experiments import registry
+from distviz.errors import ConfigError, DistvizError
+from distviz.experiments import parallel, registry
 
 
 def _jsonable(x):
@@ -27,6 +28,20 @@ def _jsonable(x):
     return x
 
 
+def _data_gdp(args, rest) -> int:
+    """`distviz data gdp`: write the processed table of a GDP archive and print one summary line."""
+    from distviz.data.gdp_archive import parse_bbox, write_gdp_table
+
+    if rest:
+        raise ConfigError(f"Unknown option(s) {' '.join(rest)} for 'distviz data gdp'; see 'distviz data gdp --help'.")
+    with parallel.use_scheduler(args.scheduler, args.workers):
+        info = write_gdp_table(args.archive, args.out, bbox=parse_bbox(args.bbox), start=args.start, end=args.end,
+                               chunk_obs=args.chunk_obs)
+    print(f"wrote {info['rows']} daily rows of {info['drifters']} drifters from {info['observations']} observations "
+          f"({info['chunks']} chunks) to {info['out']}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run a named study; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -37,12 +52,28 @@ def main(argv: list[str] | None = None) -> int:
     p_study.add_argument("name")
     p_study.add_argument("-h", "--help", action="store_true")
     p_study.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    p_study.add_argument("--scheduler", default=None,
+                         help="run the study's replications / splits as Dask tasks: 'local' or a scheduler address")
+    p_study.add_argument("--workers", type=int, default=None, help="worker processes of --scheduler local (default 2)")
+    p_data = sub.add_parser("data", help="prepare data sets")
+    data_sub = p_data.add_subparsers(dest="data_command", required=True)
+    p_gdp = data_sub.add_parser("gdp", help="the processed drifter table from a GDP ragged-array archive, out of core")
+    p_gdp.add_argument("--archive", required=True, help="GDP ragged-array NetCDF file or Zarr store")
+    p_gdp.add_argument("--out", required=True, help="output Parquet directory (or .zarr store)")
+    p_gdp.add_argument("--bbox", default=None, help="lon0,lon1,lat0,lat1 to keep, written --bbox=-83,-40,0,70")
+    p_gdp.add_argument("--start", default=None, help="first day to keep, e.g. 2010-01-01")
+    p_gdp.add_argument("--end", default=None, help="last day to keep (inclusive), e.g. 2019-12-31")
+    p_gdp.add_argument("--chunk-obs", type=int, default=2_000_000, help="observations per task (whole trajectories)")
+    p_gdp.add_argument("--scheduler", default=None, help="'local' or a Dask scheduler address (default: threads here)")
+    p_gdp.add_argument("--workers", type=int, default=None, help="worker processes of --scheduler local (default 2)")
     args, rest = parser.parse_known_args(argv)
     try:
         if args.command == "studies":
             for name in registry.available():
                 print(f"{name:24s} {registry.get(name).help}")
             return 0
+        if args.command == "data":
+            return _data_gdp(args, rest)
         st = registry.get(args.name)
         sp = argparse.ArgumentParser(prog=f"distviz study {st.name}", description=st.help)
         for opt in st.options:
@@ -51,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
             sp.print_help()
             return 0
         opts = vars(sp.parse_args(rest))
-        result = _jsonable(st.run(**{k.replace("-", "_"): v for k, v in opts.items()}))
+        with parallel.use_scheduler(args.scheduler, args.workers):
+            result = _jsonable(st.run(**{k.replace("-", "_"): v for k, v in opts.items()}))
         if args.json:
             print(json.dumps(result))
         else:

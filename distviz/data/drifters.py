@@ -137,27 +137,37 @@ def _finish(cols: dict[str, np.ndarray], present: list[str], where: str, *, sour
     n0 = cols["u"].shape[0]
     if n0 == 0:
         raise DataError(f"{where} holds no rows; give a file with at least one drifter observation.")
-    need = present + ["u", "v", "lon", "lat", "t", "id"]
-    ok = np.ones(n0, dtype=bool)
-    for name in dict.fromkeys(need):
-        ok &= np.isfinite(cols[name])
-    n_drop = int(n0 - ok.sum())
-    if bbox is not None:
-        lo0, lo1, la0, la1 = bbox
-        ok &= (cols["lon"] >= lo0) & (cols["lon"] <= lo1) & (cols["lat"] >= la0) & (cols["lat"] <= la1)
+    ok, n_drop = usable_rows(cols, present, bbox)
     if not ok.any():
         why = f"all {n0} rows have NaN in a feature or velocity" if n_drop == n0 else "no row lies in the bounding box"
         raise DataError(f"{where} has no usable rows ({why}); check the file's missing values and extent.")
     X = np.column_stack([cols[n][ok] for n in present]).astype(np.float64)
     Y = np.column_stack([cols["u"][ok], cols["v"][ok]]).astype(np.float64)
-    if np.nanmax(np.abs(Y)) > 10.0:
-        raise DataError(f"Velocities in {where} reach {np.nanmax(np.abs(Y)):.3g}, more than 10 m/s; give u, v in m/s "
-                        f"(divide cm/s by 100).")
+    check_velocities(Y, where)
     tr = None if truth is None else {k: np.asarray(v, dtype=np.float64)[ok] for k, v in truth.items()}
     absent = tuple(f for f in FEATURES if f not in present)
     return DrifterData(X, Y, cols["lon"][ok].astype(np.float64), cols["lat"][ok].astype(np.float64),
                        cols["id"][ok].astype(np.int64), cols["t"][ok].astype(np.float64), tuple(present), absent,
                        n_drop, source, synthetic, tr, dict(attrs or {}))
+
+
+def usable_rows(cols: dict[str, np.ndarray], present, bbox=None) -> tuple[np.ndarray, int]:
+    """Rows with finite features, velocities, position, time and id, inside `bbox`; and the count dropped for NaN."""
+    ok = np.ones(cols["u"].shape[0], dtype=bool)
+    for name in dict.fromkeys(list(present) + ["u", "v", "lon", "lat", "t", "id"]):
+        ok &= np.isfinite(cols[name])
+    n_drop = int(ok.size - ok.sum())
+    if bbox is not None:
+        lo0, lo1, la0, la1 = bbox
+        ok &= (cols["lon"] >= lo0) & (cols["lon"] <= lo1) & (cols["lat"] >= la0) & (cols["lat"] <= la1)
+    return ok, n_drop
+
+
+def check_velocities(Y: np.ndarray, where: str) -> None:
+    """DataError when velocities reach 10 m/s (a file in cm/s rather than m/s)."""
+    if Y.size and np.nanmax(np.abs(Y)) > 10.0:
+        raise DataError(f"Velocities in {where} reach {np.nanmax(np.abs(Y)):.3g}, more than 10 m/s; give u, v in m/s "
+                        f"(divide cm/s by 100).")
 
 
 def _normalise_lon(lon: np.ndarray) -> np.ndarray:
@@ -235,6 +245,22 @@ def gdp_from_dataset(ds, *, source: str = "GDP ragged array", bbox=None, daily: 
                      max_offset_hours: float = 3.0) -> DrifterData:
     """Validate a GDP ragged-array xarray.Dataset, keep drogued rows, decimate to daily and build DrifterData.
 
+    The rows are those of :func:`gdp_daily_columns`, less NaN rows and rows outside `bbox`, sorted by id and time.
+    """
+    cols, present = gdp_daily_columns(ds, source=source, daily=daily, max_offset_hours=max_offset_hours)
+    if cols["u"].size == 0:
+        raise DataError(f"The GDP file {source} has no drogued observations (drogue_status all false); "
+                        f"the paper uses drogued drifters only.")
+    out = _finish(cols, present, f"the GDP file {source}", source=source, bbox=bbox)
+    order = np.lexsort((out.t, out.id))
+    out = out.subset(order)
+    return out
+
+
+def gdp_daily_columns(ds, *, source: str = "GDP ragged array", daily: bool = True,
+                      max_offset_hours: float = 3.0) -> tuple[dict[str, np.ndarray], list[str]]:
+    """Columns (u, v, lon, lat, t, id, features) of a GDP ragged-array Dataset's drogued daily rows, and the features.
+
     Observations are kept where ``drogue_status`` is true (drogue attached), then one row per drifter
     and calendar day: the observation closest to 00:00 UTC, if within `max_offset_hours` (the paper keeps
     00:00 of the 6-hourly product, App. A). The
@@ -305,15 +331,8 @@ def gdp_from_dataset(ds, *, source: str = "GDP ragged array", bbox=None, daily: 
         sel = np.zeros(n_obs, dtype=bool)
         sel[o[first]] = True
         keep = sel
-    if not keep.any():
-        raise DataError(f"The GDP file {source} has no drogued observations (drogue_status all false); "
-                        f"the paper uses drogued drifters only.")
     cols = {k: v[keep] for k, v in cols.items()}
-    present = [f for f in FEATURES if f in present]
-    out = _finish(cols, present, f"the GDP file {source}", source=source, bbox=bbox)
-    order = np.lexsort((out.t, out.id))
-    out = out.subset(order)
-    return out
+    return cols, [f for f in FEATURES if f in present]
 
 
 def load_gdp(path: str | Path, *, bbox=None, daily: bool = True, max_offset_hours: float = 3.0) -> DrifterData:
@@ -409,6 +428,10 @@ def load_drifters(source="sample", *, bbox=None, key: str | None = None) -> Drif
         return load_sample(bbox=bbox)
     if isinstance(source, (str, Path)):
         p = Path(source)
+        if p.is_dir() and (p / "_distviz_gdp.json").exists():  # a table written by `distviz data gdp`
+            from distviz.data.gdp_archive import read_gdp_table
+
+            return read_gdp_table(p, bbox=bbox)
         if p.suffix.lower() in (".nc", ".nc4", ".cdf"):
             return load_netcdf(p, bbox=bbox)
         return load_table(p, bbox=bbox, key=key)

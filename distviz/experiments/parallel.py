@@ -1,0 +1,90 @@
+"""Run a study's independent units (replications, splits, seeds) serially or as tasks of a Dask cluster.
+
+A study loops over its units through :func:`map_units`; ``distviz study NAME --scheduler local|ADDRESS``
+enters :func:`use_scheduler` around the study, so the same loop then runs as ``dask.distributed`` tasks
+(a ``LocalCluster`` of worker processes for ``local``, or the scheduler at ``ADDRESS`` such as
+``tcp://host:8786``).  Each unit carries its own seed, so results are the same as the serial run and
+come back in the units' order.  Without a scheduler the loop runs in this process, as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from distviz.errors import ConfigError
+
+_ACTIVE: list[Any] = []  # stack of dask.distributed.Client entered by use_scheduler
+_ADDRESS = re.compile(r"^(tcp|tls|ws|wss|inproc|ucx)://[A-Za-z0-9_.\-\[\]:]+$|^[A-Za-z0-9_.\-]+:\d{1,5}$")
+
+
+def active_client():
+    """The Dask client entered by :func:`use_scheduler`, or None when units run serially."""
+    return _ACTIVE[-1] if _ACTIVE else None
+
+
+def is_distributed() -> bool:
+    """Whether :func:`map_units` currently sends units to a Dask cluster."""
+    return bool(_ACTIVE)
+
+
+def _check_spec(scheduler: str, workers: int | None) -> None:
+    """Raise ConfigError when the scheduler spec or the worker count cannot be used."""
+    if workers is not None and (not isinstance(workers, int) or workers < 1):
+        raise ConfigError(f"--workers must be a positive whole number such as 2, got {workers!r}.")
+    if scheduler != "local" and not _ADDRESS.match(scheduler):
+        raise ConfigError(f"--scheduler must be 'local' or a scheduler address such as tcp://10.0.0.5:8786, "
+                          f"got {scheduler!r}.")
+    if scheduler != "local" and workers is not None:
+        raise ConfigError("--workers applies to --scheduler local only; a remote cluster's workers are started "
+                          "with 'dask worker ADDRESS'.")
+
+
+@contextlib.contextmanager
+def use_scheduler(scheduler: str | None, workers: int | None = None) -> Iterator[Any]:
+    """Within the block, :func:`map_units` runs units on `scheduler` ('local', an address, or None for serial)."""
+    if scheduler is None:
+        yield None
+        return
+    scheduler = str(scheduler).strip()
+    _check_spec(scheduler, workers)
+    from dask.distributed import Client, LocalCluster
+
+    with contextlib.ExitStack() as stack:
+        if scheduler == "local":
+            # one thread per worker process: units are CPU-bound fits that bring their own threads
+            cluster = stack.enter_context(LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
+                                                       dashboard_address=None))
+            client = stack.enter_context(Client(cluster))
+        else:
+            try:
+                client = stack.enter_context(Client(scheduler, timeout="30s"))
+            except OSError:
+                raise ConfigError(f"Could not reach a Dask scheduler at {scheduler}; start one with 'dask scheduler' "
+                                  f"and workers with 'dask worker {scheduler}', or use --scheduler local.") from None
+        _ACTIVE.append(client)
+        try:
+            yield client
+        finally:
+            _ACTIVE.pop()
+
+
+def map_units(fn: Callable[[Any], Any], units: Iterable[Any], scheduler=None) -> list:
+    """``[fn(u) for u in units]``, in order, run as Dask tasks when a scheduler is active, else in this process.
+
+    `fn` must be a module-level function (or a functools.partial of one) so that workers can import it;
+    `scheduler` is a ``dask.distributed.Client`` to use instead of the one entered by :func:`use_scheduler`.
+    An error raised by a unit is raised here, as in the serial loop.
+    """
+    units = list(units)
+    client = scheduler if scheduler is not None else active_client()
+    if client is None or len(units) == 0:
+        return [fn(u) for u in units]
+    futures = client.map(fn, units, pure=False)
+    try:
+        return client.gather(futures)
+    finally:
+        for f in futures:
+            f.release()
