@@ -221,20 +221,17 @@ def test_save_load_predicts_identically(tmp_path, sharing):
     y = X[:, 0] + 0.1 * rng.standard_normal(80)
     est = WGBoost("normal", n_particles=4, n_rounds=15, init_rounds=100, tree_sharing=sharing,
                   random_state=0).fit(X, y)
-    f = tmp_path / "m.npz"
+    f = tmp_path / "m.nc"
     est.save(f)
     back = WGBoost.load(f)
     np.testing.assert_array_equal(back.predict_particles(X), est.predict_particles(X))
     np.testing.assert_array_equal(back.predict_density(X, [0.1, 0.5]), est.predict_density(X, [0.1, 0.5]))
     np.testing.assert_array_equal(back.trace_["particles"].values, est.trace_["particles"].values)
     assert back.get_params() == {**est.get_params(), "target": back.target}
-    # callable targets cannot be stored: loading asks for the target again
+    # callable targets are code, not data: saving one is refused with one sentence
     c = WGBoost(gaussian_location_target(), init=INIT_E, n_rounds=5).fit(XE, YE)
-    c.save(tmp_path / "c.npz")
-    with pytest.raises(ConfigError):
-        WGBoost.load(tmp_path / "c.npz")
-    c2 = WGBoost.load(tmp_path / "c.npz", target=gaussian_location_target())
-    np.testing.assert_array_equal(c2.predict_particles(XT), c.predict_particles(XT))
+    with pytest.raises(ConfigError, match="callable target cannot be saved"):
+        c.save(tmp_path / "c.nc")
 
 
 def test_early_stopping_keeps_the_best_round():
@@ -265,7 +262,7 @@ def test_bad_input_raises_clear_errors():
     with pytest.raises(ConfigError):
         WGBoost("normal").predict_particles(X)
     Xn = X.copy()
-    Xn[0, 0] = np.nan
+    Xn[0, 0] = np.inf  # NaN is a missing value the trees route; inf is refused
     with pytest.raises(DataError):
         WGBoost("normal", n_rounds=2).fit(Xn, y)
     with pytest.raises(DataError):

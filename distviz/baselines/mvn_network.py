@@ -33,9 +33,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, RegressorMixin
 
-from distviz.errors import ConfigError, DataError
+from distviz.errors import ConfigError, DataError, check_fitted
 
 __all__ = ["MVNNetwork", "AUTHORS_GRID"]
 
@@ -140,7 +140,7 @@ def _layers(h) -> tuple:
     return t
 
 
-class MVNNetwork(BaseEstimator):
+class MVNNetwork(RegressorMixin, BaseEstimator):
     """MLP whose outputs are a P-variate Gaussian in NGB's Cholesky-of-precision chart (the paper's NN, Sec. 4).
 
     Parameters
@@ -207,16 +207,19 @@ class MVNNetwork(BaseEstimator):
 
     @staticmethod
     def _finite_X(X, name="X"):
-        from distviz.boosting.ngboost import _check_X
+        from distviz.validation import check_X
 
-        X = _check_X(X, name)
-        if np.isnan(X).any():
-            raise DataError(f"{name} contains missing values; drop or impute those rows before fitting the network.")
-        return X
+        return check_X(X, allow_nan=False, name=name, model="the network")
+
+    def __sklearn_tags__(self):
+        """scikit-learn tags: a regressor that takes 2-D Y (one column per output)."""
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        tags.regressor_tags.poor_score = True  # score is a log-likelihood, not R^2: no 0.5 threshold applies
+        return tags
 
     def _check_fitted(self):
-        if not hasattr(self, "params_"):
-            raise ConfigError(f"this {type(self).__name__} is not fitted yet; call fit(X, Y) first.")
+        check_fitted(self, "params_")
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, Y, eval_set=None, progress=None):
@@ -230,6 +233,8 @@ class MVNNetwork(BaseEstimator):
         from distviz.families.mvn_cholesky import MVNCholesky
 
         grid = self._check_params()
+        if Y is None:
+            raise DataError("MVNNetwork requires y to be passed, but the target y is None; call fit(X, Y) with the targets.")
         t0 = time.perf_counter()
         X = self._finite_X(X)
         Y = _check_y(Y, X.shape[0], "Y")
@@ -245,7 +250,7 @@ class MVNNetwork(BaseEstimator):
         P = Y.shape[1]
         chart = MVNCholesky(P)
         if X.shape[0] < P + 1:
-            raise DataError(f"Need at least {P + 1} training rows to fit a {P}-variate Normal, got {X.shape[0]}.")
+            raise DataError(f"Need at least {P + 1} training rows to fit a {P}-variate Normal, got {X.shape[0]} sample{'s' if X.shape[0] != 1 else ''}.")
         if self.input_scaling == "standard":
             loc, scale = X.mean(axis=0), X.std(axis=0)
         elif self.input_scaling == "minmax":
@@ -349,9 +354,10 @@ class MVNNetwork(BaseEstimator):
         return GaussianPrediction(self.chart_.mean(F), self.chart_.cov(F))
 
     def predict(self, X) -> np.ndarray:
-        """Predicted mean (n, P)."""
+        """Predicted mean: (n, P), or (n,) for a single output (predict_dist has the covariance)."""
         F = self.predict_params(X)
-        return self.chart_.mean(F)
+        m = self.chart_.mean(F)
+        return m[:, 0].copy() if self.n_outputs_ == 1 else m
 
     def nll(self, X, Y) -> np.ndarray:
         """Per-row NLL of Y under the prediction at X (the chart's, paper eq. A.2)."""
@@ -360,16 +366,19 @@ class MVNNetwork(BaseEstimator):
         F = self.predict_params(X)
         return self.chart_.nll(_check_y(Y, F.shape[0], "Y"), F)
 
-    def score(self, X, Y) -> float:
-        """Mean log-likelihood of Y (higher is better, scikit-learn convention)."""
-        return -float(np.mean(self.nll(X, Y)))
+    def score(self, X, Y, sample_weight=None) -> float:
+        """Weighted mean log-likelihood of Y, i.e. minus the mean NLL (higher is better, scikit-learn's convention)."""
+        from distviz.boosting.ngboost import _check_w
+
+        v = self.nll(X, Y)
+        return -float(np.average(v, weights=_check_w(sample_weight, v.shape[0])))
 
     # ------------------------------------------------------------------ persistence
     def save(self, path) -> None:
         """Write the fitted network to a NetCDF file (weights as float64 arrays, parameters as JSON; no pickle)."""
         import xarray as xr
 
-        from distviz.boosting.io import _engine
+        from distviz.persistence import engine as _engine
 
         self._check_fitted()
         data = {"x_loc": ("feature", self.x_loc_), "x_scale": ("feature", self.x_scale_),
@@ -398,7 +407,7 @@ class MVNNetwork(BaseEstimator):
         """Read a network written by save(); DataError when the file is not a valid one."""
         import xarray as xr
 
-        from distviz.boosting.io import _engine
+        from distviz.persistence import engine as _engine
         from distviz.families.mvn_cholesky import MVNCholesky
 
         name = Path(path).name

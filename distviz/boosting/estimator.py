@@ -4,7 +4,9 @@ Usage::
 
     from distviz.boosting import DistributionalBoosting
     m = DistributionalBoosting("poisson", law="mgd", n_rounds=300, learning_rate=0.1).fit(X, y)
+    m.predict(X_new)           # E[y | x] (scikit-learn's predict; predict_params gives mean and variance)
     m.predict_mean(X_new)      # eta*(x) = E[T(y) | x]
+    m.score(X_test, y_test)    # mean log-likelihood (higher is better)
     m.trace_                   # xarray.Dataset: NLL, entropy, eta / eta* per round, node tables
     m.save("model.nc"); DistributionalBoosting.load("model.nc")
 
@@ -18,11 +20,13 @@ from __future__ import annotations
 import json
 
 import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
 
 import distviz.distributed
 from distviz.boosting.params import check_int, check_number
 from distviz.distributed import is_dask_collection
-from distviz.errors import ConfigError, DataError
+from distviz.errors import ConfigError, DataError, check_fitted
+from distviz.validation import check_sample_weight, check_X
 
 from .engine import BoostingEngine, BoostingResult, Round
 from .laws import LAWS, make_law
@@ -34,7 +38,7 @@ _PARAMS = ("family", "law", "n_rounds", "learning_rate", "max_depth", "max_bins"
            "early_stopping_rounds", "validation_fraction", "domain", "trace_rows", "random_state")
 
 
-class DistributionalBoosting:
+class DistributionalBoosting(RegressorMixin, BaseEstimator):
     """Gradient boosting of an exponential-family distribution (MGD, NGD, GD, crossed laws) with a full trace.
 
     Parameters: ``family`` (a name of ``distviz.families.get`` or a family object); ``law`` (one of
@@ -52,13 +56,18 @@ class DistributionalBoosting:
     ``random_state``.  Extra keyword arguments are family options (``K=3`` for categorical, ``P=2``
     for mvn).
 
+    A scikit-learn estimator: every parameter but ``family`` is keyword-only and stored unchanged
+    (checked in fit), so ``clone``, ``GridSearchCV`` and ``cross_val_score`` work.  ``predict`` returns
+    E[y | x] (shape (n,), or (n, P) for the mvn family); the distribution is ``predict_params`` (y-scale
+    mean and variance), ``predict_natural`` / ``predict_mean`` (eta, eta*).  ``score`` returns the mean
+    log-likelihood, minus the mean NLL (higher is better).  Methods used before fit raise
+    ``distviz.errors.NotFittedError``.
     After an early-stopped fit, ``predict_*`` use the best round (``best_iteration_``) by default;
-    without validation data they use all fitted rounds.  ``score`` returns the mean NLL (lower is
-    better).  Fitted attributes: ``trace_`` (xarray.Dataset, see ``distviz.boosting.trace``),
+    without validation data they use all fitted rounds.  Fitted attributes: ``trace_`` (xarray.Dataset, see ``distviz.boosting.trace``),
     ``result_`` (the engine's BoostingResult), ``best_iteration_``, ``n_rounds_``, ``family_``.
     """
 
-    def __init__(self, family="normal", law="mgd", n_rounds=500, learning_rate=0.1, max_depth=3, max_bins=255,
+    def __init__(self, family="normal", *, law="mgd", n_rounds=500, learning_rate=0.1, max_depth=3, max_bins=255,
                  min_weight_leaf=1.0, l2=0.0, early_stopping_rounds=None, validation_fraction=None,
                  domain="backtrack", trace_rows=2000, random_state=None, **family_kwargs):
         """Store the settings; validation happens in fit."""
@@ -75,13 +84,18 @@ class DistributionalBoosting:
         self.domain = domain
         self.trace_rows = trace_rows
         self.random_state = random_state
-        self.family_kwargs = dict(family_kwargs)
+        self._family_kwargs = dict(family_kwargs)
+
+    @property
+    def family_kwargs(self) -> dict:
+        """The family options given as extra keyword arguments (``K=3``, ``P=2``)."""
+        return self._family_kwargs
 
     # ------------------------------------------------------------------ sklearn plumbing
     def get_params(self, deep: bool = True) -> dict:
         """Constructor parameters, family options included (scikit-learn style)."""
-        out = {k: getattr(self, k) for k in _PARAMS}
-        out.update(self.family_kwargs)
+        out = super().get_params(deep=deep)
+        out.update(self._family_kwargs)
         return out
 
     def set_params(self, **params) -> "DistributionalBoosting":
@@ -90,12 +104,15 @@ class DistributionalBoosting:
             if k in _PARAMS:
                 setattr(self, k, v)
             else:
-                self.family_kwargs[k] = v
+                self._family_kwargs[k] = v
         return self
 
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"DistributionalBoosting({args})"
+    def __sklearn_tags__(self):
+        """scikit-learn tags: a regressor; the mvn family takes 2-D y."""
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        tags.regressor_tags.poor_score = True  # score is a log-likelihood, not R^2: no 0.5 threshold applies
+        return tags
 
     def _family_obj(self):
         from distviz.families import ExponentialFamily, get
@@ -127,8 +144,10 @@ class DistributionalBoosting:
         if is_dask_collection(X):   # dask array / DataFrame / chunked xarray: fit on the Client's workers
             return distviz.distributed.fit(self, X, y, sample_weight, eval_set, progress)
         self._check_config()
+        if y is None:
+            raise DataError("DistributionalBoosting requires y to be passed, but the target y is None; call fit(X, y) with the targets.")
         fam = self._family_obj()
-        X = _check_X(X)
+        X = _check_X(X, allow_nan=True)   # NaN: a missing value, routed by every split's learned direction
         y = fam.check_y(y)
         if len(y) != X.shape[0]:
             raise DataError(f"X has {X.shape[0]} rows but y has {len(y)}; pass one target per row.")
@@ -139,7 +158,7 @@ class DistributionalBoosting:
         if eval_set is not None:
             if not isinstance(eval_set, (tuple, list)) or len(eval_set) not in (2, 3):
                 raise DataError("eval_set must be a tuple (X_val, y_val) or (X_val, y_val, w_val).")
-            Xv = _check_X(eval_set[0], "X_val")
+            Xv = _check_X(eval_set[0], "X_val", allow_nan=True)
             yv = fam.check_y(eval_set[1])
             if Xv.shape[1] != X.shape[1] or len(yv) != Xv.shape[0]:
                 raise DataError("eval_set must have the same features as X and one target per row.")
@@ -186,8 +205,7 @@ class DistributionalBoosting:
 
     # ------------------------------------------------------------------ predict
     def _check_fitted(self):
-        if not hasattr(self, "forest_"):
-            raise ConfigError("This DistributionalBoosting is not fitted yet; call fit(X, y) first.")
+        check_fitted(self, "family_")
 
     def _rounds(self, n_rounds):
         if n_rounds is None:
@@ -199,7 +217,7 @@ class DistributionalBoosting:
 
     def _raw(self, X, n_rounds=None):
         self._check_fitted()
-        X = _check_X(X, n_features=self.n_features_in_)
+        X = _check_X(X, n_features=self.n_features_in_, allow_nan=True)
         return self.forest_.predict(self._law, X, self._rounds(n_rounds))
 
     def predict_natural(self, X, n_rounds=None) -> np.ndarray:
@@ -218,17 +236,20 @@ class DistributionalBoosting:
         F = self._raw(X, n_rounds)
         return np.asarray(self._law.mean(F))
 
-    predict = predict_mean
+    def predict(self, X, n_rounds=None) -> np.ndarray:
+        """E[y | x] as an array: shape (n,) for a scalar y, (n, P) for the mvn family (scikit-learn's predict)."""
+        return self.predict_params(X, n_rounds)["mean"]
 
     def predict_params(self, X, n_rounds=None) -> dict:
-        """y-scale summaries for UIs: {'mean': E[y|x], 'variance': Var[y|x]} (shapes as the family gives)."""
-        m, v = self.family_.mean_and_variance(self.predict_natural(X, n_rounds))
+        """The predicted distribution on the y scale: {'mean': E[y|x], 'variance': Var[y|x]} (shapes as the family gives)."""
+        eta = self.predict_natural(X, n_rounds)
+        m, v = self.family_.mean_and_variance(eta)
         return {"mean": np.asarray(m), "variance": np.asarray(v)}
 
     def staged_predict_natural(self, X):
         """Yield eta(x) after rounds 1, 2, ..., n_rounds_."""
         self._check_fitted()
-        X = _check_X(X, n_features=self.n_features_in_)
+        X = _check_X(X, n_features=self.n_features_in_, allow_nan=True)
         for r, F in enumerate(self.forest_.staged(self._law, X, self.n_rounds_)):
             if r:
                 yield np.asarray(self._law.natural(F))
@@ -236,74 +257,102 @@ class DistributionalBoosting:
     def staged_predict_mean(self, X):
         """Yield eta*(x) after rounds 1, 2, ..., n_rounds_."""
         self._check_fitted()
-        X = _check_X(X, n_features=self.n_features_in_)
+        X = _check_X(X, n_features=self.n_features_in_, allow_nan=True)
         for r, F in enumerate(self.forest_.staged(self._law, X, self.n_rounds_)):
             if r:
                 yield np.asarray(self._law.mean(F))
 
     def nll(self, X, y, n_rounds=None) -> np.ndarray:
         """Per-row negative log-likelihood of y under the fitted distribution."""
+        self._check_fitted()
         y = self.family_.check_y(y)
         return self.family_.nll(y, self.predict_natural(X, n_rounds))
 
     def score(self, X, y, sample_weight=None, n_rounds=None) -> float:
-        """Weighted mean NLL on (X, y) (lower is better)."""
+        """Weighted mean log-likelihood of y, i.e. minus the mean NLL (higher is better, scikit-learn's convention)."""
         v = self.nll(X, y, n_rounds)
         w = _check_weight(sample_weight, len(v))
-        return float(np.average(v, weights=w))
+        return -float(np.average(v, weights=w))
 
     # ------------------------------------------------------------------ persistence
     def save(self, path) -> None:
-        """Write model and trace to one NetCDF file (no pickle); load() predicts bit-identically."""
-        from .io import save_model
-        save_model(self, path)
+        """Write model and trace to one NetCDF file (distviz.persistence; no pickle); load() predicts bit-identically."""
+        from distviz.persistence import ModelWriter
+
+        self._check_fitted()
+        params = self.get_params()
+        fam = params["family"]
+        params["family"] = fam if isinstance(fam, str) else self.family_.name
+        if not isinstance(fam, str):
+            params.update({k: int(getattr(self.family_, k)) for k in ("K", "P")
+                           if hasattr(self.family_, k) and self.family_.name in ("categorical", "mvn")})
+        fitted = {"n_rounds": int(self.n_rounds_), "best_iteration": int(self.best_iteration_),
+                  "n_features": int(self.n_features_in_)}
+        flat = self.forest_.flat
+        flat.n_features = int(self.n_features_in_)  # the fit's feature count (a forest of no trees cannot tell)
+        w = ModelWriter(self, params, fitted, trace=self.trace_)
+        w.array("init", self.forest_.init)
+        w.forest("forest", flat)
+        w.write(path)
 
     @classmethod
     def load(cls, path) -> "DistributionalBoosting":
-        """Read a model written by save()."""
-        from .io import load_model
-        return load_model(path)
+        """Read a model written by save(); DataError naming the file and the first problem of a bad one."""
+        from distviz.persistence import ModelFile
+
+        f = ModelFile(path, cls.__name__)
+        params = dict(f.params)
+        family = params.pop("family", None)
+        if not isinstance(family, str):
+            raise f.fail("its family is not a name")
+        m = f.construct(cls, params, lambda e: (e._check_config(), e._family_obj()), family=family)
+        fam = m._family_obj()
+        n_rounds = f.value("n_rounds", int, 0)
+        p = f.value("n_features", int, 1, 2**31 - 1)
+        init = f.array("init", (fam.dim if hasattr(fam, "dim") else None,))
+        flat = f.forest("forest", p, init.shape[0])
+        if flat.n_rounds != n_rounds or flat.n_trees != n_rounds:
+            raise f.fail(f"its forest has {flat.n_rounds} rounds, not n_rounds={n_rounds}")
+        m.best_iteration_ = f.value("best_iteration", int, 0, n_rounds)
+        m.family_ = fam
+        m._law = make_law(m.law, fam, domain=m.domain)
+        if m._law.dim != init.shape[0]:
+            raise f.fail(f"its start value has {init.shape[0]} entries, not the family's {m._law.dim}")
+        m.forest_ = _Forest(init, flat)
+        m.n_rounds_ = n_rounds
+        m.n_features_in_ = p
+        m.trace_ = f.trace()
+        return m
 
 
 class _Forest:
-    """Flat arrays of all trees (feature, threshold, children, value) for fast, reproducible prediction."""
+    """The start value and the FlatForest of a DistributionalBoosting fit (one shared tree per round)."""
 
-    def __init__(self, init, multiplier, offsets, feature, threshold, left, right, value):
+    def __init__(self, init, flat):
+        """init (K,), flat: a distviz.trees.flat.FlatForest with one tree per round."""
         self.init = np.asarray(init, dtype=float)
-        self.multiplier = np.asarray(multiplier, dtype=float)
-        self.offsets = np.asarray(offsets, dtype=np.int64)
-        self.feature = np.asarray(feature, dtype=np.int64)
-        self.threshold = np.asarray(threshold, dtype=float)
-        self.left = np.asarray(left, dtype=np.int64)
-        self.right = np.asarray(right, dtype=np.int64)
-        self.value = np.asarray(value, dtype=float)
+        self.flat = flat
 
     @classmethod
-    def from_result(cls, res: BoostingResult) -> "_Forest":
+    def from_result(cls, res: BoostingResult, n_features: int | None = None) -> "_Forest":
         """Flatten the engine's rounds (one shared tree per round)."""
-        from .io import tree_arrays
-        feats, thr, lef, rig, val, offs, mult = [], [], [], [], [], [0], []
+        from distviz.trees.flat import FlatForest
+
         K = len(res.init)
-        for rnd in res.rounds:
-            a = tree_arrays(rnd.trees[0], K)
-            feats.append(a["feature"]); thr.append(a["threshold"]); val.append(a["value"])
-            lef.append(a["left"]); rig.append(a["right"])
-            offs.append(offs[-1] + len(a["feature"]))
-            mult.append(rnd.multiplier)
-        cat = (lambda L, shape: np.concatenate(L) if L else np.zeros(shape))
-        return cls(res.init, mult, offs, cat(feats, (0,)), cat(thr, (0,)), cat(lef, (0,)), cat(rig, (0,)),
-                   cat(val, (0, K)))
+        trees = [rnd.trees[0] for rnd in res.rounds]
+        if n_features is None:
+            n_features = trees[0].n_features_in_ if trees else 1
+        flat = FlatForest.from_hist_trees(trees, multiplier=[rnd.multiplier for rnd in res.rounds],
+                                          n_features=n_features, n_outputs=K)
+        return cls(res.init, flat)
 
     def staged(self, law, X, n_rounds):
         """Yield the iterate after 0..n_rounds rounds, applying law.update (projection) each round."""
-        from .io import apply_tree
         m = X.shape[0]
         F, _ = law.update(np.tile(self.init, (m, 1)), np.zeros((m, len(self.init))))
         yield F
         for r in range(n_rounds):
-            a, b = self.offsets[r], self.offsets[r + 1]
-            leaf = apply_tree(X, self.feature[a:b], self.threshold[a:b], self.left[a:b], self.right[a:b])
-            F, _ = law.update(F, self.multiplier[r] * self.value[a:b][leaf])
+            F, _ = law.update(F, self.flat.round_values(X, r))
             yield F
 
     def predict(self, law, X, n_rounds):
@@ -345,30 +394,11 @@ def check_y_resolution(family: str, y) -> None:
                         f"little for the {family.capitalize()} family in double precision; {fix}.")
 
 
-def _check_X(X, name="X", n_features=None) -> np.ndarray:
-    """Validate a feature matrix: numeric, 2-D (1-D is one feature), finite."""
-    try:
-        X = np.asarray(X, dtype=float)
-    except (TypeError, ValueError):
-        raise DataError(f"{name} must be numeric; convert its columns to numbers first.") from None
-    if X.ndim == 1:
-        X = X[:, None]
-    if X.ndim != 2 or X.shape[0] == 0:
-        raise DataError(f"{name} must be a non-empty 2-D array (n_samples, n_features), got shape {X.shape}.")
-    if not np.isfinite(X).all():
-        raise DataError(f"{name} contains NaN or infinite values; impute or drop those rows first.")
-    if n_features is not None and X.shape[1] != n_features:
-        raise DataError(f"{name} has {X.shape[1]} features but the model was fitted with {n_features}.")
-    return X
+def _check_X(X, name="X", n_features=None, allow_nan=False) -> np.ndarray:
+    """A feature matrix checked by distviz.validation.check_X (NaN only with allow_nan: the in-memory trees route it)."""
+    return check_X(X, allow_nan=allow_nan, n_features=n_features, name=name, model="this fit")
 
 
 def _check_weight(w, n):
-    """Validate sample weights: None or n finite non-negative numbers with a positive sum."""
-    if w is None:
-        return None
-    w = np.asarray(w, dtype=float).reshape(-1)
-    if len(w) != n:
-        raise DataError(f"sample_weight has {len(w)} entries for {n} rows; pass one weight per row.")
-    if not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
-        raise DataError("sample_weight must be finite, non-negative and not all zero.")
-    return w
+    """None, or sample weights checked by distviz.validation.check_sample_weight."""
+    return check_sample_weight(w, n)

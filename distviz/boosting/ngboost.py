@@ -28,11 +28,12 @@ from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, RegressorMixin
 
 from distviz.boosting.engine import BoostingEngine, weighted_mean
 from distviz.boosting.params import check_int, check_number
-from distviz.errors import ConfigError, DataError
+from distviz.errors import ConfigError, DataError, check_fitted
+from distviz.validation import check_sample_weight, check_X, check_y
 
 __all__ = ["ChartLaw", "NGBoost", "NGB", "GB", "IndepNGB", "skGB", "GaussianPrediction", "select_rounds_per_param"]
 
@@ -275,43 +276,19 @@ def select_rounds_per_param(model, X_val, y_val, w_val=None, sweeps: int = 2, ma
 _NORMAL_MIN_SD = 1e-5  # the Normal chart's initial variance is floored at 1e-12 (sd 1e-6)
 
 
-def _check_X(X, name="X") -> np.ndarray:
-    try:
-        X = np.asarray(X, dtype=float)
-    except (TypeError, ValueError):
-        raise DataError(f"{name} must be numeric; convert the feature columns to numbers.") from None
-    if X.ndim == 1:
-        X = X[:, None]
-    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
-        raise DataError(f"{name} must be a non-empty 2-D array (n rows, d features), got shape {X.shape}.")
-    if np.isinf(X).any():
-        raise DataError(f"{name} contains infinite values; replace them before fitting.")
-    return X
+def _check_X(X, name="X", allow_nan=True) -> np.ndarray:
+    """Features checked by distviz.validation.check_X; NaN is a missing value the trees route natively."""
+    return check_X(X, allow_nan=allow_nan, name=name)
 
 
 def _check_y(y, n, name="y") -> np.ndarray:
-    try:
-        y = np.asarray(y, dtype=float)
-    except (TypeError, ValueError):
-        raise DataError(f"{name} must be numeric; convert the target columns to numbers.") from None
-    if y.ndim == 1:
-        y = y[:, None]
-    if y.ndim != 2:
-        raise DataError(f"{name} must have shape (n, P), got {y.shape}.")
-    if y.shape[0] != n:
-        raise DataError(f"{name} has {y.shape[0]} rows but X has {n}; pass one target row per feature row.")
-    if not np.isfinite(y).all():
-        raise DataError(f"{name} contains NaN or infinite values; drop or impute those rows first.")
-    return np.ascontiguousarray(y)
+    """Targets (n, P) checked by distviz.validation.check_y (a 1-D y is one column)."""
+    return check_y(y, n, name=name, ndim=2)
 
 
 def _check_w(w, n, name="sample_weight"):
-    if w is None:
-        return None
-    w = np.asarray(w, dtype=float).reshape(-1)
-    if w.shape[0] != n or not np.isfinite(w).all() or (w < 0).any() or not w.sum() > 0:
-        raise DataError(f"{name} must be {n} finite non-negative weights with a positive sum.")
-    return w
+    """None, or weights checked by distviz.validation.check_sample_weight."""
+    return check_sample_weight(w, n, name=name)
 
 
 def _split_eval_set(eval_set):
@@ -328,7 +305,8 @@ def _validation_split(X, y, w, fraction, random_state):
     n = X.shape[0]
     nv = int(round(fraction * n))
     if nv < 1 or n - nv < 2:
-        raise DataError(f"{n} rows are too few to split off a validation set; pass eval_set or more rows.")
+        raise DataError(f"{n} sample{'s are' if n != 1 else ' is'} too few to split off a validation set; pass "
+                        "eval_set or more rows.")
     perm = np.random.default_rng(random_state).permutation(n)
     va, tr = perm[:nv], perm[nv:]
     wt = None if w is None else w[tr]
@@ -352,8 +330,13 @@ def _resolve_chart(chart, P):
 
 
 # ---------------------------------------------------------------------------------------------
-class NGBoost(BaseEstimator):
+class NGBoost(RegressorMixin, BaseEstimator):
     """Natural-gradient boosting of a chart's theta with depth-3 histogram trees (Duan et al. 2020; paper Alg. 1).
+
+    A scikit-learn estimator: parameters after ``chart`` are keyword-only.  ``predict`` returns the
+    mean E[y | x] as an array ((n,) for one output, (n, P) for P outputs); ``predict_dist`` gives the
+    predicted Gaussian, ``predict_params`` the chart parameters; ``score`` is the mean log-likelihood
+    (higher is better).  Methods used before fit raise ``distviz.errors.NotFittedError``.
 
     Parameters
     ----------
@@ -372,7 +355,7 @@ class NGBoost(BaseEstimator):
     random_state : seed of the validation split.
     """
 
-    def __init__(self, chart="mvn_cholesky", natural_gradient=True, n_estimators=500, learning_rate=0.01,
+    def __init__(self, chart="mvn_cholesky", *, natural_gradient=True, n_estimators=500, learning_rate=0.01,
                  max_depth=3, min_samples_leaf=1, max_bins=255, tree_mode="separate", line_search="ngboost",
                  early_stopping_rounds=50, validation_fraction=0.1, per_parameter_early_stopping=False,
                  use_best=True, random_state=None):
@@ -390,6 +373,13 @@ class NGBoost(BaseEstimator):
         self.per_parameter_early_stopping = per_parameter_early_stopping
         self.use_best = use_best
         self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        """scikit-learn tags: a regressor that takes 2-D y (one column per output)."""
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        tags.regressor_tags.poor_score = True  # score is a log-likelihood, not R^2: no 0.5 threshold applies
+        return tags
 
     # ------------------------------------------------------------------ fit
     def _check_params(self):
@@ -413,6 +403,8 @@ class NGBoost(BaseEstimator):
         from distviz.trees import Binner
 
         self._check_params()
+        if y is None:
+            raise DataError("NGBoost requires y to be passed, but the target y is None; call fit(X, y) with the targets.")
         t0 = time.perf_counter()
         X = _check_X(X)
         y = _check_y(y, X.shape[0])
@@ -431,7 +423,7 @@ class NGBoost(BaseEstimator):
             raise DataError(f"y varies by only {sd:.3g}, below what the Normal chart's start resolves; multiply y "
                             f"by {10.0 ** np.ceil(-np.log10(sd)):.0e} before fitting and divide predictions by it.")
         law = ChartLaw(chart, self.natural_gradient)
-        self.binner_ = Binner(self.max_bins).fit(X)
+        self.binner_ = Binner(self.max_bins).fit(X, sample_weight=w)
         Xb = self.binner_.transform(X)
         valid = None
         cbs = list(callbacks)
@@ -465,6 +457,7 @@ class NGBoost(BaseEstimator):
         self.n_outputs_ = y.shape[1]
         self.n_features_in_ = X.shape[1]
         self.init_params_ = res.init
+        self.forest_ = _ngb_forest(res, X.shape[1], law.dim)
         self.n_iter_ = res.n_rounds
         self.best_iteration_ = int(res.best_iteration) if valid is not None else res.n_rounds
         self.best_iteration_per_param_ = np.full(law.dim, self.best_iteration_)
@@ -478,8 +471,7 @@ class NGBoost(BaseEstimator):
 
     # ------------------------------------------------------------------ predict
     def _check_fitted(self):
-        if not hasattr(self, "result_"):
-            raise ConfigError(f"this {type(self).__name__} is not fitted yet; call fit(X, y) first.")
+        check_fitted(self, "forest_")
 
     def _rounds_per_param(self, n_rounds):
         """Number of rounds each parameter uses."""
@@ -502,41 +494,23 @@ class NGBoost(BaseEstimator):
                             "pass the same columns.")
         return self.binner_.transform(X)
 
+    def _X(self, X) -> np.ndarray:
+        X = _check_X(X)
+        if X.shape[1] != self.n_features_in_:
+            raise DataError(f"X has {X.shape[1]} features but the model was fitted on {self.n_features_in_}; "
+                            "pass the same columns.")
+        return X
+
     def staged_predict_params(self, X, n_rounds=None):
         """Yield theta (n, dim) on X after 0, 1, ..., rounds (each parameter stops at its own count)."""
         self._check_fitted()
-        Xb = self._binned(X)
-        stop = self._rounds_per_param(n_rounds)
-        F = np.tile(self.init_params_, (Xb.shape[0], 1))
-        yield F.copy()
-        forests = getattr(self, "forests_", None)
-        for r, rnd in enumerate(self.result_.rounds[: int(stop.max())], start=1):
-            if forests is not None and len(forests) == len(self.result_.rounds):
-                forest, cols = forests[r - 1]
-                mask = stop[cols] >= r
-                if mask.any():
-                    out = forest.predict(Xb)[:, :, 0]
-                    F[:, cols[mask]] += rnd.multiplier * out[mask].T
-                yield F.copy()
-                continue
-            for t, g in zip(rnd.trees, rnd.groups):
-                g = np.asarray(g)
-                mask = stop[g] >= r
-                if not mask.any():
-                    continue
-                out = t.predict(Xb).reshape(Xb.shape[0], len(g))
-                if mask.all():
-                    F[:, g] += rnd.multiplier * out
-                else:
-                    F[:, g[mask]] += rnd.multiplier * out[:, mask]
-            yield F.copy()
+        X = self._X(X)
+        yield from self.forest_.staged_predict(X, self.init_params_, self._rounds_per_param(n_rounds))
 
     def predict_params(self, X, n_rounds=None) -> np.ndarray:
         """Chart parameters theta (n, dim) on X (best round by default, see use_best)."""
-        F = None
-        for F in self.staged_predict_params(X, n_rounds):
-            pass
-        return F
+        self._check_fitted()
+        return self.forest_.predict(self._X(X), self.init_params_, self._rounds_per_param(n_rounds))
 
     def _to_gaussian(self, F) -> GaussianPrediction:
         ch = self.chart_
@@ -550,10 +524,14 @@ class NGBoost(BaseEstimator):
         """Predicted Gaussian per row (GaussianPrediction with mean, cov, rho, nll, sample)."""
         return self._to_gaussian(self.predict_params(X, n_rounds))
 
-    def predict(self, X, n_rounds=None):
-        """(mean (n, P), cov (n, P, P)) per row."""
-        d = self.predict_dist(X, n_rounds)
-        return d.mean, d.cov
+    def _mean(self, F) -> np.ndarray:
+        """E[y | x] from theta: (n,) for one output, (n, P) for P outputs."""
+        m = np.asarray(self.chart_.mean(F), dtype=float)
+        return m.reshape(-1) if self.n_outputs_ == 1 else m.reshape(F.shape[0], self.n_outputs_)
+
+    def predict(self, X, n_rounds=None) -> np.ndarray:
+        """Predicted mean E[y | x]: shape (n,) for one output, (n, P) for P outputs (predict_dist has the covariance)."""
+        return self._mean(self.predict_params(X, n_rounds))
 
     def staged_predict_dist(self, X, n_rounds=None):
         """Yield the GaussianPrediction after 0, 1, ... rounds."""
@@ -561,9 +539,9 @@ class NGBoost(BaseEstimator):
             yield self._to_gaussian(F)
 
     def staged_predict(self, X, n_rounds=None):
-        """Yield (mean, cov) after 0, 1, ... rounds."""
-        for d in self.staged_predict_dist(X, n_rounds):
-            yield d.mean, d.cov
+        """Yield the predicted mean (as predict) after 0, 1, ... rounds."""
+        for F in self.staged_predict_params(X, n_rounds):
+            yield self._mean(F)
 
     def nll(self, X, y, n_rounds=None) -> np.ndarray:
         """Per-row NLL of y under the prediction at X."""
@@ -571,39 +549,81 @@ class NGBoost(BaseEstimator):
         y = _check_y(y, F.shape[0])
         return self.chart_.nll(y if self.chart_.y_dim > 1 else y[:, 0], F)
 
-    def score(self, X, y, sample_weight=None) -> float:
-        """Mean log-likelihood of y (higher is better, scikit-learn convention)."""
-        return -weighted_mean(self.nll(X, y), _check_w(sample_weight, np.asarray(X).shape[0]))
+    def score(self, X, y, sample_weight=None, n_rounds=None) -> float:
+        """Weighted mean log-likelihood of y, i.e. minus the mean NLL (higher is better, scikit-learn's convention)."""
+        return -weighted_mean(self.nll(X, y, n_rounds), _check_w(sample_weight, np.asarray(X).shape[0]))
+
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path) -> None:
+        """Write the fitted model to one NetCDF file (distviz.persistence; no pickle); load() predicts bit-identically."""
+        from distviz.persistence import ModelWriter
+
+        self._check_fitted()
+        w = ModelWriter(self, _saved_params(self), {"n_outputs": int(self.n_outputs_),
+                                                    "n_features": int(self.n_features_in_)})
+        _write_ngboost(w, self, "")
+        w.write(path)
+
+    @classmethod
+    def load(cls, path) -> "NGBoost":
+        """Read a model written by save(); DataError naming the file and the first problem of a bad one."""
+        from distviz.persistence import ModelFile
+
+        f = ModelFile(path, cls.__name__)
+        m = f.construct(cls, f.params, lambda e: e._check_params())
+        _read_ngboost(f, m, "", f.value("n_features", int, 1, 2**31 - 1), f.value("n_outputs", int, 1, 2**20))
+        return m
 
 
 class NGB(NGBoost):
     """Multivariate Gaussian NGBoost in the Cholesky-of-precision chart (the paper's NGB, Sec. 3)."""
 
-    def __init__(self, n_estimators=500, learning_rate=0.01, max_depth=3, min_samples_leaf=1, max_bins=255,
+    def __init__(self, *, n_estimators=500, learning_rate=0.01, max_depth=3, min_samples_leaf=1, max_bins=255,
                  tree_mode="separate", line_search="ngboost", early_stopping_rounds=50, validation_fraction=0.1,
                  per_parameter_early_stopping=False, use_best=True, random_state=None):
-        super().__init__("mvn_cholesky", True, n_estimators, learning_rate, max_depth, min_samples_leaf, max_bins,
-                         tree_mode, line_search, early_stopping_rounds, validation_fraction,
-                         per_parameter_early_stopping, use_best, random_state)
+        super().__init__("mvn_cholesky", natural_gradient=True, n_estimators=n_estimators,
+                         learning_rate=learning_rate, max_depth=max_depth, min_samples_leaf=min_samples_leaf,
+                         max_bins=max_bins, tree_mode=tree_mode, line_search=line_search,
+                         early_stopping_rounds=early_stopping_rounds, validation_fraction=validation_fraction,
+                         per_parameter_early_stopping=per_parameter_early_stopping, use_best=use_best,
+                         random_state=random_state)
 
 
 class GB(NGB):
     """NGB without the natural gradient: trees fit the plain NLL gradient in theta (the paper's GB)."""
 
-    def __init__(self, n_estimators=500, learning_rate=0.01, max_depth=3, min_samples_leaf=1, max_bins=255,
+    def __init__(self, *, n_estimators=500, learning_rate=0.01, max_depth=3, min_samples_leaf=1, max_bins=255,
                  tree_mode="separate", line_search="ngboost", early_stopping_rounds=50, validation_fraction=0.1,
                  per_parameter_early_stopping=False, use_best=True, random_state=None):
-        super().__init__(n_estimators, learning_rate, max_depth, min_samples_leaf, max_bins, tree_mode, line_search,
-                         early_stopping_rounds, validation_fraction, per_parameter_early_stopping, use_best,
-                         random_state)
+        super().__init__(n_estimators=n_estimators, learning_rate=learning_rate, max_depth=max_depth,
+                         min_samples_leaf=min_samples_leaf, max_bins=max_bins, tree_mode=tree_mode,
+                         line_search=line_search, early_stopping_rounds=early_stopping_rounds,
+                         validation_fraction=validation_fraction,
+                         per_parameter_early_stopping=per_parameter_early_stopping, use_best=use_best,
+                         random_state=random_state)
         self.natural_gradient = False
 
 
 # ---------------------------------------------------------------------------------------------
-class _MultiOutputGaussian(BaseEstimator):
-    """Shared fit/predict plumbing of the per-dimension baselines (IndepNGB, skGB)."""
+class _MultiOutputGaussian(RegressorMixin, BaseEstimator):
+    """Shared fit/predict plumbing of the per-dimension baselines (IndepNGB, skGB).
+
+    scikit-learn estimators: ``predict`` is the mean ((n,) for one output, (n, P) for P), ``predict_dist``
+    the diagonal Gaussian, ``score`` the mean log-likelihood (higher is better).
+    """
+
+    def __sklearn_tags__(self):
+        """scikit-learn tags: a regressor that takes 2-D y (one column per output)."""
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        tags.regressor_tags.poor_score = True  # score is a log-likelihood, not R^2: no 0.5 threshold applies
+        return tags
 
     def _prep(self, X, y, sample_weight, eval_set):
+        if y is None:
+            raise DataError(f"{type(self).__name__} requires y to be passed, but the target y is None; call fit(X, y) "
+                            "with the targets.")
         X = _check_X(X)
         y = _check_y(y, X.shape[0])
         w = _check_w(sample_weight, X.shape[0])
@@ -620,34 +640,36 @@ class _MultiOutputGaussian(BaseEstimator):
         self.n_features_in_ = X.shape[1]
         return X, y, w, ev
 
-    def predict(self, X, n_rounds=None):
-        """(mean (n, P), cov (n, P, P)) per row; cov is diagonal."""
-        d = self.predict_dist(X, n_rounds)
-        return d.mean, d.cov
+    def _mean(self, d) -> np.ndarray:
+        """The mean of a GaussianPrediction: (n,) for one output, (n, P) for P outputs."""
+        return d.mean[:, 0].copy() if self.n_outputs_ == 1 else d.mean
+
+    def predict(self, X, n_rounds=None) -> np.ndarray:
+        """Predicted mean: shape (n,) for one output, (n, P) for P outputs (predict_dist has the covariance)."""
+        return self._mean(self.predict_dist(X, n_rounds))
 
     def staged_predict(self, X, n_rounds=None):
-        """Yield (mean, cov) after 0, 1, ... rounds (each dimension stops at its own count)."""
+        """Yield the predicted mean after 0, 1, ... rounds (each dimension stops at its own count)."""
         for d in self.staged_predict_dist(X, n_rounds):
-            yield d.mean, d.cov
+            yield self._mean(d)
 
     def nll(self, X, y, n_rounds=None) -> np.ndarray:
         """Per-row NLL of y under the predicted Gaussian."""
         d = self.predict_dist(X, n_rounds)
         return d.nll(_check_y(y, len(d)))
 
-    def score(self, X, y, sample_weight=None) -> float:
-        """Mean log-likelihood of y (higher is better)."""
-        return -weighted_mean(self.nll(X, y), _check_w(sample_weight, np.asarray(X).shape[0]))
+    def score(self, X, y, sample_weight=None, n_rounds=None) -> float:
+        """Weighted mean log-likelihood of y, i.e. minus the mean NLL (higher is better, scikit-learn's convention)."""
+        return -weighted_mean(self.nll(X, y, n_rounds), _check_w(sample_weight, np.asarray(X).shape[0]))
 
     def _check_fitted(self):
-        if not hasattr(self, "models_"):
-            raise ConfigError(f"this {type(self).__name__} is not fitted yet; call fit(X, y) first.")
+        check_fitted(self, "models_")
 
 
 class IndepNGB(_MultiOutputGaussian):
     """P independent univariate Normal NGBoosts in (mu, log sigma), each with its own early stopping (paper Sec. 4)."""
 
-    def __init__(self, n_estimators=500, learning_rate=0.01, max_depth=3, min_samples_leaf=1, max_bins=255,
+    def __init__(self, *, n_estimators=500, learning_rate=0.01, max_depth=3, min_samples_leaf=1, max_bins=255,
                  line_search="ngboost", early_stopping_rounds=50, validation_fraction=0.1, use_best=True,
                  random_state=None):
         self.n_estimators = n_estimators
@@ -668,9 +690,12 @@ class IndepNGB(_MultiOutputGaussian):
         P = y.shape[1]
         self.models_ = []
         for k in range(P):
-            m = NGBoost("normal", True, self.n_estimators, self.learning_rate, self.max_depth, self.min_samples_leaf,
-                        self.max_bins, "separate", self.line_search, self.early_stopping_rounds, 0.1, False,
-                        self.use_best, self.random_state)
+            m = NGBoost("normal", natural_gradient=True, n_estimators=self.n_estimators,
+                        learning_rate=self.learning_rate, max_depth=self.max_depth,
+                        min_samples_leaf=self.min_samples_leaf, max_bins=self.max_bins, tree_mode="separate",
+                        line_search=self.line_search, early_stopping_rounds=self.early_stopping_rounds,
+                        validation_fraction=0.1, per_parameter_early_stopping=False, use_best=self.use_best,
+                        random_state=self.random_state)
             prog = None if progress is None else (lambda r, n, k=k: progress(k * n + r, P * n))
             evk = None if ev is None else (ev[0], ev[1][:, k], ev[2])
             m.fit(X, y[:, k], sample_weight=w, eval_set=evk, progress=prog)
@@ -710,6 +735,41 @@ class IndepNGB(_MultiOutputGaussian):
             yield self._combine(last)
 
 
+    # ------------------------------------------------------------------ persistence
+    def save(self, path) -> None:
+        """Write the P univariate fits to one NetCDF file (distviz.persistence); load() predicts bit-identically."""
+        from distviz.persistence import ModelWriter
+
+        self._check_fitted()
+        w = ModelWriter(self, _saved_params(self), {"n_outputs": int(self.n_outputs_),
+                                                    "n_features": int(self.n_features_in_)})
+        for k, m in enumerate(self.models_):
+            _write_ngboost(w, m, f"dim{k}_")
+        w.write(path)
+
+    @classmethod
+    def load(cls, path) -> "IndepNGB":
+        """Read a model written by save(); DataError naming the file and the first problem of a bad one."""
+        from distviz.persistence import ModelFile
+
+        f = ModelFile(path, cls.__name__)
+        est = f.construct(cls, f.params)
+        p, P = f.value("n_features", int, 1, 2**31 - 1), f.value("n_outputs", int, 1, 2**16)
+        est.models_ = []
+        for k in range(P):
+            m = f.construct(NGBoost, dict(chart="normal", natural_gradient=True, n_estimators=est.n_estimators,
+                                          learning_rate=est.learning_rate, max_depth=est.max_depth,
+                                          min_samples_leaf=est.min_samples_leaf, max_bins=est.max_bins,
+                                          line_search=est.line_search, early_stopping_rounds=est.early_stopping_rounds,
+                                          use_best=est.use_best, random_state=est.random_state),
+                            lambda e: e._check_params())
+            est.models_.append(_read_ngboost(f, m, f"dim{k}_", p, 1))
+        est.n_features_in_, est.n_outputs_ = p, P
+        est.best_iteration_ = np.array([m.best_iteration_ for m in est.models_])
+        est.n_iter_ = np.array([m.n_iter_ for m in est.models_])
+        return est
+
+
 class _StopMonitor:
     """GradientBoostingRegressor monitor: validation MSE tracked incrementally, stop `patience` after the best."""
 
@@ -742,7 +802,7 @@ class skGB(_MultiOutputGaussian):
     thousands of rows, not the paper's learner.
     """
 
-    def __init__(self, n_estimators=500, learning_rate=0.01, max_depth=3, early_stopping_rounds=50,
+    def __init__(self, *, n_estimators=500, learning_rate=0.01, max_depth=3, early_stopping_rounds=50,
                  validation_fraction=0.1, use_best=True, random_state=None, backend="gbr"):
         self.backend = backend
         self.n_estimators = n_estimators
@@ -803,6 +863,7 @@ class skGB(_MultiOutputGaussian):
         self.n_iter_ = np.asarray(n_iter)
         self.var_ = np.asarray(self.var_)
         self.var_all_ = np.asarray(self.var_all_)
+        self.forest_, self.init_ = _skgb_forest(self.models_, self.n_iter_, X.shape[1])
         self.fit_seconds_ = time.perf_counter() - t0
         return self
 
@@ -815,30 +876,68 @@ class skGB(_MultiOutputGaussian):
             return self.n_iter_, self.var_all_
         return np.minimum(int(n_rounds), self.n_iter_), None
 
+    def _cov(self, n, var) -> np.ndarray:
+        cov = np.zeros((n, len(var), len(var)))
+        cov[:, np.arange(len(var)), np.arange(len(var))] = var
+        return cov
+
     def predict_dist(self, X, n_rounds=None) -> GaussianPrediction:
         """Mean from each dimension's boosting, constant diagonal covariance from training residuals."""
         self._check_fitted()
         X = _check_X(X)
         stops, var = self._stops(n_rounds)
-        if var is None:
-            var = self.var_
-        mean = np.stack([_staged_at(m, X, s) for m, s in zip(self.models_, stops)], axis=1)
-        cov = np.zeros((X.shape[0], len(var), len(var)))
-        cov[:, np.arange(len(var)), np.arange(len(var))] = var
-        return GaussianPrediction(mean, cov)
+        var = self.var_ if var is None else var
+        mean = self.forest_.predict(X, self.init_, np.maximum(np.asarray(stops, dtype=np.int64), 1))
+        return GaussianPrediction(mean, self._cov(X.shape[0], var))
 
     def staged_predict_dist(self, X, n_rounds=None):
         """Yield the GaussianPrediction after 1, 2, ... rounds (constant covariance)."""
         self._check_fitted()
         X = _check_X(X)
         stops, var = self._stops(n_rounds)
-        var = self.var_ if var is None else var
-        cov = np.zeros((X.shape[0], len(var), len(var)))
-        cov[:, np.arange(len(var)), np.arange(len(var))] = var
-        preds = [np.stack(list(m.staged_predict(X))[: max(int(s), 1)]) for m, s in zip(self.models_, stops)]
-        for r in range(max(p.shape[0] for p in preds)):
-            mean = np.stack([p[min(r, p.shape[0] - 1)] for p in preds], axis=1)
+        cov = self._cov(X.shape[0], self.var_ if var is None else var)
+        staged = self.forest_.staged_predict(X, self.init_, np.maximum(np.asarray(stops, dtype=np.int64), 1))
+        next(staged)
+        for mean in staged:
             yield GaussianPrediction(mean, cov)
+
+    def _check_fitted(self):
+        check_fitted(self, "forest_")
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path) -> None:
+        """Write the per-dimension trees to one NetCDF file (distviz.persistence); load() predicts bit-identically."""
+        from distviz.persistence import ModelWriter
+
+        self._check_fitted()
+        w = ModelWriter(self, _saved_params(self), {"n_outputs": int(self.n_outputs_),
+                                                    "n_features": int(self.n_features_in_)})
+        for name in ("init_", "best_iteration_", "n_iter_", "var_", "var_all_"):
+            w.array(name.rstrip("_"), getattr(self, name))
+        w.forest("forest", self.forest_)
+        w.write(path)
+
+    @classmethod
+    def load(cls, path) -> "skGB":
+        """Read a model written by save(); DataError naming the file and the first problem of a bad one."""
+        from distviz.persistence import ModelFile
+
+        f = ModelFile(path, cls.__name__)
+        est = f.construct(cls, f.params)
+        p, P = f.value("n_features", int, 1, 2**31 - 1), f.value("n_outputs", int, 1, 2**16)
+        est.init_ = f.array("init", (P,))
+        est.n_iter_ = f.array("n_iter", (P,), "iu")
+        est.best_iteration_ = f.array("best_iteration", (P,), "iu")
+        est.var_, est.var_all_ = f.array("var", (P,)), f.array("var_all", (P,))
+        est.forest_ = f.forest("forest", p, P)
+        if (est.n_iter_ < 1).any() or (est.best_iteration_ < 1).any() or (est.best_iteration_ > est.n_iter_).any():
+            raise f.fail("its per-dimension round counts are out of range")
+        if (est.var_ < 0).any() or (est.var_all_ < 0).any():
+            raise f.fail("a residual variance is negative")
+        if int(est.n_iter_.max()) != est.forest_.n_rounds:
+            raise f.fail("its forest does not hold the fitted rounds")
+        est.n_features_in_, est.n_outputs_ = p, P
+        return est
 
 
 def _staged_at(model, X, n):
@@ -850,3 +949,129 @@ def _staged_at(model, X, n):
         if i == n:
             return p
     return model.predict(X)
+
+
+# ---------------------------------------------------------------------------------------------
+# flat forests and persistence
+def _ngb_forest(res, n_features: int, dim: int):
+    """The FlatForest of an NGBoost fit: round r's trees (one per parameter, or one shared) with lr * scale."""
+    from distviz.trees.flat import FlatForest, hist_tree_arrays
+
+    trees, sizes, mult, cols = [], [], [], []
+    separate = all(len(g) == 1 for rnd in res.rounds for g in rnd.groups)
+    for rnd in res.rounds:
+        pairs = [(t, [int(c) for c in np.asarray(g)]) for t, g in zip(rnd.trees, rnd.groups)]
+        if not pairs:  # a round without trees: one leaf adding nothing keeps the round structure
+            trees.append({"feature": np.array([-1]), "threshold": np.zeros(1), "missing_left": np.zeros(1, np.uint8),
+                          "left": np.array([-1]), "right": np.array([-1]),
+                          "value": np.zeros((1, 1 if separate else dim))})
+            cols.append(0)
+        for t, g in pairs:
+            a = hist_tree_arrays(t)
+            if separate:
+                cols.append(g[0])
+            else:  # one tree feeding columns g: widen to all columns (zeros elsewhere add exactly nothing)
+                v = np.zeros((a["value"].shape[0], dim))
+                v[:, g] = a["value"].reshape(a["value"].shape[0], len(g))
+                a["value"] = v
+                cols.append(0)
+            trees.append(a)
+        sizes.append(max(len(pairs), 1))
+        mult += [float(rnd.multiplier)] * max(len(pairs), 1)
+    return FlatForest.from_trees(trees, sizes, mult, cols, n_features, dim)
+
+
+def _saved_params(est) -> dict:
+    """Constructor parameters of an estimator for its file; a chart object cannot be saved."""
+    params = est.get_params(deep=False)
+    if not isinstance(params.get("chart", ""), str):
+        raise ConfigError("a model with a chart object cannot be saved; pass the chart by name (e.g. 'normal') "
+                          "to save it.")
+    rs = params.get("random_state")
+    if rs is not None and not isinstance(rs, (int, np.integer)):
+        params["random_state"] = None
+    return params
+
+
+def _write_ngboost(w, m, prefix: str) -> None:
+    """Store a fitted NGBoost's prediction state under names starting with prefix."""
+    w.ds.attrs[f"model_{prefix}fitted"] = __import__("json").dumps(
+        {"n_iter": int(m.n_iter_), "best_iteration": int(m.best_iteration_)})
+    w.array(prefix + "init", m.init_params_)
+    w.array(prefix + "best_iteration_per_param", np.asarray(m.best_iteration_per_param_, dtype=np.int64))
+    w.array(prefix + "train_loss", m.train_loss_)
+    w.array(prefix + "valid_loss", m.valid_loss_)
+    w.array(prefix + "scalings", m.scalings_)
+    w.forest(prefix + "forest", m.forest_)
+
+
+def _read_ngboost(f, m, prefix: str, n_features: int, n_outputs: int):
+    """Restore what _write_ngboost stored into the fresh NGBoost m (validated); returns m."""
+    import json
+
+    try:
+        fitted = json.loads(f.ds.attrs[f"model_{prefix}fitted"])
+        n_iter, best = int(fitted["n_iter"]), int(fitted["best_iteration"])
+        if not (0 <= best <= n_iter) or fitted["n_iter"] != n_iter or fitted["best_iteration"] != best:
+            raise ValueError
+    except (KeyError, TypeError, ValueError):
+        raise f.fail(f"the attribute model_{prefix}fitted is damaged") from None
+    try:
+        chart = _resolve_chart(m.chart, n_outputs)
+    except (ConfigError, TypeError, ValueError):
+        raise f.fail("its chart is unknown") from None
+    if getattr(chart, "y_dim", n_outputs) != n_outputs:
+        raise f.fail(f"its chart models {chart.y_dim} outputs, not {n_outputs}")
+    law = ChartLaw(chart, m.natural_gradient)
+    m.init_params_ = f.array(prefix + "init", (law.dim,))
+    per = f.array(prefix + "best_iteration_per_param", (law.dim,), "iu")
+    if (per < 0).any() or (per > n_iter).any():
+        raise f.fail("a per-parameter round count is out of range")
+    m.train_loss_ = f.array(prefix + "train_loss", (None,), finite=False)
+    m.valid_loss_ = f.array(prefix + "valid_loss", (None,), finite=False)
+    m.scalings_ = f.array(prefix + "scalings", (None,), finite=False)
+    m.forest_ = f.forest(prefix + "forest", n_features, law.dim)
+    if m.forest_.n_rounds != n_iter:
+        raise f.fail(f"its forest has {m.forest_.n_rounds} rounds, not {n_iter}")
+    m.chart_, m.law_ = chart, law
+    m.n_iter_, m.best_iteration_, m.best_iteration_per_param_ = n_iter, best, per
+    m.n_features_in_, m.n_outputs_ = n_features, n_outputs
+    m.forests_ = None
+    return m
+
+
+def _skgb_forest(models, n_iter, n_features: int):
+    """FlatForest and start values of skGB's per-dimension regressors, their first n_iter[k] trees each."""
+    from distviz.trees.flat import FlatForest, sklearn_tree_arrays
+
+    per_dim, init, f32 = [], [], True
+    for m in models:
+        if hasattr(m, "estimators_"):
+            per_dim.append([sklearn_tree_arrays(e) for e in m.estimators_[: int(n_iter[len(per_dim)]), 0]])
+            init.append(float(np.asarray(m.init_.predict(np.zeros((1, n_features)))).reshape(-1)[0]))
+        else:
+            f32 = False
+            per_dim.append([_hgb_tree_arrays(p[0]) for p in m._predictors[: int(n_iter[len(per_dim)])]])
+            init.append(float(np.asarray(m._baseline_prediction).reshape(-1)[0]))
+    trees, sizes, mult, cols = [], [], [], []
+    for r in range(max(len(t) for t in per_dim)):
+        k_r = [k for k, t in enumerate(per_dim) if r < len(t)]
+        for k in k_r:
+            trees.append(per_dim[k][r])
+            cols.append(k)
+            mult.append(float(models[k].learning_rate) if f32 else 1.0)
+        sizes.append(len(k_r))
+    return FlatForest.from_trees(trees, sizes, mult, cols, n_features, len(models), float32_input=f32), np.asarray(init)
+
+
+def _hgb_tree_arrays(pred) -> dict:
+    """Per-tree arrays of a HistGradientBoosting TreePredictor (leaf values already include the learning rate)."""
+    nd = pred.nodes
+    leaf = nd["is_leaf"].astype(bool)
+    thr = np.where(leaf, 0.0, nd["num_threshold"])
+    return {"feature": np.where(leaf, -1, nd["feature_idx"].astype(np.int64)).astype(np.int64),
+            "threshold": np.where(thr == np.inf, np.finfo(np.float64).max, thr),
+            "missing_left": np.where(leaf, 0, nd["missing_go_to_left"]).astype(np.uint8),
+            "left": np.where(leaf, -1, nd["left"].astype(np.int64)).astype(np.int64),
+            "right": np.where(leaf, -1, nd["right"].astype(np.int64)).astype(np.int64),
+            "value": np.asarray(nd["value"], dtype=np.float64).reshape(-1, 1)}

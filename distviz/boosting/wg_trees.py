@@ -4,16 +4,15 @@ split_criterion "variance" (default) chooses splits by the summed squared-error 
 outputs; "friedman_sum" chooses them on the row sums sum_k R_ik and then fills every output's leaf
 mean: this is what scikit-learn's multi-output criterion="friedman_mse" did before 1.8 (it summed the
 outputs before squaring; scikit-learn issue #32718), i.e. the trees of the authors' Section 4 code.
-Fitted trees are kept as flat node arrays (`FlatTree`: feature, threshold, children, leaf values;
-x goes left when x[feature] <= threshold) so that prediction, staging and saving need no pickle.
+A fit's trees become one `distviz.trees.flat.FlatForest` (wg_forest) for prediction, staging and saving.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from distviz.trees import Binner, HistTree, fit_many
+from distviz.trees.flat import FlatForest
 
 
 def _start_numba_threads():
@@ -32,39 +31,6 @@ def _start_numba_threads():
 
 
 _start_numba_threads()
-
-
-@njit(cache=True)
-def _predict_flat(X, feature, threshold, left, right, value):
-    n = X.shape[0]
-    out = np.empty((n, value.shape[1]))
-    for i in range(n):
-        node = 0
-        while left[node] >= 0:
-            if X[i, feature[node]] <= threshold[node]:
-                node = left[node]
-            else:
-                node = right[node]
-        out[i] = value[node]
-    return out
-
-
-class FlatTree:
-    """A fitted regression tree as flat arrays; leaves have left = right = -1 and a value row each."""
-
-    __slots__ = ("feature", "threshold", "left", "right", "value")
-
-    def __init__(self, feature, threshold, left, right, value):
-        self.feature = np.ascontiguousarray(feature, dtype=np.int64)
-        self.threshold = np.ascontiguousarray(threshold, dtype=np.float64)
-        self.left = np.ascontiguousarray(left, dtype=np.int64)
-        self.right = np.ascontiguousarray(right, dtype=np.int64)
-        self.value = np.ascontiguousarray(value, dtype=np.float64)
-
-    def predict(self, X):
-        """Leaf values at rows X, shape (m, K)."""
-        return _predict_flat(np.ascontiguousarray(X, dtype=np.float64), self.feature, self.threshold, self.left,
-                             self.right, self.value)
 
 
 class TreeLearner:
@@ -113,11 +79,11 @@ class TreeLearner:
         return trees, preds
 
     def predict(self, tree, X):
-        """Leaf values of `tree` (HistTree or FlatTree) at rows X, shape (m, K)."""
+        """Leaf values of `tree` (HistTree or one-tree FlatForest) at rows X, shape (m, K)."""
         return tree.predict(X)
 
     def predict_many(self, trees, X):
-        """Leaf values of B trees (a Forest or a list of FlatTree) at rows X, shape (B, m, K)."""
+        """Leaf values of B trees (a Forest or a list of one-tree FlatForests) at rows X, shape (B, m, K)."""
         if isinstance(trees, list):
             return np.stack([t.predict(X) for t in trees])
         return trees.predict(X)
@@ -135,48 +101,37 @@ def _leaf_means(leaf, R, w, n_nodes):
     return S / np.where(W > 0, W, 1.0)[:, None]
 
 
-def _flat_with_values(tree, values) -> FlatTree:
-    nd = tree.nodes_
-    return FlatTree(np.maximum(nd.feature, 0), np.where(nd.is_leaf, np.inf, nd.threshold), nd.left, nd.right,
-                    values)
+def _flat_with_values(tree, values) -> FlatForest:
+    """One tree as a FlatForest with the node values replaced by `values` (n_nodes, K)."""
+    return FlatForest.from_hist_trees([tree], values=[values], n_features=tree.n_features_in_)
 
 
-def flatten(tree) -> FlatTree:
-    """A FlatTree from a fitted HistTree's node table (or the FlatTree itself)."""
-    if isinstance(tree, FlatTree):
-        return tree
-    nd = tree.nodes_
-    return FlatTree(np.maximum(nd.feature, 0), np.where(nd.is_leaf, np.inf, nd.threshold), nd.left, nd.right,
-                    nd.value)
+def _tree_dicts(obj) -> list:
+    """Per-tree arrays of one round's tree object(s): a HistTree, a fit_many Forest, a FlatForest or a list."""
+    from distviz.trees.flat import hist_tree_arrays
+
+    if isinstance(obj, list):
+        return [d for t in obj for d in _tree_dicts(t)]
+    if isinstance(obj, FlatForest):
+        a = obj.arrays()
+        return [{k: a[k][a["tree_offsets"][t]:a["tree_offsets"][t + 1]] for k in
+                 ("feature", "threshold", "missing_left", "left", "right", "value")} for t in range(obj.n_trees)]
+    if isinstance(obj, HistTree):
+        return [hist_tree_arrays(obj)]
+    return [hist_tree_arrays(obj[b]) for b in range(len(obj))]
 
 
-def _flatten_round(trees):
-    if isinstance(trees, list):
-        return [flatten(t) for t in trees]
-    return [flatten(trees[b]) for b in range(len(trees))]
+def wg_forest(rounds, shared: bool, n_particles: int, d: int, learning_rate: float, n_features: int) -> FlatForest:
+    """The FlatForest of WGBoost's fitted rounds: particles (n, N*d) = init + sum_t lr * tree_t(x) (eq. 5).
 
-
-_FIELDS = ("feature", "threshold", "left", "right", "value")
-
-
-def trees_to_arrays(trees, shared=True) -> dict:
-    """Concatenate the node arrays of all rounds' trees into a dict of arrays for np.savez."""
-    flat = [flatten(t) for t in trees] if shared else [t for rnd in trees for t in _flatten_round(rnd)]
-    per_round = 1 if shared else (len(trees[0]) if trees else 0)
-    sizes = np.array([len(t.left) for t in flat], dtype=np.int64)
-    out = {"tree_sizes": sizes, "tree_per_round": np.array(per_round)}
-    for f in _FIELDS:
-        arrs = [getattr(t, f) for t in flat]
-        out[f"tree_{f}"] = np.concatenate(arrs) if arrs else np.zeros((0,) + ((1,) if f == "value" else ()))
-    return out
-
-
-def trees_from_arrays(arrays, shared=True):
-    """Inverse of trees_to_arrays."""
-    sizes = arrays["tree_sizes"]
-    offs = np.concatenate([[0], np.cumsum(sizes)])
-    flat = [FlatTree(*(arrays[f"tree_{f}"][offs[j]:offs[j + 1]] for f in _FIELDS)) for j in range(len(sizes))]
-    if shared:
-        return flat
-    B = int(arrays["tree_per_round"])
-    return [flat[j:j + B] for j in range(0, len(flat), B)]
+    Shared: one tree per round writing all N*d columns; per particle: N trees per round, tree b writing
+    particle b's d columns.
+    """
+    trees, sizes, cols = [], [], []
+    for rnd in rounds:
+        ts = _tree_dicts(rnd)
+        trees += ts
+        sizes.append(len(ts))
+        cols += [0] if shared else [b * d for b in range(len(ts))]
+    return FlatForest.from_trees(trees, sizes, [float(learning_rate)] * len(trees), cols, n_features,
+                                 int(n_particles) * int(d))

@@ -19,16 +19,20 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 
 import numpy as np
 import xarray as xr
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.exceptions import DataConversionWarning
 
 from distviz.boosting import wg_kernels as K
 from distviz.boosting.wg_init import VARIANTS as FLOW_VARIANTS, init_flow
 from distviz.boosting.wg_targets import Target, lse, make_target
 from distviz.boosting.params import check_int, check_number
-from distviz.boosting.wg_trees import TreeLearner, trees_from_arrays, trees_to_arrays
-from distviz.errors import ConfigError, DataError
+from distviz.boosting.wg_trees import TreeLearner, wg_forest
+from distviz.errors import ConfigError, DataError, check_fitted
+from distviz.validation import check_X
 
 METHODS = ("ska", "fka", "nka", "langevin")
 SHARING = ("shared", "per_particle")
@@ -37,18 +41,9 @@ _PARAMS = ("target", "n_particles", "method", "bandwidth", "learning_rate", "n_r
            "random_state", "max_bins", "display_size", "split_criterion", "early_stopping_metric", "init_flow")
 
 
-def _check_X(X, name="X"):
-    try:
-        X = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise DataError(f"{name} must be numeric; convert text columns to numbers first.") from None
-    if X.ndim == 1:
-        X = X[:, None]
-    if X.ndim != 2 or X.shape[0] == 0:
-        raise DataError(f"{name} must be a non-empty 2-D array (rows x features); got shape {X.shape}.")
-    if not np.all(np.isfinite(X)):
-        raise DataError(f"{name} contains NaN or infinite values; remove or impute them before fitting.")
-    return X
+def _check_X(X, name="X", n_features=None):
+    """Features checked by distviz.validation.check_X; NaN is a missing value the trees route natively."""
+    return check_X(X, allow_nan=True, n_features=n_features, name=name)
 
 
 # NKA's trust region: a particle moves at most this far (Euclidean, in theta) per round before the tree
@@ -65,8 +60,13 @@ def _damp(V, lr, max_step):
     return V * scale, damped
 
 
-class WGBoost:
+class WGBoost(RegressorMixin, BaseEstimator):
     """Wasserstein gradient boosting: N particles per input approximating the pointwise posteriors pi_i.
+
+    A scikit-learn estimator: parameters after ``target`` are keyword-only.  ``predict`` is the point
+    prediction (the mean of the eq. 6 predictive), ``predict_particles`` / ``predict_density`` the
+    distribution, ``score`` the mean log predictive density (higher is better); methods used before
+    fit raise ``distviz.errors.NotFittedError``.
 
     Initial particles (App. F.4): ``init="flow"`` (default) runs the data-averaged particle flow for
     ``init_rounds`` steps (M0 = 5000) from standard-normal draws; ``"normal"`` keeps the draws, ``"zeros"``
@@ -77,7 +77,7 @@ class WGBoost:
     the variant's own (0.1 authors, 0.01 paper).  See `distviz.boosting.wg_init`.
     """
 
-    def __init__(self, target, n_particles=10, method="ska", bandwidth=0.1, learning_rate=0.1, n_rounds=500,
+    def __init__(self, target, *, n_particles=10, method="ska", bandwidth=0.1, learning_rate=0.1, n_rounds=500,
                  max_depth=3, tree_sharing="shared", init="flow", init_rounds=5000, init_lr=None, subsample=1.0,
                  early_stopping_rounds=None, random_state=None, max_bins=255, display_size=50,
                  split_criterion="variance", early_stopping_metric="nll", init_flow="authors"):
@@ -101,21 +101,11 @@ class WGBoost:
         self.early_stopping_metric = early_stopping_metric
         self.init_flow = init_flow
 
-    # ------------------------------------------------------------------ sklearn plumbing
-    def get_params(self, deep=True):
-        """Constructor parameters as a dict (scikit-learn convention)."""
-        return {p: getattr(self, p) for p in _PARAMS}
-
-    def set_params(self, **params):
-        """Set constructor parameters; unknown names raise ConfigError."""
-        for k, v in params.items():
-            if k not in _PARAMS:
-                raise ConfigError(f"WGBoost has no parameter '{k}'; valid ones are {', '.join(_PARAMS)}.")
-            setattr(self, k, v)
-        return self
-
-    def __repr__(self):
-        return f"WGBoost(target={self.target!r}, method={self.method!r}, n_rounds={self.n_rounds})"
+    def __sklearn_tags__(self):
+        """scikit-learn tags: a regressor whose score is a log predictive density (no R^2 threshold)."""
+        tags = super().__sklearn_tags__()
+        tags.regressor_tags.poor_score = True
+        return tags
 
     def _validate_params(self):
         if self.method not in METHODS:
@@ -184,6 +174,12 @@ class WGBoost:
     def fit(self, X, y, eval_set=None, progress=None):
         """Fit the N particle boostings to the pointwise posteriors of (X, y); eval_set=(X_val, y_val)."""
         self._validate_params()
+        if y is None:
+            raise DataError("WGBoost requires y to be passed, but the target y is None; call fit(X, y) with the targets.")
+        if y is not None and np.asarray(y).ndim == 2 and np.asarray(y).shape[1] == 1:
+            warnings.warn(DataConversionWarning("A column-vector y was passed when a 1d array was expected; it is "
+                                                "read as y.ravel()."), stacklevel=2)
+            y = np.ravel(y)
         X = _check_X(X)
         tgt = make_target(self.target)
         if isinstance(self.target, Target):
@@ -322,6 +318,7 @@ class WGBoost:
         self.n_rounds_ = len(self.trees_)
         self.fit_seconds_ = fit_secs
         self._learner = learner
+        self.forest_ = wg_forest(self.trees_, self.tree_sharing == "shared", N, d, lr, X.shape[1])
         rounds = np.arange(n_done + 1)
         ds = xr.Dataset(
             {
@@ -348,39 +345,28 @@ class WGBoost:
 
     # ------------------------------------------------------------------ prediction
     def _check_fitted(self):
-        if not hasattr(self, "trees_"):
-            raise ConfigError("This WGBoost is not fitted yet; call fit(X, y) first.")
+        check_fitted(self, "forest_")
 
     def _check_predict_X(self, X):
         self._check_fitted()
-        X = _check_X(X)
-        if X.shape[1] != self.n_features_in_:
-            raise DataError(f"X has {X.shape[1]} features but the model was fitted with {self.n_features_in_}.")
-        return X
-
-    def _tree_pred(self, tree, X):
-        N, d = int(self.n_particles), self.d_
-        if self.tree_sharing == "shared":
-            return self._learner.predict(tree, X).reshape(-1, N, d)
-        return self._learner.predict_many(tree, X).transpose(1, 0, 2)
+        return _check_X(X, n_features=self.n_features_in_)
 
     def staged_predict_particles(self, X):
         """Yield the particles (n, N, d) after each boosting round 1..n_rounds_."""
+        self._check_fitted()
         X = self._check_predict_X(X)
-        P = np.repeat(self.init_particles_[None], X.shape[0], axis=0)
-        lr = float(self.learning_rate)
-        for tree in self.trees_:
-            P = P + lr * self._tree_pred(tree, X)
-            yield P
+        shape = (X.shape[0],) + self.init_particles_.shape
+        staged = self.forest_.staged_predict(X, self.init_particles_.reshape(-1))
+        next(staged)
+        for P in staged:
+            yield P.reshape(shape)
 
     def predict_particles(self, X, n_rounds=None):
-        """Particles of every input after n_rounds (default: all fitted rounds), shape (n, N, d)."""
+        """Particles of every input after n_rounds (default: all fitted rounds; slice rules), shape (n, N, d)."""
         X = self._check_predict_X(X)
-        P = np.repeat(self.init_particles_[None], X.shape[0], axis=0)
-        lr = float(self.learning_rate)
-        for tree in self.trees_[:n_rounds]:
-            P += lr * self._tree_pred(tree, X)
-        return P
+        r = len(range(self.n_rounds_)[:n_rounds])
+        P = self.forest_.predict(X, self.init_particles_.reshape(-1), r)
+        return P.reshape((X.shape[0],) + self.init_particles_.shape)
 
     def predict_density(self, X, y_grid):
         """Predictive p(y | x) = (1/N) sum_n p(y | theta^n(x)) (Bayes model average, eq. 6), shape (n, G)."""
@@ -397,9 +383,26 @@ class WGBoost:
 
     def predict_mean(self, X):
         """Point prediction: the Bayes action under squared loss (mean of the predictive), Section 3.1."""
-        return self.target_.point(self.predict_particles(X))
+        P = self.predict_particles(X)
+        return self.target_.point(P)
 
-    predict = predict_mean
+    def predict(self, X):
+        """Point prediction as an array (scikit-learn's predict): the mean of the eq. 6 predictive, as predict_mean."""
+        return np.asarray(self.predict_mean(X))
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Weighted mean log predictive density log p(y_i | x_i) of eq. 6 (higher is better, scikit-learn's convention)."""
+        self._check_fitted()
+        if not self.target_.has_likelihood:
+            raise ConfigError("This target has no likelihood, so there is no log-likelihood to score; "
+                              "compare predict(X) with y instead.")
+        ll = self.predict_logpdf(X, y)
+        w = None
+        if sample_weight is not None:
+            w = np.asarray(sample_weight, dtype=float).reshape(-1)
+            if w.shape[0] != ll.shape[0] or not np.isfinite(w).all() or (w < 0).any() or not w.sum() > 0:
+                raise DataError(f"sample_weight must be {ll.shape[0]} finite non-negative weights with a positive sum.")
+        return float(np.average(ll, weights=w))
 
     def ood_score(self, X):
         """OOD score of Section 4.3: 1 / max_j Var_n[q_j^n(x)] (high = in-distribution)."""
@@ -409,88 +412,53 @@ class WGBoost:
 
     # ------------------------------------------------------------------ persistence
     def save(self, path):
-        """Save the fitted model to an .npz file (no pickle): parameters, initial particles, trees, trace."""
+        """Save the fitted model to one NetCDF file (distviz.persistence; no pickle): parameters, particles, trees, trace."""
+        from distviz.persistence import ModelWriter
+
         self._check_fitted()
         spec = self.target_.spec()
-        params = {k: v for k, v in self.get_params().items() if k not in ("target", "init")}
-        params["random_state"] = None if self.random_state is None or not np.isscalar(self.random_state) \
-            else int(self.random_state)
-        meta = {"params": params, "target": spec, "n_features_in": int(self.n_features_in_), "d": int(self.d_),
-                "n_rounds_fitted": int(self.n_rounds_), "best_round": int(self.best_round_),
-                "format": "distviz.WGBoost/1"}
-        arrays = trees_to_arrays(self.trees_, self.tree_sharing == "shared")
-        tr = {f"trace__{k}": np.asarray(v.values) for k, v in self.trace_.data_vars.items()}
-        trc = {f"tracec__{k}": np.asarray(v.values) for k, v in self.trace_.coords.items()}
-        np.savez_compressed(path, meta=np.array(json.dumps(meta)), init_particles=self.init_particles_,
-                            trace_attrs=np.array(json.dumps({k: (v if not isinstance(v, np.generic) else v.item())
-                                                             for k, v in self.trace_.attrs.items()})),
-                            **arrays, **tr, **trc)
+        if spec is None:
+            raise ConfigError("a WGBoost with a callable target cannot be saved (its functions are code, not data); "
+                              "use the 'normal', 'categorical' or 'poisson' target to save the model.")
+        params = {k: v for k, v in self.get_params(deep=False).items() if k != "target"}
+        params["init"] = self.init if isinstance(self.init, str) else "normal"
+        rs = params["random_state"]
+        params["random_state"] = int(rs) if isinstance(rs, (int, np.integer)) else None
+        fitted = {"target": spec, "n_features": int(self.n_features_in_), "d": int(self.d_),
+                  "n_rounds": int(self.n_rounds_), "best_round": int(self.best_round_)}
+        w = ModelWriter(self, params, fitted, trace=self.trace_)
+        w.array("init_particles", self.init_particles_)
+        w.forest("forest", self.forest_)
+        w.write(path)
 
     @classmethod
-    def load(cls, path, target=None):
-        """Load a model saved by `save`; pass `target` for callable targets, which cannot be stored."""
-        with _npz_arrays(path) as z:
-            meta = json.loads(str(z["meta"]))
-            if meta.get("format") != "distviz.WGBoost/1":
-                raise DataError(f"{path} is not a distviz WGBoost file.")
-            if target is None:
-                if meta["target"] is None:
-                    raise ConfigError("This model used a callable target; pass it again: "
-                                      "WGBoost.load(path, target=...).")
-                target = make_target(meta["target"])
-            elif isinstance(target, str):
-                target = make_target(meta["target"] if meta["target"] else target)
-            est = cls(target, **meta["params"])
-            est.target_ = target
-            if getattr(target, "name", "") == "categorical" and meta["target"]:
-                target.K = meta["target"]["n_classes"]
-            est.init_particles_ = z["init_particles"]
-            est.n_features_in_, est.d_ = meta["n_features_in"], meta["d"]
-            est.n_rounds_, est.best_round_ = meta["n_rounds_fitted"], meta["best_round"]
-            est.trees_ = trees_from_arrays({k: z[k] for k in z.files if k.startswith("tree")},
-                                           est.tree_sharing == "shared")
-            est._learner = TreeLearner(int(est.max_depth), est.max_bins, est.split_criterion)
-            coords = {k[len("tracec__"):]: z[k] for k in z.files if k.startswith("tracec__")}
-            dims = {"particles": ("round", "obs", "particle", "param"), "train_nll": ("round",),
-                    "valid_nll": ("round",), "valid_rmse": ("round",), "mmd2": ("round",), "seconds": ("round",),
-                    "n_projected": ("round",), "n_nonfinite": ("round",),
-                    "x": ("obs", "feature"),
-                    "y": ("obs", "ycol")}
-            data = {k[len("trace__"):]: (dims[k[len("trace__"):]], z[k]) for k in z.files
-                    if k.startswith("trace__") and k[len("trace__"):] in dims}
-            est.trace_ = xr.Dataset(data, coords=coords, attrs=json.loads(str(z["trace_attrs"])))
+    def load(cls, path):
+        """Load a model saved by `save`; DataError naming the file and the first problem of a bad one."""
+        from distviz.persistence import ModelFile
+
+        f = ModelFile(path, cls.__name__)
+        spec = f.fitted.get("target")
+        if not isinstance(spec, dict):
+            raise f.fail("its target is not a stored specification")
+        try:
+            target = make_target(spec)
+        except (ConfigError, TypeError, ValueError):
+            raise f.fail("its target specification is invalid") from None
+        est = f.construct(cls, f.params, lambda e: e._validate_params(), target=target)
+        p, d = f.value("n_features", int, 1, 2**31 - 1), f.value("d", int, 1, 2**16)
+        if d != target.d:
+            raise f.fail(f"its particles have {d} coordinates, not the target's {target.d}")
+        n_rounds = f.value("n_rounds", int, 0)
+        N = int(est.n_particles)
+        est.init_particles_ = f.array("init_particles", (N, d))
+        est.forest_ = f.forest("forest", p, N * d)
+        per_round = 1 if est.tree_sharing == "shared" else N
+        if est.forest_.n_rounds != n_rounds or est.forest_.n_trees != n_rounds * per_round:
+            raise f.fail(f"its forest does not hold {n_rounds} rounds of {per_round} tree(s)")
+        if per_round == 1 and est.forest_.value.shape[1] != N * d or per_round > 1 and est.forest_.value.shape[1] != d:
+            raise f.fail("its leaf values do not match the particles' shape")
+        est.target_ = target
+        est.n_features_in_, est.d_ = p, d
+        est.n_rounds_, est.best_round_ = n_rounds, f.value("best_round", int, 0)
+        est.trace_ = f.trace()
         return est
-
-
-class _NpzArrays(dict):
-    """The arrays of an .npz file by name; a missing name is a DataError, not a KeyError."""
-
-    name = ""
-
-    @property
-    def files(self) -> list:
-        """Array names, as numpy's NpzFile.files."""
-        return list(self)
-
-    def __missing__(self, key):
-        raise DataError(f"{self.name} lacks the array '{key}' of a distviz WGBoost file; pass a file written by WGBoost.save.")
-
-
-def _npz_arrays(path):
-    """All arrays of the .npz model file `path`, read with allow_pickle=False (object arrays refused, never unpickled)."""
-    import contextlib
-    import zipfile
-    from pathlib import Path
-
-    name = Path(str(path)).name
-    try:
-        z = np.load(path, allow_pickle=False)
-        if not hasattr(z, "files"):
-            raise ValueError("not an .npz archive")
-        with z:
-            out = _NpzArrays({k: z[k] for k in z.files})
-    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile):
-        raise DataError(f"{name} is not a distviz WGBoost file of plain numeric arrays (object arrays and pickles are "
-                        f"refused); pass a file written by WGBoost.save.") from None
-    out.name = name
-    return contextlib.nullcontext(out)

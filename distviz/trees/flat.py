@@ -1,0 +1,318 @@
+"""FlatForest: the fitted trees of any tree-based estimator as flat node arrays, with compiled predictors.
+
+One representation for prediction, staged prediction and persistence of DistributionalBoosting, the
+NGBoost family (including skGB's scikit-learn trees) and WGBoost.  Node arrays of all trees are
+concatenated; tree ``t`` owns nodes ``tree_offsets[t] .. tree_offsets[t+1]-1`` and its child ids are
+local to the tree (0 is its root, -1 marks a leaf).  An internal node sends row ``x`` left when
+``x[feature] <= threshold``; a NaN value goes left when ``missing_left`` is 1, else right.  Tree ``t``
+adds ``multiplier[t] * value[leaf]`` to the output columns ``out_col[t] .. out_col[t] + K - 1``; trees
+are grouped into boosting rounds by ``round_offsets`` (staged prediction stops after a round).
+
+``validate_arrays`` checks arrays read from a file before any kernel sees them: every child id points
+strictly forward inside its own tree (so traversal ends, never loops and never leaves the arrays) and
+every feature id lies in [0, n_features).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from distviz.errors import DataError
+
+__all__ = ["FlatForest", "validate_arrays", "ARRAY_FIELDS"]
+
+#: array fields with their dtype kinds: integer ("iu"), float ("f") or flag ("iub")
+ARRAY_FIELDS = {
+    "feature": "iu", "threshold": "f", "missing_left": "iub", "left": "iu", "right": "iu", "value": "f",
+    "tree_offsets": "iu", "round_offsets": "iu", "multiplier": "f", "out_col": "iu",
+}
+_BIG = np.finfo(np.float64).max  # stands in for a +inf threshold (a split of the last bin): same rule on finite x
+
+
+@njit(cache=True)
+def _leaf(X, i, root, feature, threshold, missing_left, left, right):
+    """Global node id of the leaf reached by row i of X in the tree whose root is node `root`."""
+    j = 0
+    while left[root + j] >= 0:
+        g = root + j
+        x = X[i, feature[g]]
+        if x != x:  # NaN
+            j = left[g] if missing_left[g] else right[g]
+        elif x <= threshold[g]:
+            j = left[g]
+        else:
+            j = right[g]
+    return root + j
+
+
+@njit(cache=True)
+def _accumulate(X, feature, threshold, missing_left, left, right, value, tree_offsets, multiplier, out_col,
+                tree_round, col_stop, t0, t1, out):
+    """out[i, c + k] += multiplier[t] * value[leaf, k] for trees t0..t1-1 in order, when tree_round[t] <= col_stop[c + k]."""
+    K = value.shape[1]
+    n = X.shape[0]
+    for t in range(t0, t1):
+        root = tree_offsets[t]
+        c = out_col[t]
+        r = tree_round[t]
+        use = False
+        for k in range(K):
+            if r <= col_stop[c + k]:
+                use = True
+        if not use:
+            continue
+        m = multiplier[t]
+        for i in range(n):
+            leaf = _leaf(X, i, root, feature, threshold, missing_left, left, right)
+            for k in range(K):
+                if r <= col_stop[c + k]:
+                    out[i, c + k] += m * value[leaf, k]
+
+
+@njit(cache=True)
+def _apply(X, feature, threshold, missing_left, left, right, tree_offsets, t0, t1, out):
+    """out[t - t0, i] = global leaf node id of row i in tree t, for trees t0..t1-1."""
+    for t in range(t0, t1):
+        root = tree_offsets[t]
+        for i in range(X.shape[0]):
+            out[t - t0, i] = _leaf(X, i, root, feature, threshold, missing_left, left, right)
+
+
+def validate_arrays(arrays: dict, n_features: int, n_outputs: int) -> str | None:
+    """The first problem of a forest's arrays as a phrase, or None when a kernel may safely read them.
+
+    Checks dtypes and shapes, offsets (start at 0, strictly increasing, end at the node / tree count),
+    child ids (-1 at leaves on both sides; internal nodes point strictly forward inside their tree),
+    feature ids in [0, n_features), flags in {0, 1}, finite thresholds, values and multipliers, and
+    output columns in range.
+    """
+    for name, kinds in ARRAY_FIELDS.items():
+        if name not in arrays:
+            return f"the forest array '{name}' is missing"
+        a = np.asarray(arrays[name])
+        if a.dtype.kind not in kinds:
+            return f"the forest array '{name}' has dtype {a.dtype}, not {'float' if kinds == 'f' else 'integer'}"
+        want = 2 if name == "value" else 1
+        if a.ndim != want:
+            return f"the forest array '{name}' has {a.ndim} dimensions instead of {want}"
+    if not (isinstance(n_features, (int, np.integer)) and 1 <= n_features < 2**31):
+        return f"the feature count {n_features!r} is not a positive integer"
+    if not (isinstance(n_outputs, (int, np.integer)) and 1 <= n_outputs < 2**31):
+        return f"the output count {n_outputs!r} is not a positive integer"
+    feature, left, right = (np.asarray(arrays[k]) for k in ("feature", "left", "right"))
+    n = feature.shape[0]
+    value = np.asarray(arrays["value"])
+    for name in ("threshold", "missing_left", "left", "right"):
+        if np.asarray(arrays[name]).shape != (n,):
+            return f"the forest array '{name}' has {np.asarray(arrays[name]).shape[0]} entries for {n} nodes"
+    if value.shape[0] != n or value.shape[1] < 1:
+        return f"the forest array 'value' has shape {value.shape} for {n} nodes"
+    K = value.shape[1]
+    offs = np.asarray(arrays["tree_offsets"])
+    if offs.size < 2 or offs[0] != 0 or offs[-1] != n or not (np.diff(offs) > 0).all():
+        return "the tree offsets do not run strictly upwards from 0 to the node count"
+    T = offs.size - 1
+    roffs = np.asarray(arrays["round_offsets"])
+    if roffs.size < 1 or roffs[0] != 0 or roffs[-1] != T or not (np.diff(roffs) > 0).all():
+        return "the round offsets do not run strictly upwards from 0 to the tree count"
+    for name in ("multiplier", "out_col"):
+        if np.asarray(arrays[name]).shape != (T,):
+            return f"the forest array '{name}' has {np.asarray(arrays[name]).size} entries for {T} trees"
+    mult, out_col = np.asarray(arrays["multiplier"]), np.asarray(arrays["out_col"])
+    if not np.isfinite(mult).all():
+        return "a tree multiplier is not finite"
+    if (out_col < 0).any() or (out_col > n_outputs - K).any():
+        return f"a tree writes outside the {n_outputs} output columns"
+    tree = np.repeat(np.arange(T), np.diff(offs))
+    local = np.arange(n) - offs[tree]
+    size = np.diff(offs)[tree]
+    leaf = left == -1
+    if (right[leaf] != -1).any():
+        return "a leaf has a right child"
+    inner = ~leaf
+    for name, c in (("left", left), ("right", right)):
+        ci = c[inner]
+        if ((ci <= local[inner]) | (ci >= size[inner])).any():
+            j = int(np.flatnonzero(inner)[np.flatnonzero((ci <= local[inner]) | (ci >= size[inner]))[0]])
+            return (f"node {j} has {name} child {int(c[j])}, which does not point forward inside its tree "
+                    f"(a cycle, a self loop or an id out of range)")
+    fi = feature[inner]
+    if ((fi < 0) | (fi >= n_features)).any():
+        return f"a split uses a feature id outside [0, {n_features})"
+    ml = np.asarray(arrays["missing_left"])
+    if ((ml != 0) & (ml != 1)).any():
+        return "a missing-value direction is neither 0 nor 1"
+    if not np.isfinite(np.asarray(arrays["threshold"])).all():
+        return "a split threshold is not finite"
+    if not np.isfinite(value).all():
+        return "a leaf value is not finite"
+    return None
+
+
+class FlatForest:
+    """Flat node arrays of many trees (see module docstring) with compiled predict, staged predict and apply."""
+
+    def __init__(self, feature, threshold, missing_left, left, right, value, tree_offsets, round_offsets=None,
+                 multiplier=None, out_col=None, n_features=None, n_outputs=None, float32_input=False):
+        """Store the arrays in their kernel dtypes; call validate_arrays first on anything read from a file."""
+        self.feature = np.ascontiguousarray(feature, dtype=np.int64)
+        self.threshold = np.ascontiguousarray(threshold, dtype=np.float64)
+        self.missing_left = np.ascontiguousarray(missing_left, dtype=np.uint8)
+        self.left = np.ascontiguousarray(left, dtype=np.int64)
+        self.right = np.ascontiguousarray(right, dtype=np.int64)
+        self.value = np.ascontiguousarray(value, dtype=np.float64)
+        self.tree_offsets = np.ascontiguousarray(tree_offsets, dtype=np.int64)
+        T = self.tree_offsets.size - 1
+        self.round_offsets = np.ascontiguousarray(np.arange(T + 1) if round_offsets is None else round_offsets,
+                                                  dtype=np.int64)
+        self.multiplier = np.ascontiguousarray(np.ones(T) if multiplier is None else multiplier, dtype=np.float64)
+        self.out_col = np.ascontiguousarray(np.zeros(T) if out_col is None else out_col, dtype=np.int64)
+        K = self.value.shape[1]
+        self.n_outputs = int(K if n_outputs is None else n_outputs)
+        self.n_features = int(n_features if n_features is not None else max(int(self.feature.max(initial=-1)) + 1, 1))
+        #: compare x rounded to float32 (scikit-learn trees split float32 copies of X)
+        self.float32_input = bool(float32_input)
+        self._tree_round = np.repeat(np.arange(1, self.n_rounds + 1), np.diff(self.round_offsets)).astype(np.int64)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_trees(cls, trees, round_sizes=None, multiplier=None, out_col=None, n_features=None, n_outputs=None,
+                   float32_input=False) -> "FlatForest":
+        """Concatenate per-tree dicts (feature, threshold, missing_left, left, right, value) in round order."""
+        T = len(trees)
+        sizes = np.array([len(t["left"]) for t in trees], dtype=np.int64)
+        offs = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        K = trees[0]["value"].shape[1] if T else (n_outputs or 1)
+        cat = (lambda k, shape, dt: np.concatenate([t[k] for t in trees]) if T else np.zeros(shape, dt))
+        rs = np.ones(T, dtype=np.int64) if round_sizes is None else np.asarray(round_sizes, dtype=np.int64)
+        return cls(cat("feature", (0,), np.int64), cat("threshold", (0,), float), cat("missing_left", (0,), np.uint8),
+                   cat("left", (0,), np.int64), cat("right", (0,), np.int64), cat("value", (0, K), float), offs,
+                   np.concatenate([[0], np.cumsum(rs)]), multiplier, out_col, n_features, n_outputs, float32_input)
+
+    @classmethod
+    def from_hist_trees(cls, trees, round_sizes=None, multiplier=None, out_col=None, n_features=None,
+                        n_outputs=None, values=None) -> "FlatForest":
+        """From fitted HistTree objects (their node tables); `values` optionally replaces each tree's node values."""
+        return cls.from_trees([hist_tree_arrays(t, None if values is None else values[j]) for j, t in enumerate(trees)],
+                              round_sizes, multiplier, out_col, n_features, n_outputs)
+
+    @classmethod
+    def from_sklearn_trees(cls, trees, round_sizes=None, multiplier=None, out_col=None, n_features=None,
+                           n_outputs=None) -> "FlatForest":
+        """From fitted scikit-learn DecisionTreeRegressor objects (X compared in float32, as scikit-learn does)."""
+        return cls.from_trees([sklearn_tree_arrays(t) for t in trees], round_sizes, multiplier, out_col, n_features,
+                              n_outputs, float32_input=True)
+
+    def arrays(self) -> dict:
+        """The arrays of ARRAY_FIELDS by name (for saving)."""
+        return {k: getattr(self, k) for k in ARRAY_FIELDS}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict, n_features: int, n_outputs: int, float32_input=False) -> "FlatForest":
+        """A forest from arrays read from a file; DataError (without a file name) on the first problem."""
+        problem = validate_arrays(arrays, n_features, n_outputs)
+        if problem is not None:
+            raise DataError(problem)
+        return cls(*(arrays[k] for k in ("feature", "threshold", "missing_left", "left", "right", "value",
+                                         "tree_offsets", "round_offsets", "multiplier", "out_col")),
+                   n_features=n_features, n_outputs=n_outputs, float32_input=float32_input)
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def n_trees(self) -> int:
+        """Number of trees."""
+        return int(self.tree_offsets.size - 1)
+
+    @property
+    def n_rounds(self) -> int:
+        """Number of boosting rounds."""
+        return int(self.round_offsets.size - 1)
+
+    # ------------------------------------------------------------------ prediction
+    def _X(self, X) -> np.ndarray:
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise DataError(f"X must have shape (n, {self.n_features}), got {X.shape}.")
+        if self.float32_input:
+            X = X.astype(np.float32).astype(np.float64)
+        return X
+
+    def _stops(self, n_rounds) -> np.ndarray:
+        """Per-output-column last round used: all rounds, a round count, or one count per column."""
+        if n_rounds is None:
+            n_rounds = self.n_rounds
+        stop = np.asarray(n_rounds, dtype=np.int64)
+        return np.ascontiguousarray(np.broadcast_to(stop, (self.n_outputs,)), dtype=np.int64)
+
+    def _add(self, X, out, t0, t1, stop):
+        _accumulate(X, self.feature, self.threshold, self.missing_left, self.left, self.right, self.value,
+                    self.tree_offsets, self.multiplier, self.out_col, self._tree_round, stop, t0, t1, out)
+
+    def predict(self, X, init=None, n_rounds=None) -> np.ndarray:
+        """init + sum over trees of multiplier * leaf value, shape (n, n_outputs); n_rounds: int or one per column."""
+        X = self._X(X)
+        out = self._init(X.shape[0], init)
+        stop = self._stops(n_rounds)
+        last = int(min(stop.max(initial=0), self.n_rounds))
+        self._add(X, out, 0, int(self.round_offsets[max(last, 0)]), stop)
+        return out
+
+    def staged_predict(self, X, init=None, n_rounds=None):
+        """Yield the prediction after rounds 0, 1, ..., max(n_rounds) (a column past its own count stays put)."""
+        X = self._X(X)
+        out = self._init(X.shape[0], init)
+        stop = self._stops(n_rounds)
+        yield out.copy()
+        for r in range(int(min(stop.max(initial=0), self.n_rounds))):
+            self._add(X, out, int(self.round_offsets[r]), int(self.round_offsets[r + 1]), stop)
+            yield out.copy()
+
+    def _init(self, n, init) -> np.ndarray:
+        out = np.zeros((n, self.n_outputs))
+        if init is not None:
+            out[:] = np.asarray(init, dtype=np.float64)
+        return out
+
+    def apply(self, X, trees=None) -> np.ndarray:
+        """Global leaf node ids (n_trees, n) of every row in the given trees (a range; default all)."""
+        X = self._X(X)
+        t0, t1 = (0, self.n_trees) if trees is None else (trees.start, trees.stop)
+        out = np.empty((t1 - t0, X.shape[0]), dtype=np.int64)
+        _apply(X, self.feature, self.threshold, self.missing_left, self.left, self.right, self.tree_offsets, t0, t1,
+               out)
+        return out
+
+    def round_values(self, X, r: int) -> np.ndarray:
+        """multiplier * leaf value (n, K) of round r's single tree (DistributionalBoosting's per-round step)."""
+        t = int(self.round_offsets[r])
+        leaf = self.apply(X, range(t, t + 1))[0]
+        return self.multiplier[t] * self.value[leaf]
+
+
+def hist_tree_arrays(tree, values=None) -> dict:
+    """Per-tree arrays of a fitted HistTree (node table; NaN goes left where the tree learned so)."""
+    nd = tree.nodes_
+    leaf = np.asarray(nd.left) < 0
+    thr = np.where(leaf, 0.0, np.asarray(nd.threshold, dtype=np.float64))
+    thr = np.where(thr == np.inf, _BIG, thr)
+    ml = getattr(nd, "missing_left", None)
+    ml = np.zeros(leaf.shape, np.uint8) if ml is None else np.where(leaf, 0, np.asarray(ml)).astype(np.uint8)
+    v = np.asarray(nd.value if values is None else values, dtype=np.float64).reshape(leaf.size, -1)
+    v = np.where(leaf[:, None] | np.isfinite(v), v, 0.0)  # internal nodes' values are never read
+    return {"feature": np.where(leaf, -1, np.asarray(nd.feature)).astype(np.int64), "threshold": thr,
+            "missing_left": ml, "left": np.asarray(nd.left, dtype=np.int64),
+            "right": np.asarray(nd.right, dtype=np.int64), "value": v}
+
+
+def sklearn_tree_arrays(est) -> dict:
+    """Per-tree arrays of a fitted scikit-learn regression tree (single output)."""
+    t = est.tree_
+    leaf = t.children_left < 0
+    thr = np.where(leaf, 0.0, t.threshold)
+    ml = getattr(t, "missing_go_to_left", None)
+    ml = np.zeros(leaf.shape, np.uint8) if ml is None else np.where(leaf, 0, ml).astype(np.uint8)
+    return {"feature": np.where(leaf, -1, t.feature).astype(np.int64), "threshold": thr.astype(np.float64),
+            "missing_left": ml, "left": np.where(leaf, -1, t.children_left).astype(np.int64),
+            "right": np.where(leaf, -1, t.children_right).astype(np.int64),
+            "value": np.asarray(t.value, dtype=np.float64).reshape(t.node_count, -1)}
