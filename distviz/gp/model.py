@@ -9,15 +9,18 @@ ARD), learnable inducing inputs, a constant prior mean.
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 from scipy import optimize, special
 from scipy.linalg import solve_triangular
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.exceptions import DataConversionWarning
 from threadpoolctl import threadpool_limits
 
 from distviz.boosting.params import check_number
-from distviz.errors import ConfigError, DataError
+from distviz.errors import ConfigError, DataError, check_fitted
+from distviz.validation import check_X, check_y
 from distviz.gp import objectives as obj
 from distviz.gp.kernels import rbf
 from distviz.gp.likelihoods import LIKELIHOODS, make_likelihood
@@ -26,27 +29,13 @@ _OPTIMIZERS = ("auto", "lbfgs", "adam")
 
 
 def _check_X(X, name="X") -> np.ndarray:
-    """2-D finite float array (a 1-D input is one feature)."""
-    X = np.asarray(X, dtype=float)
-    if X.ndim == 1:
-        X = X[:, None]
-    if X.ndim != 2 or X.shape[0] == 0:
-        raise DataError(f"{name} must be a non-empty 2-D array (rows = observations); got shape {X.shape}.")
-    if not np.all(np.isfinite(X)):
-        raise DataError(f"{name} contains NaN or infinite values; drop or impute those rows first.")
-    return X
+    """2-D finite float array (a 1-D input is one feature), by distviz.validation.check_X; the GP has no missing values."""
+    return check_X(X, allow_nan=False, name=name, model="the GP")
 
 
 def _check_y(y, n, name="y") -> np.ndarray:
-    """1-D finite target of length n."""
-    y = np.asarray(y, dtype=float)
-    if y.ndim == 2 and y.shape[1] == 1:
-        y = y[:, 0]
-    if y.ndim != 1 or y.shape[0] != n:
-        raise DataError(f"{name} must be 1-D with one value per row of X ({n}); got shape {y.shape}.")
-    if not np.all(np.isfinite(y)):
-        raise DataError(f"{name} contains NaN or infinite values; drop those rows first.")
-    return y
+    """1-D finite target of length n, by distviz.validation.check_y."""
+    return check_y(y, n, name=name, ndim=1)
 
 
 def _breakdown_sentence(y, likelihood, jitter) -> str:
@@ -60,8 +49,13 @@ def _breakdown_sentence(y, likelihood, jitter) -> str:
             f"to order one, or raise jitter (now {float(jitter):g}).")
 
 
-class SparseGP(BaseEstimator):
+class SparseGP(RegressorMixin, BaseEstimator):
     """Sparse GP with q(u) = N(m, L L^T), fitted by ELBO / beta-ELBO / log-loss DLM / square-loss DLM.
+
+    A scikit-learn estimator: parameters after ``likelihood`` are keyword-only.  ``predict`` is the
+    predictive mean, ``predict_density`` / ``predict_latent`` the distribution, ``score`` the mean log
+    predictive density (higher is better; the paper's test log-loss is ``-score``); methods used before
+    fit raise ``distviz.errors.NotFittedError``.
 
     Parameters
     ----------
@@ -90,7 +84,7 @@ class SparseGP(BaseEstimator):
     random_state : seed or numpy Generator (inducing-input subset, Monte Carlo draws, minibatches).
     """
 
-    def __init__(self, likelihood="gaussian", objective="elbo", beta=1.0, n_inducing=20, gradient="exact",
+    def __init__(self, likelihood="gaussian", *, objective="elbo", beta=1.0, n_inducing=20, gradient="exact",
                  n_samples=10, bmc_form="reparam", fit_hyperparameters=True, learn_inducing=True, ard=False, optimizer="auto",
                  max_iter=500, batch_size=None, learning_rate=0.01, tol=1e-6, normalize_X=True, input_scaling=None,
                  lengthscale=None, variance=None, noise=None, mean=None, inducing=None, q_mean=None,
@@ -121,6 +115,12 @@ class SparseGP(BaseEstimator):
         self.q_chol = q_chol
         self.jitter = jitter
         self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        """scikit-learn tags: a regressor whose score is a log predictive density (no R^2 threshold)."""
+        tags = super().__sklearn_tags__()
+        tags.regressor_tags.poor_score = True
+        return tags
 
     # ------------------------------------------------------------------ configuration checks
     def _check_config(self):
@@ -195,8 +195,15 @@ class SparseGP(BaseEstimator):
 
     def _fit(self, X, y, progress):
         method = self._check_config()
+        if y is None:
+            raise DataError("SparseGP requires y to be passed, but the target y is None; call fit(X, y) with the targets.")
+        if np.asarray(y).ndim == 2 and np.asarray(y).shape[1] == 1:
+            warnings.warn(DataConversionWarning("A column-vector y was passed when a 1d array was expected; it is "
+                                                "read as y.ravel()."), stacklevel=3)
         X = _check_X(X)
         y = _check_y(y, X.shape[0])
+        if X.shape[0] < 2:
+            raise DataError("A sparse GP needs at least 2 rows, got 1 sample; pass more rows.")
         lik = make_likelihood(self.likelihood)
         yi = lik.validate(y)
         rng = np.random.default_rng(self.random_state)
@@ -296,8 +303,7 @@ class SparseGP(BaseEstimator):
 
     # ------------------------------------------------------------------ prediction
     def _check_fitted(self):
-        if not hasattr(self, "params_"):
-            raise ConfigError("This SparseGP is not fitted yet; call fit(X, y) first.")
+        check_fitted(self, "params_")
 
     def predict_latent(self, X):
         """Mean and variance of q(f(x)) at rows of X (paper Section 2)."""
@@ -318,7 +324,9 @@ class SparseGP(BaseEstimator):
         mu, v = self.predict_latent(X)
         return np.asarray(self.lik_.pred_mean(mu, v, self.params_["lik"]))
 
-    predict = predict_mean
+    def predict(self, X) -> np.ndarray:
+        """Predictive mean as an array, shape (n,) (scikit-learn's predict; as predict_mean)."""
+        return self.predict_mean(X)
 
     def predict_density(self, X, y_grid):
         """Predictive density / mass q(y|x) = E_q p(y|f) on y_grid, shape (n_rows, len(y_grid))."""
@@ -332,14 +340,21 @@ class SparseGP(BaseEstimator):
 
     def log_predictive(self, X, y):
         """log q(y_i|x_i) per row."""
+        self._check_fitted()
         X = _check_X(X)
         y = self.lik_.validate(_check_y(y, X.shape[0]))
         mu, v = self.predict_latent(X)
         return np.asarray(self.lik_.log_pred(y, mu, v, self.params_["lik"]))
 
-    def score(self, X, y):
-        """Mean test log-loss -1/n sum log q(y_i|x_i) (lower is better)."""
-        return float(-np.mean(self.log_predictive(X, y)))
+    def score(self, X, y, sample_weight=None) -> float:
+        """Weighted mean log predictive density 1/n sum log q(y_i|x_i) (higher is better; the test log-loss is -score)."""
+        lp = self.log_predictive(X, y)
+        w = None
+        if sample_weight is not None:
+            w = np.asarray(sample_weight, dtype=float).reshape(-1)
+            if w.shape[0] != lp.shape[0] or not np.isfinite(w).all() or (w < 0).any() or not w.sum() > 0:
+                raise DataError(f"sample_weight must be {lp.shape[0]} finite non-negative weights with a positive sum.")
+        return float(np.average(lp, weights=w))
 
     def predict_interval(self, X, level=0.9):
         """Central predictive interval of y (Gaussian likelihood) or of the latent f (others)."""
@@ -347,6 +362,56 @@ class SparseGP(BaseEstimator):
         z = special.ndtri(0.5 + level / 2)
         t = v + (float(np.exp(self.params_["lik"][0])) if self.likelihood == "gaussian" else 0.0)
         return mu - z * np.sqrt(t), mu + z * np.sqrt(t)
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path) -> None:
+        """Write the fitted model to one NetCDF file (distviz.persistence; no pickle); load() predicts bit-identically.
+
+        Array-valued initial values (inducing, q_mean, ...) and a Generator random_state only steer fit and are
+        stored as None; the fitted inducing points, variational parameters and hyperparameters are stored in full.
+        """
+        from distviz.persistence import ModelWriter
+
+        self._check_fitted()
+        params = {k: (None if isinstance(v, (np.ndarray, tuple, list, np.random.Generator)) else v)
+                  for k, v in self.get_params(deep=False).items()}
+        w = ModelWriter(self, params, {"n_features": int(self.n_features_in_), "n_iter": int(self.n_iter_),
+                                       "objective": float(self.objective_), "converged": bool(self.converged_)})
+        for k, v in self.params_.items():
+            w.array(f"param_{k}", v)
+        w.array("x_mean", self.x_mean_)
+        w.array("x_scale", self.x_scale_)
+        w.write(path)
+
+    @classmethod
+    def load(cls, path) -> "SparseGP":
+        """Read a model written by save(); DataError naming the file and the first problem of a bad one."""
+        from distviz.persistence import ModelFile
+
+        f = ModelFile(path, cls.__name__)
+        est = f.construct(cls, f.params, lambda e: e._check_config())
+        p = f.value("n_features", int, 1, 2**31 - 1)
+        Z = f.array("param_Z", (None, p))
+        M = Z.shape[0]
+        if M < 1:
+            raise f.fail("it has no inducing points")
+        est.params_ = {"Z": Z, "Lw": f.array("param_Lw", (M, M)), "m": f.array("param_m", (M,)),
+                       "lik": f.array("param_lik", (None,)), "log_ell": f.array("param_log_ell", (None,)),
+                       "log_sf2": f.array("param_log_sf2", ()), "mean": f.array("param_mean", ())}
+        if est.params_["log_ell"].shape[0] not in (1, p):
+            raise f.fail("its lengthscales do not match the features")
+        est.x_mean_, est.x_scale_ = f.array("x_mean", (p,)), f.array("x_scale", (p,))
+        if not (est.x_scale_ > 0).all():
+            raise f.fail("an input scale is not positive")
+        est.lik_ = make_likelihood(est.likelihood)
+        est.n_features_in_ = p
+        est.n_iter_, est.objective_ = f.value("n_iter", int, 0), f.value("objective", float)
+        est.converged_, est.history_, est.sampler_stats_ = f.value("converged", bool), None, None
+        try:
+            est._cache()
+        except np.linalg.LinAlgError:
+            raise f.fail("its inducing points give a singular kernel matrix") from None
+        return est
 
     # ------------------------------------------------------------------ fitted quantities
     @property
@@ -420,7 +485,7 @@ def select_beta(estimator: SparseGP, X, y, X_val, y_val, grid=None, metric=None,
             params.update(init)
         est = estimator.__class__(**params).fit(X, y)
         if metric == "log_loss":
-            scores[b] = est.score(X_val, y_val)
+            scores[b] = -est.score(X_val, y_val)  # validation log-loss (lower is better)
         else:
             target = est.lik_.target_mean(est.lik_.validate(y_val))
             scores[b] = float(np.mean((est.predict_mean(X_val) - target) ** 2))
