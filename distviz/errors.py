@@ -1,5 +1,7 @@
 """Errors a user can cause, each carrying one sentence that says what is wrong and how to fix it."""
 
+from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+
 
 class DistvizError(Exception):
     """Base class of the errors that pages show as a single sentence."""
@@ -11,3 +13,25 @@ class DataError(DistvizError, ValueError):
 
 class ConfigError(DistvizError, ValueError):
     """A parameter out of range or an unknown option name."""
+
+
+class NotFittedError(ConfigError, _SklearnNotFittedError):
+    """A predict, score or staged method called before fit (also scikit-learn's NotFittedError)."""
+
+
+#: the sentence every estimator raises when used before fit
+NOT_FITTED = "This model is not fitted yet; call fit(X, y) first."
+
+
+def check_fitted(estimator, attributes=None) -> None:
+    """Raise NotFittedError unless `estimator` is fitted (scikit-learn's check_is_fitted: names ending in "_").
+
+    `attributes` (a name or a list of names) are the fitted attributes to look for; None looks for any
+    attribute whose name ends with an underscore, as scikit-learn does.
+    """
+    from sklearn.utils.validation import check_is_fitted
+
+    try:
+        check_is_fitted(estimator, attributes)
+    except _SklearnNotFittedError:
+        raise NotFittedError(NOT_FITTED) from None
