@@ -24,9 +24,16 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import sys
 import time
 
 import numpy as np
+
+# this file is called distributed.py: its folder goes to the END of the path, so that `import distributed`
+# (here and in the worker processes, which re-run this file) finds dask's package and `_peers` is still found
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [q for q in sys.path if os.path.abspath(q or ".") != _HERE] + [_HERE]
+
 from _peers import LoadWatch, cores
 
 P = 10

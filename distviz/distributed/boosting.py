@@ -21,7 +21,15 @@ from distviz.errors import ConfigError, DataError
 
 from .collections import as_dask_array, current_client
 from .grow import LevelGrower
-from .shard import make_shard, merge, shard_level, shard_stats, shard_step, valid_step
+from .shard import (
+    make_shard,
+    merge,
+    run_shards,
+    shard_level,
+    shard_stats,
+    shard_step,
+    valid_step,
+)
 from .sketch import sketch_binner
 
 __all__ = ["fit_distributional"]
@@ -48,20 +56,25 @@ class _Cluster:
     def shards(self, X, y, w, binner, law, disp, check):
         """One Shard future per row chunk, chunk i on worker i mod n_workers (the chunk is computed there)."""
         import dask
-        xs, ys = X.to_delayed().ravel(), y.to_delayed().ravel()
-        ws = [None] * len(xs) if w is None else w.to_delayed().ravel()
+        # unoptimised graphs: every compute call then sends the same task for the same key (no fused renames)
+        xs, ys = X.to_delayed(optimize_graph=False).ravel(), y.to_delayed(optimize_graph=False).ravel()
+        ws = [None] * len(xs) if w is None else w.to_delayed(optimize_graph=False).ravel()
         futs, where = [], []
         for i in range(len(xs)):
             addr = self.workers[i % len(self.workers)]
             d = dask.delayed(make_shard, pure=False)(xs[i], ys[i], ws[i], binner, law, disp[i], check)
-            futs.append(self.client.compute(d, workers=[addr], allow_other_workers=False))
+            futs.append(self.client.compute(d, workers=[addr], allow_other_workers=False, optimize_graph=False))
             where.append(addr)
         return futs, where
 
     def run(self, fn, shards, where, *args):
-        """fn(shard, *args) on every shard's worker, results summed by a tree reduction; returns the sum."""
-        futs = [self.client.submit(fn, s, *args, workers=[a], allow_other_workers=False, pure=False)
-                for s, a in zip(shards, where)]
+        """fn(shard, *args) on every shard, one task per worker for all its shards, results summed: the workers'
+        sums by a tree reduction of tasks; returns the total."""
+        groups: dict = {}
+        for s, a in zip(shards, where):
+            groups.setdefault(a, []).append(s)
+        futs = [self.client.submit(run_shards, fn, ss, *args, workers=[a], allow_other_workers=False, pure=False)
+                for a, ss in groups.items()]
         while len(futs) > 1:
             nxt = [self.client.submit(merge, futs[i], futs[i + 1], pure=False) for i in range(0, len(futs) - 1, 2)]
             if len(futs) % 2:

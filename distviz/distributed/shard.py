@@ -15,7 +15,7 @@ import numpy as np
 from distviz.trees.grower import node_sums
 from distviz.trees.histogram import hist_serial, row_stats
 from distviz.trees.predictor import apply_binned
-from distviz.trees.splitting import partition
+from distviz.trees.splitting import assign_children, partition
 
 __all__ = ["Shard", "make_shard", "merge", "shard_level", "shard_stats", "shard_step", "valid_step"]
 
@@ -116,12 +116,15 @@ def shard_step(shard, law, tree, F0, learning_rate, next_hist, nb_max, C, unit):
     if tree is None:
         F, proj = law.update(np.tile(F0, (n, 1)), np.zeros((n, K)))
     else:
-        _apply_splits(shard, tree["splits"])
         leaf = shard.leaf
         left = tree["left"]
-        for c in range(left.shape[0]):
+        for c in range(left.shape[0]):   # leaves of earlier levels: their row segments
             if left[c] < 0 and c in shard.start:
                 leaf[shard.rows[shard.start[c]:shard.stop[c]]] = c
+        for node, f, b, L, R in np.asarray(tree["splits"], dtype=np.int64).reshape(-1, 5):
+            # the last level's children are leaves: label their rows without partitioning (as the grower does)
+            assign_children(shard.codes_T[f], shard.rows, shard.start[int(node)], shard.stop[int(node)], int(b),
+                            int(L), int(R), leaf)
         aux = shard.data.T if shard.w is None else row_stats(shard.data.T, shard.w, 2)
         out["aux"] = node_sums(leaf, aux, left, tree["right"], left.shape[0])
         F, proj = law.update(shard.F, tree["mult"] * tree["value"][leaf])
@@ -164,3 +167,12 @@ def merge(a, b):
         return a + b
     return {k: a[k] + b[k] for k in a}
 
+
+
+def run_shards(fn, shards, *args):
+    """fn(shard, *args) on each shard of this worker, the results summed in chunk order (one task per worker)."""
+    out = None
+    for s in shards:
+        r = fn(s, *args)
+        out = r if out is None else merge(out, r)
+    return out
