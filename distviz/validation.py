@@ -1,0 +1,156 @@
+"""Input validation shared by every estimator and tree: one rule set for features, targets and weights.
+
+Rules (every violation is a ``DataError`` carrying one sentence that names the argument):
+
+* values must be real numbers: bool and integer arrays are converted, object arrays are converted
+  when every value reads as a number; complex values and values that are not numbers (text,
+  dicts, ...) are refused;
+* ``X`` is 2-D (n_samples, n_features); a 1-D ``X`` is read as ONE feature (n_samples rows), by
+  design, so a single row must be passed as ``X.reshape(1, -1)``;
+* ``X`` may hold NaN (a missing value) only where the model routes missing values natively
+  (``allow_nan=True``: the histogram trees and the boosting estimators built on them); infinite
+  values are always refused; targets must be finite;
+* no empty input; X, y and the weights have the same number of rows;
+* sample weights are finite and non-negative with a positive sum.
+
+The sentences contain the phrases scikit-learn's ``check_estimator`` looks for ("NaN", "inf",
+"Complex data not supported", "0 feature(s) (shape=(n, 0)) while a minimum of 1 is required",
+"Reshape your data"), so the contract checks pass without special cases.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from distviz.errors import DataError
+
+__all__ = ["check_X", "check_y", "check_sample_weight", "check_X_y", "NonNumericError"]
+
+
+class NonNumericError(DataError, TypeError):
+    """Values that are not numbers (text, dicts, ...) where numbers are needed; a TypeError as NumPy raises."""
+
+
+def _as_float(A, name: str) -> np.ndarray:
+    """A as a float64 array, refusing complex and non-numeric values with one sentence."""
+    a = A if isinstance(A, np.ndarray) else None
+    if a is None:
+        try:
+            a = np.asarray(A)
+        except (TypeError, ValueError):  # ragged nested sequences
+            raise DataError(f"{name} is not a rectangular array; pass a list of equally long rows or a 2-D array.") from None
+    if a.dtype.kind == "c" or (a.dtype.kind == "O" and any(isinstance(v, complex) for v in a.reshape(-1)[:1000])):
+        raise DataError(f"Complex data not supported in {name}; pass the real and imaginary parts as separate real columns.")
+    if a.dtype.kind in "fiub":
+        return a.astype(np.float64, copy=False)
+    try:
+        return a.astype(np.float64)
+    except (TypeError, ValueError):
+        raise NonNumericError(
+            f"{name} has non-numeric values in column {_bad_column(a)}; encode them as numbers "
+            "(every argument must be a string or a number that reads as a real number)."
+        ) from None
+
+
+def _bad_column(a: np.ndarray) -> int:
+    """Index of the first column holding a value that does not convert to float (0 for 1-D input)."""
+    if a.ndim < 2:
+        return 0
+    for j in range(a.shape[1]):
+        try:
+            a[:, j].astype(np.float64)
+        except (TypeError, ValueError):
+            return j
+    return 0
+
+
+def _first_bad_column(bad: np.ndarray) -> int:
+    """First column index with a True entry of a 2-D boolean array."""
+    return int(np.flatnonzero(bad.any(axis=0))[0])
+
+
+def check_X(X, *, allow_nan: bool, n_features: int | None = None, name: str = "X", order: str | None = None,
+            model: str = "this model") -> np.ndarray:
+    """X as a 2-D float64 array (1-D: one feature), checked by the module's rules; order "C"/"F" makes it contiguous.
+
+    allow_nan: NaN marks a missing value the model routes natively; False refuses it.  n_features:
+    the number of columns the fitted model expects.  model names the estimator in the NaN sentence.
+    """
+    X = _as_float(X, name)
+    one_d = X.ndim == 1
+    if one_d:
+        X = X[:, None]
+    if X.ndim != 2:
+        raise DataError(f"{name} must be a 2-D array (n_samples, n_features), got {X.ndim} dimensions (shape {X.shape}).")
+    if X.shape[0] == 0:
+        raise DataError(f"{name} has 0 sample(s) (shape={X.shape}) while a minimum of 1 is required; pass at least one row.")
+    if X.shape[1] == 0:
+        raise DataError(f"{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required; pass at least one column.")
+    if n_features is not None and X.shape[1] != n_features:
+        if one_d:
+            raise DataError(f"{name} is 1-D, which reads as {X.shape[0]} rows of one feature, but the model was fitted on "
+                            f"{n_features} features; Reshape your data with {name}.reshape(1, -1) for a single row.")
+        raise DataError(f"{name} has {X.shape[1]} features but the model was fitted on {n_features}; pass the same columns.")
+    if not np.isfinite(X).all():
+        inf = np.isinf(X)
+        if inf.any():
+            raise DataError(f"{name} contains infinite values (inf) in column {_first_bad_column(inf)}; replace them with "
+                            f"finite numbers{' or NaN (missing)' if allow_nan else ''}.")
+        if not allow_nan:
+            raise DataError(f"{name} contains NaN (missing values) in column {_first_bad_column(np.isnan(X))}, which "
+                            f"{model} cannot handle; impute or drop those rows first.")
+    if order == "C" and not X.flags.c_contiguous:
+        X = np.ascontiguousarray(X)
+    elif order == "F" and not X.flags.f_contiguous:
+        X = np.asfortranarray(X)
+    return X
+
+
+def check_y(y, n: int | None = None, *, name: str = "y", ndim: int | None = None) -> np.ndarray:
+    """Targets as a finite float64 array with n rows; ndim=1 wants (n,) ((n, 1) is flattened), 2 gives (n, K) (1-D is one column).
+
+    ndim=None keeps the given shape (1-D or 2-D).  Per-family support checks (counts, positivity,
+    labels) stay with the families.
+    """
+    y = _as_float(y, name)
+    if ndim == 1 and y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if ndim == 2 and y.ndim == 1:
+        y = y[:, None]
+    if y.ndim not in (1, 2) or (ndim is not None and y.ndim != ndim):
+        want = "(n,)" if ndim == 1 else "(n, K)" if ndim == 2 else "(n,) or (n, K)"
+        raise DataError(f"{name} must have shape {want}, got shape {y.shape}.")
+    if y.shape[0] == 0:
+        raise DataError(f"{name} has 0 sample(s) (shape={y.shape}) while a minimum of 1 is required; pass at least one value.")
+    if n is not None and y.shape[0] != n:
+        raise DataError(f"{name} has {y.shape[0]} rows but X has {n}; pass one value per row of X.")
+    if not np.isfinite(y).all():
+        raise DataError(f"{name} contains NaN or infinite values (inf); drop those rows or fix the targets first.")
+    return np.ascontiguousarray(y)
+
+
+def check_sample_weight(w, n: int, *, name: str = "sample_weight") -> np.ndarray | None:
+    """None, or n finite non-negative float64 weights with a positive sum (a C-contiguous (n,) array)."""
+    if w is None:
+        return None
+    w = _as_float(w, name)
+    if w.ndim > 1 and w.size == max(w.shape):
+        w = w.reshape(-1)
+    if w.ndim != 1:
+        raise DataError(f"{name} must be 1-D with one weight per row, got shape {w.shape}.")
+    if w.shape[0] != n:
+        raise DataError(f"{name} has {w.shape[0]} entries but X has {n} rows; pass one weight per row.")
+    if not np.isfinite(w).all():
+        raise DataError(f"{name} contains NaN or infinite values (inf); pass finite weights.")
+    if (w < 0).any():
+        raise DataError(f"{name} has negative entries; pass non-negative weights.")
+    if not w.sum() > 0:
+        raise DataError(f"{name} sums to zero; give at least one row a positive weight.")
+    return np.ascontiguousarray(w)
+
+
+def check_X_y(X, y, *, allow_nan: bool, y_name: str = "y", y_ndim: int | None = None, order: str | None = None,
+              model: str = "this model") -> tuple[np.ndarray, np.ndarray]:
+    """check_X then check_y with X's row count (see both)."""
+    X = check_X(X, allow_nan=allow_nan, order=order, model=model)
+    return X, check_y(y, X.shape[0], name=y_name, ndim=y_ndim)
