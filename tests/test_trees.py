@@ -397,7 +397,7 @@ def test_errors_are_one_sentence():
     with pytest.raises(ConfigError):
         Binner(max_bins=1).fit(X)
     with pytest.raises(DataError):
-        HistTree().fit(np.full((10, 2), np.nan), np.zeros(10))
+        HistTree().fit(np.full((10, 2), np.inf), np.zeros(10))  # NaN is a missing value, inf is refused
     with pytest.raises(DataError):
         HistTree().fit(X, np.zeros(9))
     with pytest.raises(DataError):

@@ -4,6 +4,14 @@ A feature with ``n_bins`` bins has ``n_bins - 1`` finite upper edges ``e_0 < ...
 (the last bin is unbounded above).  A raw value ``x`` gets the code ``#{b : e_b < x}``, so that
 ``code <= b`` holds exactly when ``x <= e_b``: a split "bins 0..b go left" is the raw rule
 ``x <= threshold`` with ``threshold = e_b``.
+
+Missing values (NaN) get their own code, ``missing_bin_ = n_bins_max_``: one past the largest real
+bin of every feature, as scikit-learn's HistGradientBoosting reserves its last bin.  Edges come
+from the non-missing values only.  When the fitted X held NaN (``has_missing_``), node histograms
+have ``n_hist_bins_ = n_bins_max_ + 1`` columns and the last one collects the missing rows;
+otherwise they have ``n_bins_max_`` columns, exactly as without missing-value support.  Codes are
+uint8 while ``n_bins_max_ <= 255`` (so max_bins=255, the default, leaves code 255 for NaN), uint16
+up to 65535 real bins, uint32 beyond.
 """
 
 from __future__ import annotations
@@ -14,32 +22,16 @@ import numpy as np
 from numba import njit, prange
 
 from distviz.errors import ConfigError, DataError
+from distviz.validation import check_X, check_sample_weight
 
 __all__ = ["Binner", "BinnedX"]
 
 _SUBSAMPLE = 200_000
 
 
-def _check_X(X, name: str = "X") -> np.ndarray:
-    """Validate a raw feature matrix and return it as a 2-D float64 array."""
-    try:
-        X = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise DataError(f"{name} must be numeric; convert it to a float array first ({exc}).") from None
-    if X.ndim == 1:
-        X = X[:, None]
-    if X.ndim != 2:
-        raise DataError(f"{name} must be a 2-D array of shape (n_samples, n_features), got {X.ndim} dimensions.")
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise DataError(f"{name} is empty (shape {X.shape}); pass at least one row and one feature.")
-    if not np.isfinite(X).all():
-        raise DataError(f"{name} contains NaN or infinite values; impute or drop those rows before fitting a tree.")
-    return X
-
-
 @njit(cache=True)
-def _bin_codes(XT, edges, n_edges, out):
-    """Write the bin code of every value of XT (p, n) into out (p, n): the number of edges below x."""
+def _bin_codes(XT, edges, n_edges, out, miss=0):
+    """Write the bin code of every value of XT (p, n) into out (p, n): the number of edges below x, miss for NaN."""
     p, n = XT.shape
     for f in range(p):
         m = n_edges[f]
@@ -58,7 +50,7 @@ def _bin_codes(XT, edges, n_edges, out):
                 if nxt <= m and e[nxt - 1] < x:
                     pos = nxt
                 step >>= 1
-            o_f[i] = pos
+            o_f[i] = miss if x != x else pos
 
 
 # rows per block of the parallel binning kernel
@@ -66,8 +58,8 @@ _ROW_BLOCK = 1 << 13
 
 
 @njit(cache=True, parallel=True)
-def _bin_codes_rows(X, table, top, out):
-    """Bin codes of X (n, p) in its own row order into out (p, n): code = #{edges < x}, rows in parallel blocks.
+def _bin_codes_rows(X, table, top, out, miss=0):
+    """Bin codes of X (n, p) in its own row order into out (p, n): code = #{edges < x} (miss for NaN), rows in parallel blocks.
 
     table (p, top - 1) holds each feature's edges padded with +inf to one less than the power of two
     top, so the binary search needs no bounds test (an inf edge is never below a finite x); the
@@ -85,7 +77,7 @@ def _bin_codes_rows(X, table, top, out):
                 while step > 0:  # branch-free: a data-dependent branch mispredicts half the time
                     pos += step * np.intp(e[pos + step - 1] < x)
                     step >>= 1
-                out[f, i] = pos
+                out[f, i] = miss if x != x else pos
 
 
 @dataclass(frozen=True, eq=False)
@@ -145,21 +137,26 @@ class Binner:
 
     def fit(self, X, sample_weight=None) -> "Binner":
         """Compute the bin edges of every feature (rows with zero sample_weight are ignored)."""
-        X = _check_X(X)
+        X = check_X(X, allow_nan=True)
         max_bins = self._max_bins()
         if sample_weight is not None:
-            w = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
-            if w.shape[0] != X.shape[0]:
-                raise DataError(f"sample_weight has {w.shape[0]} entries but X has {X.shape[0]} rows; pass one weight per row.")
-            if (w > 0).any() and not (w > 0).all():
+            w = check_sample_weight(sample_weight, X.shape[0])
+            if not (w > 0).all():
                 X = X[w > 0]
         n, p = X.shape
         if max_bins is not None and self.subsample is not None and n > self.subsample:
             rng = np.random.default_rng(self.random_state)
             X = X[rng.choice(n, self.subsample, replace=False)]
         edges = []
+        has_missing = np.zeros(p, dtype=bool)
         for f in range(p):  # once per fit, not in a hot path
-            xs = np.sort(X[:, f])
+            xs = np.sort(X[:, f])  # NaN sorts last
+            n_real = xs.size if not np.isnan(xs[-1]) else int(np.count_nonzero(~np.isnan(xs)))
+            has_missing[f] = n_real < xs.size
+            xs = xs[:n_real]
+            if n_real == 0:  # all missing: one (empty) real bin, every row in the missing bin
+                edges.append(np.empty(0))
+                continue
             u = xs[np.concatenate(([True], xs[1:] != xs[:-1]))]
             if max_bins is None or u.size <= max_bins:
                 e = 0.5 * (u[:-1] + u[1:])
@@ -174,11 +171,15 @@ class Binner:
                 e = np.unique(0.5 * (xs[np.floor(pos).astype(np.int64)] + xs[np.ceil(pos).astype(np.int64)]))
                 e = e[e < u[-1]]  # an edge at the maximum would leave an empty last bin
             edges.append(np.ascontiguousarray(e, dtype=np.float64))
-        return self._set_edges(edges)
+        return self._set_edges(edges, has_missing)
 
     @classmethod
-    def from_edges(cls, edges, max_bins=255) -> "Binner":
-        """A fitted Binner with these per-feature upper edges (each increasing; e.g. from a distributed sketch)."""
+    def from_edges(cls, edges, max_bins=255, has_missing=None) -> "Binner":
+        """A fitted Binner with these per-feature upper edges (each increasing; e.g. from a distributed sketch).
+
+        has_missing (p,) bool: features whose training rows hold NaN (they get the missing-value
+        histogram column, see the module doc); None: no feature has missing values.
+        """
         out = []
         for f, e in enumerate(edges):
             e = np.ascontiguousarray(e, dtype=np.float64).reshape(-1)
@@ -187,10 +188,13 @@ class Binner:
             out.append(e)
         if not out:
             raise DataError("bin edges must list at least one feature's edges.")
-        return cls(max_bins=max_bins)._set_edges(out)
+        hm = np.zeros(len(out), dtype=bool) if has_missing is None else np.asarray(has_missing, dtype=bool).reshape(-1)
+        if hm.shape[0] != len(out):
+            raise DataError(f"has_missing has {hm.shape[0]} entries for {len(out)} features; pass one flag per feature.")
+        return cls(max_bins=max_bins)._set_edges(out, hm)
 
-    def _set_edges(self, edges) -> "Binner":
-        """Store the per-feature edges and the lookup tables derived from them; returns self."""
+    def _set_edges(self, edges, has_missing) -> "Binner":
+        """Store the per-feature edges, which features had NaN, and the lookup tables derived from them; returns self."""
         p = len(edges)
         self.bin_thresholds_ = edges
         self.n_bins_ = np.array([e.size + 1 for e in edges], dtype=np.int64)
@@ -209,25 +213,26 @@ class Binner:
         self._search_table[:, : table.shape[1]] = table
         # thresholds indexed by (feature, bin): the upper edge of bin b (+inf for the last bin)
         self.threshold_table_ = np.concatenate([table[:, : nb_max - 1], np.full((p, 1), np.inf)], axis=1)
-        self.code_dtype_ = np.uint8 if nb_max <= 256 else np.uint16
+        self.has_missing_ = has_missing
+        self.missing_bin_ = nb_max
+        self.n_hist_bins_ = nb_max + 1 if has_missing.any() else nb_max
+        self.code_dtype_ = np.uint8 if nb_max <= 255 else np.uint16 if nb_max <= 65535 else np.uint32
         return self
 
     def transform(self, X) -> BinnedX:
-        """Bin codes of X (values beyond the fitted range fall into the first / last bin)."""
+        """Bin codes of X (values beyond the fitted range fall into the first / last bin, NaN into missing_bin_)."""
         if not hasattr(self, "n_bins_"):
             raise ConfigError("this Binner is not fitted yet; call fit(X) before transform(X).")
         if isinstance(X, BinnedX):
             if X.binner is not self:
                 raise DataError("X was binned by a different Binner; pass raw X or codes made by this Binner.")
             return X
-        X = _check_X(X)
-        if X.shape[1] != self.n_features_in_:
-            raise DataError(f"X has {X.shape[1]} features but the binner was fitted on {self.n_features_in_}; pass the same columns.")
+        X = check_X(X, allow_nan=True, n_features=self.n_features_in_)
         out = np.empty((X.shape[1], X.shape[0]), dtype=self.code_dtype_)
         if getattr(self, "_search_table", None) is not None and X.flags.c_contiguous:
-            _bin_codes_rows(X, self._search_table, self._search_top, out)
+            _bin_codes_rows(X, self._search_table, self._search_top, out, self.missing_bin_)
         else:
-            _bin_codes(np.ascontiguousarray(X.T), self._edge_table, self.n_bins_ - 1, out)
+            _bin_codes(np.ascontiguousarray(X.T), self._edge_table, self.n_bins_ - 1, out, self.missing_bin_)
         return BinnedX(out, self)
 
     def fit_transform(self, X, sample_weight=None) -> BinnedX:

@@ -6,7 +6,9 @@ import numpy as np
 
 from distviz.errors import ConfigError, DataError
 
-from .binning import BinnedX, Binner, _check_X
+from distviz.validation import check_X
+
+from .binning import BinnedX, Binner
 from .grower import grow_many
 from .predictor import apply_binned_many, apply_raw_many
 from .tree import HistTree, _capacity, _check_params, _check_weight
@@ -17,7 +19,9 @@ __all__ = ["fit_many", "Forest", "SharedForest"]
 class Forest:
     """B independent trees with array-backed node tables (B, M); predict returns (B, n, K)."""
 
-    def __init__(self, params, binner, o, n_nodes, feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf):
+    def __init__(self, params, binner, o, n_nodes, feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf,
+                 missing_left=None):
+        """Wrap the grower's (B, M) node arrays; missing_left (B, M) uint8: 1 = a NaN goes left (None: all 0)."""
         self.params = params
         self.binner_ = binner
         self.n_nodes_ = n_nodes
@@ -25,6 +29,8 @@ class Forest:
         self.bin_ = split_bin
         self.left_ = left
         self.right_ = right
+        self.missing_left_ = (np.zeros(feature.shape, dtype=np.uint8) if missing_left is None
+                              else np.ascontiguousarray(missing_left, dtype=np.uint8))
         self.depth_ = depth
         self.gain_ = gain
         self.sums_ = sums
@@ -54,6 +60,7 @@ class Forest:
         tree._bin = self.bin_[t, :nn]
         tree._left = self.left_[t, :nn]
         tree._right = self.right_[t, :nn]
+        tree._missing_left = self.missing_left_[t, :nn]
         tree._depth = self.depth_[t, :nn]
         tree._sums = self.sums_[t, :nn]
         tree._o = self._o
@@ -82,9 +89,10 @@ class Forest:
         if isinstance(X, BinnedX):
             if X.binner is not self.binner_:
                 raise DataError("X was binned by a different Binner than the forest's; pass raw X or codes from forest.binner_.")
-            return apply_binned_many(X.codes_T, self.feature_, self.bin_, self.left_, self.right_)
-        X = _check_X(X)
-        return apply_raw_many(X, self.feature_, self.threshold_, self.left_, self.right_)
+            return apply_binned_many(X.codes_T, self.feature_, self.bin_, self.left_, self.right_, self.missing_left_,
+                                     self.binner_.missing_bin_)
+        X = check_X(X, allow_nan=True, n_features=self.binner_.n_features_in_)
+        return apply_raw_many(X, self.feature_, self.threshold_, self.left_, self.right_, self.missing_left_)
 
     def predict(self, X) -> np.ndarray:
         """Predictions (B, n, K)."""
@@ -153,7 +161,7 @@ def fit_many(X, R_batch, sample_weight=None, shared: bool = False, **tree_params
         if codes_T.shape[1] != n:
             raise DataError(f"R_batch has {n} rows per tree but X has {codes_T.shape[1]}; pass matching arrays.")
     else:
-        X = _check_X(X)
+        X = check_X(X, allow_nan=True)
         if X.shape[0] != n:
             raise DataError(f"R_batch has {n} rows per tree but X has {X.shape[0]}; pass matching arrays.")
         binner = Binner(params["max_bins"]).fit(X, sample_weight=sample_weight)
@@ -175,10 +183,11 @@ def fit_many(X, R_batch, sample_weight=None, shared: bool = False, **tree_params
     o = 1 if unit else 2
     M = _capacity(depth, leaves, n_pos)
     out = grow_many(
-        codes_T, binner.n_bins_, binner.n_bins_max_, np.ascontiguousarray(Rb), w, o, M, depth, leaves,
+        codes_T, binner.n_bins_, binner.n_hist_bins_, np.ascontiguousarray(Rb), w, o, M, depth, leaves,
         float(params["min_weight_leaf"]), float(params["min_samples_leaf"]), float(params["l2"]),
     )
     n_nodes, ints, floats, train_leaf = out
-    feature, split_bin, left, right, dep = (ints[:, i] for i in range(5))
+    feature, split_bin, left, right, dep, missing_left = (ints[:, i] for i in range(6))
     gain, sums, feat_gain = floats[:, :, 0], floats[:, :, 1 : 1 + o + K], floats[:, :, 1 + o + K :]
-    return Forest(params, binner, o, n_nodes, feature, split_bin, left, right, dep, gain, sums, feat_gain, train_leaf)
+    return Forest(params, binner, o, n_nodes, feature, split_bin, left, right, dep, gain, sums, feat_gain, train_leaf,
+                  missing_left)

@@ -17,6 +17,11 @@ A boosting fit grows one tree per round on the same X and weights; what they can
 gathered copy), the root's weight / count columns (each root sums only its target columns), and
 the partition scratch.  Large nodes are partitioned and labelled in parallel row blocks; every
 parallel kernel keeps each sum's row order, so the trees do not depend on the number of threads.
+
+Missing values: ``nb_max`` is the histogram width (``Binner.n_hist_bins_``); when it exceeds every
+feature's bin count, its last column is the missing-value bin (``Binner.missing_bin_``), the split
+scan learns each split's missing direction (splitting.py) and the node arrays get ``missing_left``
+(1: a NaN goes left).  Without missing values in the training rows everything is as before.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from .splitting import (
     assign_children,
     assign_children_parallel,
     best_split_entropy,
-    best_split_variance,
+    best_split_variance_missing,
     partition,
     partition_parallel,
 )
@@ -74,12 +79,24 @@ def _build(codes_T, codes_R, rows, start, stop, G, col_off, o, K, buf, out, allo
 
 
 @njit(cache=True)
+def _missing_column(n_bins, nb_max):
+    """The histogram column of missing values: nb_max - 1 when the histograms are wider than every feature's bins, else -1."""
+    top = 0
+    for f in range(n_bins.shape[0]):
+        top = max(top, n_bins[f])
+    return nb_max - 1 if nb_max > top else -1
+
+
+@njit(cache=True)
 def grow_tree(
     codes_T, codes_R, root_lead, root_tot, n_bins, nb_max, G, col_off, o, K, root_hist, have_root_hist,
     max_depth, max_leaves, min_w, min_cnt, l2, allow_parallel,
-    feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf, aux, aux_sums, work,
+    feature, split_bin, left, right, missing_left, depth, gain, sums, feat_gain, train_leaf, aux, aux_sums, work,
 ):
     """Grow one variance-criterion tree into the preallocated node arrays; returns the number of nodes.
+
+    nb_max: the histogram width (one more than the largest bin count when the last column holds
+    the missing values, see the module doc); missing_left (M,) gets each split's missing direction.
 
     G (n, .) holds the row statistics: the leading o columns and this tree's K target columns at
     col_off (see histogram.py); root_hist, when have_root_hist, is the root histogram (p, nb_max, o+K).
@@ -118,6 +135,8 @@ def grow_tree(
     bgain = np.full(M, -np.inf)
     bfeat = np.full(M, -1, dtype=np.int64)
     bbin = np.full(M, -1, dtype=np.int64)
+    bmiss = np.zeros(M, dtype=np.int64)
+    miss = _missing_column(n_bins, nb_max)
     is_open = np.zeros(M, dtype=np.bool_)
     assigned = np.zeros(M, dtype=np.bool_)  # nodes whose two leaf children were labelled without a partition
 
@@ -125,6 +144,7 @@ def grow_tree(
     split_bin[:] = -1
     left[:] = -1
     right[:] = -1
+    missing_left[:] = 0
     gain[:] = np.nan
     feat_gain[:, :] = np.nan
 
@@ -187,6 +207,9 @@ def grow_tree(
             split_bin[j] = b
             left[j] = L
             right[j] = R
+            ml = bmiss[j]
+            missing_left[j] = ml
+            mcode = miss if ml == 1 else -1  # the code that also goes left (-1: none)
             gain[j] = bgain[j]
             depth[L] = depth[j] + 1
             depth[R] = depth[j] + 1
@@ -196,13 +219,20 @@ def grow_tree(
             for bb in range(b + 1):
                 for c in range(C):
                     sums[L, c] += hf[bb, c]
+            if mcode >= 0:
+                for c in range(C):
+                    sums[L, c] += hf[mcode, c]
             for c in range(C):
                 sums[R, c] = sums[j, c] - sums[L, c]
             room = n_leaves < max_leaves
             can_L = room and depth[L] < max_depth and sums[L, ci] >= 2 * min_cnt and sums[L, 0] >= 2 * min_w
             can_R = room and depth[R] < max_depth and sums[R, ci] >= 2 * min_cnt and sums[R, 0] >= 2 * min_w
             if not can_L and not can_R:  # both children are final leaves: label their rows, no partition
-                if allow_parallel > 1 and stop[j] - start[j] >= PARALLEL_MIN_WORK:
+                if mcode >= 0 and allow_parallel > 1 and stop[j] - start[j] >= PARALLEL_MIN_WORK:
+                    assign_children_parallel(codes_T[f], rows, start[j], stop[j], b, L, R, train_leaf, mcode)
+                elif mcode >= 0:
+                    assign_children(codes_T[f], rows, start[j], stop[j], b, L, R, train_leaf, mcode)
+                elif allow_parallel > 1 and stop[j] - start[j] >= PARALLEL_MIN_WORK:
                     assign_children_parallel(codes_T[f], rows, start[j], stop[j], b, L, R, train_leaf)
                 else:
                     assign_children(codes_T[f], rows, start[j], stop[j], b, L, R, train_leaf)
@@ -211,7 +241,11 @@ def grow_tree(
                 free[n_free] = sj
                 n_free += 1
                 continue
-            if allow_parallel > 1 and stop[j] - start[j] >= PARALLEL_MIN_WORK:
+            if mcode >= 0 and allow_parallel > 1 and stop[j] - start[j] >= PARALLEL_MIN_WORK:
+                mid = partition_parallel(codes_T[f], rows, start[j], stop[j], b, tmp, 4 * allow_parallel, mcode)
+            elif mcode >= 0:
+                mid = partition(codes_T[f], rows, start[j], stop[j], b, tmp, mcode)
+            elif allow_parallel > 1 and stop[j] - start[j] >= PARALLEL_MIN_WORK:
                 mid = partition_parallel(codes_T[f], rows, start[j], stop[j], b, tmp, 4 * allow_parallel)
             else:
                 mid = partition(codes_T[f], rows, start[j], stop[j], b, tmp)
@@ -244,6 +278,9 @@ def grow_tree(
                 for bb in range(n_bins[ff]):
                     for c in range(C):
                         hp[ff, bb, c] -= hs[ff, bb, c]
+                if miss >= 0:
+                    for c in range(C):
+                        hp[ff, miss, c] -= hs[ff, miss, c]
             slot[large] = sj
         elif sj >= 0:
             free[n_free] = sj
@@ -258,11 +295,12 @@ def grow_tree(
             if c < 0 or slot[c] < 0:
                 continue
             sc = slot[c]
-            g, f2, b2 = best_split_variance(hist[sc], n_bins, sums[c], o, l2, min_w, min_cnt, feat_gain[c])
+            g, f2, b2, m2 = best_split_variance_missing(hist[sc], n_bins, sums[c], o, l2, min_w, min_cnt, feat_gain[c], miss)
             if f2 >= 0:
                 bgain[c] = g
                 bfeat[c] = f2
                 bbin[c] = b2
+                bmiss[c] = m2
                 is_open[c] = True
                 n_open += 1
             else:
@@ -407,15 +445,15 @@ def _tree_root(root, t, o, K):
 
 
 @njit(cache=True)
-def _pack(n_nodes, feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf):
-    """Pack the node arrays into (n_nodes (B,), ints (B, 5, M), floats (B, M, 1+C+p), train_leaf (B, n)).
+def _pack(n_nodes, feature, split_bin, left, right, missing_left, depth, gain, sums, feat_gain, train_leaf):
+    """Pack the node arrays into (n_nodes (B,), ints (B, 6, M), floats (B, M, 1+C+p), train_leaf (B, n)).
 
-    ints: feature, bin, left, right, depth; floats: gain, the C node sums, the p per-feature gains.
+    ints: feature, bin, left, right, depth, missing_left; floats: gain, the C node sums, the p per-feature gains.
     (Four returned arrays instead of ten: boxing each array costs about a microsecond per call.)
     """
     B, M, C = sums.shape
     p = feat_gain.shape[2]
-    ints = np.empty((B, 5, M), dtype=np.int64)
+    ints = np.empty((B, 6, M), dtype=np.int64)
     floats = np.empty((B, M, 1 + C + p))
     for t in range(B):
         for j in range(M):
@@ -424,6 +462,7 @@ def _pack(n_nodes, feature, split_bin, left, right, depth, gain, sums, feat_gain
             ints[t, 2, j] = left[t, j]
             ints[t, 3, j] = right[t, j]
             ints[t, 4, j] = depth[t, j]
+            ints[t, 5, j] = missing_left[t, j]
             floats[t, j, 0] = gain[t, j]
             for c in range(C):
                 floats[t, j, 1 + c] = sums[t, j, c]
@@ -436,8 +475,8 @@ def _pack(n_nodes, feature, split_bin, left, right, depth, gain, sums, feat_gain
 def _alloc_many(B, M, C, p, n):
     return (
         np.empty((B, M), dtype=np.int64), np.empty((B, M), dtype=np.int64), np.empty((B, M), dtype=np.int64),
-        np.empty((B, M), dtype=np.int64), np.empty((B, M), dtype=np.int64), np.empty((B, M)),
-        np.empty((B, M, C)), np.empty((B, M, p)), np.empty((B, n), dtype=np.int32), np.empty(B, dtype=np.int64),
+        np.empty((B, M), dtype=np.int64), np.empty((B, M), dtype=np.int64), np.empty((B, M), dtype=np.int64),
+        np.empty((B, M)), np.empty((B, M, C)), np.empty((B, M, p)), np.empty((B, n), dtype=np.int32), np.empty(B, dtype=np.int64),
     )
 
 
@@ -451,22 +490,28 @@ def grow_batch(codes_T, codes_R, root_lead, root_tot, n_bins, nb_max, Yb, w, o, 
     codes_R is the row-major copy of the codes (n, p)
     or an empty array, root_lead / root_tot the root's leading columns (p, nb_max, o) and their
     totals (o,) or empty arrays (see grow_tree).  aux (n, d) or (0, d): extra columns whose per-node
-    sums are returned too; work (2, n) int32 scratch or an empty array (see grow_tree).  Returns (n_nodes (B,), ints, floats, train_leaf (see _pack), aux sums (B, M, d)).
+    sums are returned too; work (2, n) int32 scratch or an empty array (see grow_tree).  nb_max is the
+    histogram width (Binner.n_hist_bins_, see the module doc).  Returns (n_nodes (B,), ints, floats,
+    train_leaf (see _pack; ints[:, 5] is missing_left), aux sums (B, M, d)).
     """
     B, n, K = Yb.shape
     p = codes_T.shape[0]
     G, root = _many_prepare(codes_T, nb_max, Yb, w, o, allow_parallel)
-    feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf, n_nodes = _alloc_many(B, M, o + K, p, n)
+    feature, split_bin, left, right, missing_left, depth, gain, sums, feat_gain, train_leaf, n_nodes = _alloc_many(
+        B, M, o + K, p, n)
     aux_sums = np.zeros((B, M, aux.shape[1]))
     for t in range(B):
         rh = root if B == 1 else _tree_root(root, t, o, K)
+        # (no inline conditionals in this 31-argument call: numba cannot compile the bytecode CPython emits for them)
+        col_off = (0 if o == 1 else 2) + t * K
+        have_root = B > 1
         n_nodes[t] = grow_tree(
-            codes_T, codes_R, root_lead, root_tot, n_bins, nb_max, G, (0 if o == 1 else 2) + t * K, o, K, rh, B > 1, max_depth, max_leaves, min_w, min_cnt, l2,
-            allow_parallel, feature[t], split_bin[t], left[t], right[t], depth[t], gain[t], sums[t], feat_gain[t],
-            train_leaf[t], aux, aux_sums[t], work,
+            codes_T, codes_R, root_lead, root_tot, n_bins, nb_max, G, col_off, o, K, rh, have_root, max_depth, max_leaves,
+            min_w, min_cnt, l2, allow_parallel, feature[t], split_bin[t], left[t], right[t], missing_left[t], depth[t],
+            gain[t], sums[t], feat_gain[t], train_leaf[t], aux, aux_sums[t], work,
         )
-    n_nodes, ints, floats, train_leaf = _pack(n_nodes, feature, split_bin, left, right, depth, gain, sums, feat_gain,
-                                              train_leaf)
+    n_nodes, ints, floats, train_leaf = _pack(n_nodes, feature, split_bin, left, right, missing_left, depth, gain, sums,
+                                              feat_gain, train_leaf)
     return n_nodes, ints, floats, train_leaf, aux_sums
 
 
@@ -507,7 +552,11 @@ def node_sums(train_leaf, G, left, right, n_nodes):
 
 
 def grow_entropy(codes_T, n_bins, nb_max, GT, conjugate, M, max_depth, max_leaves, min_w, min_cnt):
-    """Grow one tree by Gain^ent on row statistics GT (n, 2+d) = [w, 1{w>0}, w*T]; same growth rules as grow_tree."""
+    """Grow one tree by Gain^ent on row statistics GT (n, 2+d) = [w, 1{w>0}, w*T]; same growth rules as grow_tree.
+
+    nb_max: the histogram width (see the module doc).  Returns (n_nodes, feature, bin, left, right,
+    depth, gain, feat_gain, train_leaf, missing_left).
+    """
     p, n = codes_T.shape
     d = GT.shape[1] - 2
     W_root = float(GT[:, 0].sum())
@@ -515,6 +564,8 @@ def grow_entropy(codes_T, n_bins, nb_max, GT, conjugate, M, max_depth, max_leave
     split_bin = np.full(M, -1, dtype=np.int64)
     left = np.full(M, -1, dtype=np.int64)
     right = np.full(M, -1, dtype=np.int64)
+    missing_left = np.zeros(M, dtype=np.int64)
+    miss = int(_missing_column(np.asarray(n_bins, dtype=np.int64), nb_max))
     depth = np.zeros(M, dtype=np.int64)
     gain = np.full(M, np.nan)
     feat_gain = np.full((M, p), np.nan)
@@ -527,14 +578,14 @@ def grow_entropy(codes_T, n_bins, nb_max, GT, conjugate, M, max_depth, max_leave
     tot[0] = GT.sum(axis=0)
     hists: dict[int, np.ndarray] = {}
     no_rc = no_row_codes(codes_T)
-    best: dict[int, tuple[float, int, int]] = {}
+    best: dict[int, tuple[float, int, int, int]] = {}
     allow_par = numba.get_num_threads()
 
     def consider(c: int, h: np.ndarray) -> None:
-        g, f, b, fg = best_split_entropy(h, n_bins, conjugate, W_root, min_w, min_cnt)
+        g, f, b, ml, fg = best_split_entropy(h, n_bins, conjugate, W_root, min_w, min_cnt, miss)
         feat_gain[c] = fg
         if f >= 0:
-            best[c] = (g, f, b)
+            best[c] = (g, f, b, ml)
             hists[c] = h
 
     def splittable(c: int, n_leaves: int) -> bool:
@@ -547,17 +598,20 @@ def grow_entropy(codes_T, n_bins, nb_max, GT, conjugate, M, max_depth, max_leave
         consider(0, h)
     while best and n_leaves < max_leaves:
         j = max(best, key=lambda c: (best[c][0], -c))
-        g, f, b = best.pop(j)
+        g, f, b, ml = best.pop(j)
         hp = hists.pop(j)
         s0, s1 = seg[j]
-        mid = partition(codes_T[f], rows, s0, s1, b, tmp)
+        mcode = miss if ml == 1 else -1
+        mid = partition(codes_T[f], rows, s0, s1, b, tmp, mcode) if mcode >= 0 else partition(codes_T[f], rows, s0, s1, b, tmp)
         L, R = n_nodes, n_nodes + 1
         n_nodes += 2
         n_leaves += 1
-        feature[j], split_bin[j], left[j], right[j], gain[j] = f, b, L, R, g
+        feature[j], split_bin[j], left[j], right[j], gain[j], missing_left[j] = f, b, L, R, g, ml
         seg[L], seg[R] = (s0, mid), (mid, s1)
         depth[L] = depth[R] = depth[j] + 1
         tot[L] = hp[f, : b + 1].sum(axis=0)
+        if mcode >= 0:
+            tot[L] += hp[f, mcode]
         tot[R] = tot[j] - tot[L]
         can = {c: splittable(c, n_leaves) for c in (L, R)}
         if not any(can.values()):
@@ -573,4 +627,4 @@ def grow_entropy(codes_T, n_bins, nb_max, GT, conjugate, M, max_depth, max_leave
     for c in range(n_nodes):
         if left[c] < 0:
             train_leaf[rows[seg[c, 0] : seg[c, 1]]] = c
-    return n_nodes, feature, split_bin, left, right, depth, gain, feat_gain, train_leaf
+    return n_nodes, feature, split_bin, left, right, depth, gain, feat_gain, train_leaf, missing_left

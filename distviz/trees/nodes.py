@@ -20,6 +20,9 @@ class TreeNodes:
     gain_reg: W_L|Rbar_L|^2 + W_R|Rbar_R|^2 - W_J|Rbar_J|^2 (regularised form with l2, see splitting.py);
     gain_ent: (W_L A*(eta*_L) + W_R A*(eta*_R) - W_J A*(eta*_J)) / W (NaN without a family);
     feature_gains (n_nodes, p): the best gain of the criterion on every feature (-inf: no valid split).
+    missing_left (uint8): 1 when a missing value (NaN) of the split feature goes left, 0 when it goes
+    right (and at leaves); learned where the node's training rows had missing values, else the
+    heavier child (see splitting.py).
     """
 
     feature: np.ndarray
@@ -36,6 +39,11 @@ class TreeNodes:
     gain_reg: np.ndarray
     gain_ent: np.ndarray
     feature_gains: np.ndarray
+    missing_left: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.missing_left is None:
+            self.missing_left = np.zeros(self.feature.shape[0], dtype=np.uint8)
 
     @property
     def n_nodes(self) -> int:

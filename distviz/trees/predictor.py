@@ -1,4 +1,9 @@
-"""Tree traversal: the leaf of every row, from bin codes or from raw features."""
+"""Tree traversal: the leaf of every row, from bin codes or from raw features.
+
+Missing values: with ``missing_left`` (uint8 per node, 1 = a missing value goes left) a NaN
+(raw path) or the missing-value code ``miss`` (binned path, ``Binner.missing_bin_``) follows the
+learned direction; without it (None, the default) it goes right, as before missing-value support.
+"""
 
 from __future__ import annotations
 
@@ -9,14 +14,17 @@ __all__ = ["apply_binned", "apply_raw", "apply_binned_many", "apply_raw_many"]
 
 
 @njit(cache=True)
-def apply_binned(codes_T, feature, split_bin, left, right):
-    """Leaf id of every column of codes_T (p, n): go left when code <= split_bin."""
+def apply_binned(codes_T, feature, split_bin, left, right, missing_left=None, miss=-1):
+    """Leaf id of every column of codes_T (p, n): go left when code <= split_bin (code == miss: by missing_left)."""
     n = codes_T.shape[1]
     out = np.empty(n, dtype=np.int64)
     for i in range(n):
         j = 0
         while left[j] >= 0:
-            if codes_T[feature[j], i] <= split_bin[j]:
+            c = codes_T[feature[j], i]
+            if c <= split_bin[j]:
+                j = left[j]
+            elif missing_left is not None and c == miss and missing_left[j] != 0:
                 j = left[j]
             else:
                 j = right[j]
@@ -25,14 +33,17 @@ def apply_binned(codes_T, feature, split_bin, left, right):
 
 
 @njit(cache=True)
-def apply_raw(X, feature, threshold, left, right):
-    """Leaf id of every row of X (n, p): go left when x <= threshold."""
+def apply_raw(X, feature, threshold, left, right, missing_left=None):
+    """Leaf id of every row of X (n, p): go left when x <= threshold (x NaN: by missing_left)."""
     n = X.shape[0]
     out = np.empty(n, dtype=np.int64)
     for i in range(n):
         j = 0
         while left[j] >= 0:
-            if X[i, feature[j]] <= threshold[j]:
+            x = X[i, feature[j]]
+            if x <= threshold[j]:
+                j = left[j]
+            elif missing_left is not None and x != x and missing_left[j] != 0:
                 j = left[j]
             else:
                 j = right[j]
@@ -41,21 +52,27 @@ def apply_raw(X, feature, threshold, left, right):
 
 
 @njit(cache=True)
-def apply_binned_many(codes_T, feature, split_bin, left, right):
-    """Leaf ids (B, n) of B trees given as (B, M) node arrays."""
+def apply_binned_many(codes_T, feature, split_bin, left, right, missing_left=None, miss=-1):
+    """Leaf ids (B, n) of B trees given as (B, M) node arrays (missing_left (B, M) or None)."""
     B = feature.shape[0]
     n = codes_T.shape[1]
     out = np.empty((B, n), dtype=np.int64)
     for t in range(B):
-        out[t] = apply_binned(codes_T, feature[t], split_bin[t], left[t], right[t])
+        if missing_left is None:
+            out[t] = apply_binned(codes_T, feature[t], split_bin[t], left[t], right[t])
+        else:
+            out[t] = apply_binned(codes_T, feature[t], split_bin[t], left[t], right[t], missing_left[t], miss)
     return out
 
 
 @njit(cache=True)
-def apply_raw_many(X, feature, threshold, left, right):
-    """Leaf ids (B, n) of B trees given as (B, M) node arrays, from raw X."""
+def apply_raw_many(X, feature, threshold, left, right, missing_left=None):
+    """Leaf ids (B, n) of B trees given as (B, M) node arrays, from raw X (missing_left (B, M) or None)."""
     B = feature.shape[0]
     out = np.empty((B, X.shape[0]), dtype=np.int64)
     for t in range(B):
-        out[t] = apply_raw(X, feature[t], threshold[t], left[t], right[t])
+        if missing_left is None:
+            out[t] = apply_raw(X, feature[t], threshold[t], left[t], right[t])
+        else:
+            out[t] = apply_raw(X, feature[t], threshold[t], left[t], right[t], missing_left[t])
     return out

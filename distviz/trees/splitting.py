@@ -14,6 +14,16 @@ Candidate splits put bins ``0..b`` of a feature left.  Only bins holding a posit
 candidates (an empty bin gives the same partition as the last non-empty bin before it), so the
 threshold is the upper edge of the largest bin actually present on the left.  Ties go to the lowest
 feature, then the lowest bin.
+
+Missing values (see binning.py): when the histogram has a missing-value column ``miss`` (the last
+one; ``miss = -1``: none) and a node holds positive-weight rows with a missing value of feature f,
+every threshold of f is tried with the missing rows on the right and on the left (as LightGBM and
+scikit-learn's HistGradientBoosting do), and "all present values left, missing right" is a
+candidate too.  Within a feature the missing-right candidates are scanned first, so ties go to
+missing-right, then to the lowest bin.  When the node has no missing value of the chosen feature,
+the split sends a missing value (seen only at predict time) to the child with more training weight
+(left only if strictly heavier).  Nodes and features without missing values are scanned exactly as
+without missing-value support, so the trees are bit-identical.
 """
 
 from __future__ import annotations
@@ -21,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["best_split_variance", "best_split_entropy", "partition", "partition_parallel", "assign_children",
+__all__ = ["best_split_variance", "best_split_variance_missing", "best_split_entropy", "partition", "partition_parallel", "assign_children",
            "assign_children_parallel", "REL_TOL"]
 
 # a split must beat zero by this fraction of the magnitude of its terms (rounding noise is no gain)
@@ -29,10 +39,31 @@ REL_TOL = 1e-12
 
 
 @njit(cache=True)
-def best_split_variance(h, n_bins, tot, o, l2, min_w, min_cnt, feat_gain):
-    """Best (gain, feature, bin) of one node histogram h (p, nb, o+K) with totals tot (o+K,); fills feat_gain (p,).
+def _heavier_left(hf, b):
+    """1 when bins 0..b of one feature's histogram hf (nb, C) weigh strictly more than the rest (missing bin included)."""
+    wl = 0.0
+    for bb in range(b + 1):
+        wl += hf[bb, 0]
+    wt = 0.0
+    for bb in range(hf.shape[0]):
+        wt += hf[bb, 0]
+    return 1 if wl > wt - wl else 0
+
+
+@njit(cache=True)
+def best_split_variance(h, n_bins, tot, o, l2, min_w, min_cnt, feat_gain, miss=-1):
+    """Best (gain, feature, bin) of one node histogram h (p, nb, o+K): best_split_variance_missing without the direction."""
+    g, f, b, _ = best_split_variance_missing(h, n_bins, tot, o, l2, min_w, min_cnt, feat_gain, miss)
+    return g, f, b
+
+
+@njit(cache=True)
+def best_split_variance_missing(h, n_bins, tot, o, l2, min_w, min_cnt, feat_gain, miss=-1):
+    """Best (gain, feature, bin, missing_left) of one node histogram h (p, nb, o+K) with totals tot (o+K,); fills feat_gain (p,).
 
     Column 0 is the weight, column o-1 the row count (the weight itself when o = 1), o.. the sums.
+    miss: the histogram column of missing values (-1: none; see the module doc); missing_left (0/1)
+    tells where the split sends missing values.
     Per feature: the bins holding a positive-weight row are listed (the only candidates; in a small
     node most bins are empty), their prefix sums formed, |S_L|^2 and |S_R|^2 computed for all of them
     at once (a loop over bins inside a loop over outputs, which vectorises), then one pass picks
@@ -50,6 +81,7 @@ def best_split_variance(h, n_bins, tot, o, l2, min_w, min_cnt, feat_gain):
     best = -np.inf
     bf = -1
     bb = -1
+    bml = -1
     cum = np.empty((C, nb_max))
     sL = np.empty(nb_max)
     sR = np.empty(nb_max)
@@ -58,7 +90,8 @@ def best_split_variance(h, n_bins, tot, o, l2, min_w, min_cnt, feat_gain):
         fbest = -np.inf
         hf = h[f]
         m = 0
-        for b in range(n_bins[f] - 1):  # candidate splits: bins 0..b go left, b < n_bins - 1
+        has_m = miss >= 0 and hf[miss, ci] != 0.0
+        for b in range(n_bins[f] - 1 + has_m):  # candidate splits: bins 0..b go left, b < n_bins - 1 (+1 with NaN right)
             if hf[b, ci] != 0.0:
                 idx[m] = b
                 m += 1
@@ -103,21 +136,57 @@ def best_split_variance(h, n_bins, tot, o, l2, min_w, min_cnt, feat_gain):
                     best = g
                     bf = f
                     bb = idx[q]
+                    bml = 0 if has_m else -1
+        if has_m:  # the same thresholds with the missing rows on the left
+            hm = hf[miss]
+            for q in range(m):
+                if idx[q] >= n_bins[f] - 1:
+                    break
+                WL = cw[q] + hm[0]
+                cL = cc[q] + hm[ci]
+                cR = cJ - cL
+                WR = WJ - WL
+                if cR < min_cnt or WR < min_w:
+                    break
+                if cL < min_cnt or WL < min_w:
+                    continue
+                a2 = 0.0
+                d2 = 0.0
+                for k in range(K):
+                    a = cum[o + k, q] + hm[o + k]
+                    d = tot[o + k] - a
+                    a2 += a * a
+                    d2 += d * d
+                tL = a2 / (WL + l2)
+                tR = d2 / (WR + l2)
+                g = tL + tR - parent
+                if g > REL_TOL * (tL + tR) and g > fbest:
+                    fbest = g
+                    if g > best:
+                        best = g
+                        bf = f
+                        bb = idx[q]
+                        bml = 1
         feat_gain[f] = fbest
-    return best, bf, bb
+    if bf >= 0 and bml < 0:  # no missing value of bf in this node: missing values go to the heavier child
+        bml = _heavier_left(h[bf], bb)
+    return best, bf, bb, bml
 
 
 @njit(cache=True)
-def partition(code_row, rows, start, stop, b, tmp):
-    """Stable in-place partition of rows[start:stop] into code <= b (left) then code > b; returns the boundary.
+def partition(code_row, rows, start, stop, b, tmp, miss=-1):
+    """Stable in-place partition of rows[start:stop] into code <= b or code == miss (left), then the rest; returns the boundary.
 
-    Branch-free: every row is written to both candidate places and only one cursor advances.
+    miss: the missing-value code when missing values go left (-1, the default: they go right,
+    being larger than every real bin).  Branch-free: every row is written to both candidate places
+    and only one cursor advances.
     """
     nl = start
     nr = 0
     for j in range(start, stop):
         i = rows[j]
-        go = np.intp(code_row[i] <= b)
+        c = code_row[i]
+        go = np.intp(c <= b) | np.intp(c == miss)
         rows[nl] = i
         tmp[nr] = i
         nl += go
@@ -127,8 +196,8 @@ def partition(code_row, rows, start, stop, b, tmp):
 
 
 @njit(cache=True, parallel=True)
-def partition_parallel(code_row, rows, start, stop, b, tmp, n_blocks):
-    """partition() by n_blocks row blocks in parallel threads; the same stable result for any n_blocks.
+def partition_parallel(code_row, rows, start, stop, b, tmp, n_blocks, miss=-1):
+    """partition() (miss as there) by n_blocks row blocks in parallel threads; the same stable result for any n_blocks.
 
     Each block splits its rows into tmp (left rows forwards from the block's start, right rows
     backwards from its end), then every block copies its two runs to their final places, found from
@@ -144,7 +213,8 @@ def partition_parallel(code_row, rows, start, stop, b, tmp, n_blocks):
         hi = b1 - 1
         for j in range(b0, b1):
             i = rows[j]
-            go = np.intp(code_row[i] <= b)
+            c = code_row[i]
+            go = np.intp(c <= b) | np.intp(c == miss)
             tmp[lo] = i
             tmp[hi] = i
             lo += go
@@ -172,46 +242,60 @@ def partition_parallel(code_row, rows, start, stop, b, tmp, n_blocks):
 
 
 @njit(cache=True)
-def assign_children(code_row, rows, start, stop, b, L, R, leaf):
-    """leaf[i] = L or R for the rows of a node whose children are final leaves (no partition needed)."""
+def assign_children(code_row, rows, start, stop, b, L, R, leaf, miss=-1):
+    """leaf[i] = L (code <= b or code == miss, see partition) or R for the rows of a node whose children are final leaves."""
     for j in range(start, stop):
         i = rows[j]
-        leaf[i] = L if code_row[i] <= b else R
+        c = code_row[i]
+        leaf[i] = L if (c <= b or c == miss) else R
 
 
 @njit(cache=True, parallel=True)
-def assign_children_parallel(code_row, rows, start, stop, b, L, R, leaf):
+def assign_children_parallel(code_row, rows, start, stop, b, L, R, leaf, miss=-1):
     """assign_children with the rows in parallel threads (every row is written once: the same result)."""
     for j in prange(start, stop):
         i = rows[j]
-        leaf[i] = L if code_row[i] <= b else R
+        c = code_row[i]
+        leaf[i] = L if (c <= b or c == miss) else R
 
 
-def best_split_entropy(h, n_bins, conjugate, W_root, min_w, min_cnt):
-    """Best (Gain^ent, feature, bin) of a node histogram h (p, nb, 2+d) of T(y), plus the best gain per feature.
+def best_split_entropy(h, n_bins, conjugate, W_root, min_w, min_cnt, miss=-1):
+    """Best (Gain^ent, feature, bin, missing_left) of a node histogram h (p, nb, 2+d) of T(y), plus the best gain per feature.
 
     ``conjugate(mean (m, d)) -> (m,)`` is the family's A*; candidates where it is not finite are skipped.
+    miss: the histogram column of missing values (-1: none), see the module doc.  (Before
+    missing-value support this returned (gain, feature, bin, feat_gain) and took no miss.)
     """
     p, nb, _ = h.shape
     c = np.cumsum(h, axis=1)
     tot = c[0, -1]
     WJ, cJ, SJ = tot[0], tot[1], tot[2:]
-    WL, cL = c[:, :, 0], c[:, :, 1]
-    WR, cR = WJ - WL, cJ - cL
-    valid = (
-        (np.arange(nb)[None, :] < (np.asarray(n_bins)[:, None] - 1))
-        & (h[:, :, 1] > 0)
-        & (cL >= min_cnt)
-        & (cR >= min_cnt)
-        & (WL >= min_w)
-        & (WR >= min_w)
-    )
+    nbf = np.asarray(n_bins)[:, None]
+    has_m = (h[:, miss, 1] > 0) if miss >= 0 else np.zeros(p, dtype=bool)
+    # missing right: left = bins 0..b (b < n_bins - 1, or the last real bin when the node has missing rows)
+    cand = [((np.arange(nb)[None, :] < nbf - 1 + has_m[:, None]) & (h[:, :, 1] > 0), c, 0)]
+    if has_m.any():  # missing left: left = bins 0..b plus the missing column
+        cm = c + h[:, miss : miss + 1, :]
+        cand.append(((np.arange(nb)[None, :] < nbf - 1) & (h[:, :, 1] > 0) & has_m[:, None], cm, 1))
+    fi_l, bi_l, dir_l, wl_l, SL_l = [], [], [], [], []
+    for base, cs, direction in cand:
+        WL, cL = cs[:, :, 0], cs[:, :, 1]
+        valid = base & (cL >= min_cnt) & (cJ - cL >= min_cnt) & (WL >= min_w) & (WJ - WL >= min_w)
+        fi, bi = np.nonzero(valid)
+        fi_l.append(fi)
+        bi_l.append(bi)
+        dir_l.append(np.full(fi.size, direction))
+        wl_l.append(WL[fi, bi])
+        SL_l.append(cs[fi, bi, 2:])
     feat_gain = np.full(p, -np.inf)
-    if not valid.any():
-        return -np.inf, -1, -1, feat_gain
-    fi, bi = np.nonzero(valid)
-    wl, wr = WL[fi, bi], WR[fi, bi]
-    SL = c[fi, bi, 2:]
+    fi, bi, dirs = np.concatenate(fi_l), np.concatenate(bi_l), np.concatenate(dir_l)
+    if fi.size == 0:
+        return -np.inf, -1, -1, 0, feat_gain
+    order = np.lexsort((bi, dirs, fi))  # lowest feature, then missing right, then lowest bin
+    fi, bi, dirs = fi[order], bi[order], dirs[order]
+    wl = np.concatenate(wl_l)[order]
+    wr = WJ - wl
+    SL = np.concatenate(SL_l)[order]
     SR = SJ[None, :] - SL
     with np.errstate(all="ignore"):
         aJ = float(np.asarray(conjugate((SJ / WJ)[None, :]), dtype=np.float64).reshape(-1)[0])
@@ -221,8 +305,10 @@ def best_split_entropy(h, n_bins, conjugate, W_root, min_w, min_cnt):
         g = (tL + tR - WJ * aJ) / W_root
         ok = np.isfinite(g) & (g > REL_TOL * (np.abs(tL) + np.abs(tR)) / W_root)
     if not ok.any():
-        return -np.inf, -1, -1, feat_gain
+        return -np.inf, -1, -1, 0, feat_gain
     g = np.where(ok, g, -np.inf)
     np.maximum.at(feat_gain, fi, g)
-    j = int(np.argmax(g))  # nonzero() is in (feature, bin) order: first maximum = lowest feature, lowest bin
-    return float(g[j]), int(fi[j]), int(bi[j]), feat_gain
+    j = int(np.argmax(g))  # first maximum in (feature, direction, bin) order
+    f, b = int(fi[j]), int(bi[j])
+    ml = int(dirs[j]) if has_m[f] else _heavier_left(h[f], b)
+    return float(g[j]), f, b, ml, feat_gain

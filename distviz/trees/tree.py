@@ -7,7 +7,9 @@ import numpy as np
 
 from distviz.errors import ConfigError, DataError
 
-from .binning import BinnedX, Binner, _check_X
+from distviz.validation import check_sample_weight, check_X, check_y
+
+from .binning import BinnedX, Binner
 from .grower import NO_AUX, NO_ROOT_LEAD, NO_ROOT_TOT, NO_WORK, grow_batch, grow_entropy, no_row_codes, node_sums
 from .histogram import lead_hist, row_stats
 from .nodes import TreeNodes
@@ -54,29 +56,14 @@ def _bin_input(X, binner_or_max_bins, sample_weight=None):
 
 
 def _check_targets(R, n: int, name: str = "R") -> np.ndarray:
-    """Targets as a C-contiguous float64 (n, K) array."""
-    R = np.asarray(R, dtype=np.float64)
-    if R.ndim == 1:
-        R = R[:, None]
-    if R.ndim != 2 or R.shape[0] != n:
-        raise DataError(f"{name} must have shape (n,) or (n, K) with n = {n} rows of X, got {R.shape}.")
-    if not np.isfinite(R).all():
-        raise DataError(f"{name} contains NaN or infinite values; fix the targets before fitting the tree.")
-    return np.ascontiguousarray(R)
+    """Targets as a finite C-contiguous float64 (n, K) array (distviz.validation.check_y)."""
+    return check_y(R, n, name=name, ndim=2)
 
 
 def _check_weight(sample_weight, n: int) -> np.ndarray:
-    """Sample weights as a float64 (n,) array (ones when None)."""
-    if sample_weight is None:
-        return np.ones(n)
-    w = np.ascontiguousarray(sample_weight, dtype=np.float64).reshape(-1)
-    if w.shape[0] != n:
-        raise DataError(f"sample_weight has {w.shape[0]} entries but X has {n} rows; pass one weight per row.")
-    if not np.isfinite(w).all() or (w < 0).any():
-        raise DataError("sample_weight must be finite and non-negative; remove NaN or negative weights.")
-    if not w.sum() > 0:
-        raise DataError("sample_weight sums to zero; give at least one row a positive weight.")
-    return w
+    """Sample weights as a float64 (n,) array, ones when None (distviz.validation.check_sample_weight)."""
+    w = check_sample_weight(sample_weight, n)
+    return np.ones(n) if w is None else w
 
 
 def _conjugate_values(family, mean: np.ndarray) -> np.ndarray:
@@ -127,7 +114,7 @@ class FitContext:
         if self.codes_R.shape[0] != self.codes_T.shape[1]:
             self.codes_R = np.ascontiguousarray(self.codes_T.T)
             self.work = np.empty((2, self.codes_T.shape[1]), dtype=np.int32)
-            self.root_lead, self.root_tot = lead_hist(self.codes_T, self.w, 1 if self.unit else 2, self.binner.n_bins_max_)
+            self.root_lead, self.root_tot = lead_hist(self.codes_T, self.w, 1 if self.unit else 2, self.binner.n_hist_bins_)
         return self
 
     @classmethod
@@ -210,7 +197,7 @@ class HistTree:
             R = _check_targets(R, n)
             w = _check_weight(sample_weight, n)
         else:
-            X = _check_X(X)
+            X = check_X(X, allow_nan=True)
             n = X.shape[0]
             R = _check_targets(R, n)
             w = _check_weight(sample_weight, n)
@@ -245,7 +232,7 @@ class HistTree:
         n_pos = n if unit else int(np.count_nonzero(w))
         M = _capacity(depth, leaves, n_pos)
         nb = binner.n_bins_
-        nb_max = binner.n_bins_max_
+        nb_max = binner.n_hist_bins_  # histogram width: one more column for missing values when X had NaN
         min_w = float(self.min_weight_leaf)
         min_cnt = float(self.min_samples_leaf)
         l2 = float(self.l2)
@@ -260,7 +247,7 @@ class HistTree:
                 min_cnt, l2, numba.get_num_threads(), aux, ctx.work,
             )
             nn = int(n_nodes[0])
-            feature, split_bin, left, right, dep = ints[0, :, :nn]
+            feature, split_bin, left, right, dep, miss_left = ints[0, :, :nn]
             floats = floats[0, :nn]
             gain = gain_reg = floats[:, 0]
             sums = floats[:, 1 : 1 + o + K]
@@ -271,10 +258,11 @@ class HistTree:
         else:
             GT = ctx.GT
             o = 2
-            nn, feature, split_bin, left, right, dep, gain, feat_gain, train_leaf = grow_entropy(
+            nn, feature, split_bin, left, right, dep, gain, feat_gain, train_leaf, miss_left = grow_entropy(
                 codes_T, nb, nb_max, GT, family.conjugate, M, depth, leaves, min_w, min_cnt
             )
             feature, split_bin, left, right, dep = feature[:nn], split_bin[:nn], left[:nn], right[:nn], dep[:nn]
+            miss_left = miss_left[:nn]
             feat_gain = feat_gain[:nn]
             sums = node_sums(train_leaf, row_stats(R, w, 2), left, right, nn)
             gain = gain[:nn]
@@ -286,6 +274,7 @@ class HistTree:
         self._bin = split_bin
         self._left = left
         self._right = right
+        self._missing_left = miss_left.astype(np.uint8)
         self._depth = dep
         self._sums = sums
         self._o = o
@@ -348,6 +337,15 @@ class HistTree:
         return self._threshold
 
     @property
+    def missing_left_(self) -> np.ndarray:
+        """uint8 per node: 1 when a missing value (NaN) of the split feature goes left (0 at leaves)."""
+        self._check_fitted()
+        ml = getattr(self, "_missing_left", None)
+        if ml is None:
+            ml = self._missing_left = np.zeros(self._left.shape[0], dtype=np.uint8)
+        return ml
+
+    @property
     def train_predict_(self) -> np.ndarray:
         """Predictions (n, K) on the training rows, without re-traversing the tree."""
         self._check_fitted()
@@ -367,6 +365,7 @@ class HistTree:
                 bin=np.where(leaf, -1, self._bin),
                 left=self._left,
                 right=self._right,
+                missing_left=self.missing_left_,
                 is_leaf=leaf,
                 depth=self._depth,
                 weight=self._sums[:, 0].copy(),
@@ -406,11 +405,10 @@ class HistTree:
         if isinstance(X, BinnedX):
             if X.binner is not self.binner_:
                 raise DataError("X was binned by a different Binner than the tree's; pass raw X or codes from tree.binner_.")
-            return apply_binned(X.codes_T, self._feature, self._bin, self._left, self._right)
-        X = _check_X(X)
-        if X.shape[1] != self.n_features_in_:
-            raise DataError(f"X has {X.shape[1]} features but the tree was fitted on {self.n_features_in_}; pass the same columns.")
-        return apply_raw(X, self._feature, self.threshold_, self._left, self._right)
+            return apply_binned(X.codes_T, self._feature, self._bin, self._left, self._right, self.missing_left_,
+                                self.binner_.missing_bin_)
+        X = check_X(X, allow_nan=True, n_features=self.n_features_in_)
+        return apply_raw(X, self._feature, self.threshold_, self._left, self._right, self.missing_left_)
 
     def predict(self, X) -> np.ndarray:
         """Leaf values (n, K) for raw X or a BinnedX."""
