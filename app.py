@@ -18,6 +18,7 @@ st.set_page_config(page_title="distviz", page_icon="📈", layout="wide",
                    initial_sidebar_state="collapsed" if st.session_state.get(presenter_key()) else "auto")
 
 from distviz.ui.common import PAGES, explainer, fit_or_last, fit_summary  # noqa: E402
+from distviz.ui.figures import charts  # noqa: E402
 from distviz.ui.lab import PAGE, config_widgets  # noqa: E402
 from distviz.ui.state import sync_query_params  # noqa: E402
 
@@ -53,7 +54,7 @@ def lab():
     cols = st.columns(2, gap="medium")
     for i, fig in enumerate(figs):
         with cols[i % 2]:
-            st.plotly_chart(fig, key=f"lab.fig{i}")
+            charts().plotly_chart(fig, key=f"lab.fig{i}")
 
 
 from distviz.ui.lessons import NAV, back_to_lesson  # noqa: E402

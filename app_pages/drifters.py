@@ -5,8 +5,11 @@ import streamlit as st
 
 from distviz.ui.jobs import FitCancelled
 from distviz.ui.common import explainer, static_table
-from distviz.ui.drifters import (REAL_FINDING, REAL_SUBSET, SOURCES, SYNTHETIC_FINDING, available_sources, metrics_frame,
-                                 precomputed, run_comparison)
+from distviz.experiments.drifters import APP_DEFAULTS
+from distviz.ui.drifters import (REAL_FINDING, REAL_HOWTO, SAMPLE_TRAIN_ROWS, SOURCES, SYNTHETIC_FINDING, available_sources,
+                                 metrics_frame, precomputed, predict_drifter_seconds, publication_downloads,
+                                 run_comparison)
+from distviz.ui.figures import show_figure
 from distviz.ui.lab import MAX_UPLOAD_MB
 from distviz.ui.state import error_sentence, qp_key, recall, remember, sync_query_params, user_errors
 
@@ -29,44 +32,41 @@ one-day displacement. Maps are drawn offline from vendored Natural Earth coastli
 st.sidebar.header("Drifter data")
 sources = available_sources()
 source = st.sidebar.selectbox("Data", sources, format_func=lambda k: SOURCES[k], key=qp_key(PAGE, "source", sources[0], options=sources),
-                              help="The synthetic sample ships with distviz; the real subset is read from "
-                                   f"../shared/data/{'/'.join(REAL_SUBSET)} when present; or upload a processed table.")
+                              help="The synthetic sample ships with distviz. " + REAL_HOWTO)
 upload = None
 if source == "upload":
     up = st.sidebar.file_uploader(f"Drifter CSV (up to {MAX_UPLOAD_MB} MB)", type=["csv", "txt", "tsv"], key=f"{PAGE}.upload",
                                   help="Columns as the processed drifter table: Tx, Ty, Wx, Wy, u_av, v_av, lon, lat, t, u, v, id. "
                                        "Parsed as data only.")
     upload = None if up is None else up.getvalue()
-rounds = st.sidebar.select_slider("Boosting rounds (max)", [30, 60, 100, 200, 300], key=qp_key(PAGE, "drounds", 30, options=[30, 60, 100, 200, 300]),
+D = APP_DEFAULTS
+ROUNDS, RATES, TRAIN = [30, 60, 100, 200, 300], [0.02, 0.05, 0.1, 0.2], [1000, 2000, 5000, 10000, 30000]
+rounds = st.sidebar.select_slider("Boosting rounds (max)", ROUNDS, key=qp_key(PAGE, "drounds", D["rounds"], options=ROUNDS),
                                   help="Upper bound on the rounds; early stopping on the validation drifters picks the count.")
-lr = st.sidebar.select_slider("Learning rate", [0.02, 0.05, 0.1, 0.2], key=qp_key(PAGE, "dlr", 0.1, options=[0.02, 0.05, 0.1, 0.2]),
+lr = st.sidebar.select_slider("Learning rate", RATES, key=qp_key(PAGE, "dlr", D["learning_rate"], options=RATES),
                               help="Shrinkage of every tree (the paper uses 0.01 with many more rounds).")
 max_train = None
 if source == "sample":
-    max_train = st.sidebar.select_slider("Training rows (sample)", [1000, 2000, 5000, 10000, 30000],
-                                         key=qp_key(PAGE, "train", 2000, options=[1000, 2000, 5000, 10000, 30000]),
-                                         help="A random subset of the training rows keeps the first fit quick.")
+    max_train = st.sidebar.select_slider("Training rows (sample)", TRAIN, key=qp_key(PAGE, "train", D["max_train"], options=TRAIN),
+                                         help="A random subset of the training rows; with all 30,000 NGB's edge over "
+                                              "IndepNGB shows (fewer rows fit faster and blur it).")
 nn = st.sidebar.toggle("Add the neural-network baseline (NN)", key=qp_key(PAGE, "nn", False),
                        help="The paper's NN row (Sec. 4): an MLP that outputs the bivariate Gaussian in NGB's chart, "
                             "Adam at 0.01, patience 50, hidden layers chosen on the validation drifters from the "
                             "authors' grid. It adds about 2-3 ms per training row to the fit.")
 
 if source == "sample":
-    st.info("**Synthetic data.** The shipped sample is simulated (`scripts/make_drifter_sample.py`, seeded): drifters "
-            "advected in an analytic Gulf-Stream-like flow with analytic winds and noise whose correlation varies in "
-            "space, so the true law is known (the *Oracle* row). " + SYNTHETIC_FINDING + " " + REAL_FINDING + " "
-            "For real drifters choose *real GDP subset* in the "
-            f"sidebar (read from `../shared/data/{'/'.join(REAL_SUBSET)}` when present), upload a processed drifter "
-            "CSV, or run `distviz study drifters --data PATH` on the Zenodo 5644972 table or a GDP NetCDF file.",
-            icon=":material/science:")
+    st.info("**Synthetic data**: simulated drifters whose noise correlation is known (the *Oracle* row), "
+            "shipped with distviz. " + REAL_HOWTO, icon=":material/science:")
 elif source == "real":
-    st.caption("**Real data** (GDP drifters). " + REAL_FINDING + " One split, as fitted below, cannot separate "
-               "them; the paper's protocol is `distviz study drifters --data PATH --protocol paper`.")
+    st.caption("**Real data** (the real drifter subset of GDP drifters). One split, as fitted below, cannot separate "
+               "NGB and IndepNGB; see the note under the table.")
 pre = precomputed(source, rounds, lr, max_train, nn)
 refit = False
 if pre is not None:
     refit = st.sidebar.button("Refit now", help="The first view shows a result precomputed with these settings by "
-                              "scripts/make_drifter_sample.py; this refits NGB and IndepNGB here (about 10 s).")
+                              "scripts/make_drifter_sample.py; this refits NGB and IndepNGB here (about "
+                              f"{predict_drifter_seconds(max_train or SAMPLE_TRAIN_ROWS, rounds):.0f} s or less).")
 
 res = None
 try:
@@ -83,31 +83,34 @@ if res is not None:
     from distviz.viz import maps
 
     info = res.info
-    st.caption(f"{info.get('source')}{' (SYNTHETIC)' if info.get('synthetic') else ''} — {info.get('n_drifters')} "
-               f"drifters, {info.get('n_train')} training / {info.get('n_val')} validation / {info.get('n_test')} test "
-               f"rows; {info.get('units', '')}."
-               + (" Precomputed with these settings (press *Refit now* to fit here)." if info.get("precomputed") else "")
-               + (" For NN, *rounds_used* is its best epoch." if "NN" in res.table else ""))
-    static_table(metrics_frame(res), {"NLL (nats)": ".3f", "RMSE (cm/s)": ".2f", "90% region coverage": ".3f",
-                                      "90% region area (cm²/s²)": ",.0f", "fit (s)": ".1f"})
-    c1, c2 = st.columns([1, 1])
-    region = c1.radio("Region", ["whole area (2° bins)", "Gulf Stream box (0.5° bins)"], horizontal=True,
-                      key=qp_key(PAGE, "region", "whole area (2° bins)", options=["whole area (2° bins)", "Gulf Stream box (0.5° bins)"]))
+    REGIONS = ["whole area (2° bins)", "Gulf Stream box (0.5° bins)"]
+    c1, c2 = st.columns([2, 3])
+    region = c1.radio("Region", REGIONS, horizontal=True, key=qp_key(PAGE, "region", REGIONS[0], options=REGIONS))
     kinds = list(maps.KINDS)
     kind = c2.radio("Map", kinds, format_func=lambda k: maps.PANEL_TITLES.get(k, k), horizontal=True,
                     key=qp_key(PAGE, "map", "nll_diff", options=kinds))
-    binned = res.binned if region.startswith("whole") else res.zoom
+    whole = region == REGIONS[0]
+    binned = res.binned if whole else res.zoom
     with user_errors():
         if int(np.nansum(binned["n_test"].values)) == 0:
             st.info("No test points fall in this region; choose the whole area.")
         else:
-            st.plotly_chart(maps.map_figure_plotly(binned, kind, scale="110m" if region.startswith("whole") else "50m"),
-                            key="drift.mapfig")
+            show_figure(maps.map_figure_plotly(binned, kind, scale="110m" if whole else "50m"), key="drift.mapfig")
+    st.caption(f"{info.get('source')}{' (SYNTHETIC)' if info.get('synthetic') else ''} — {info.get('n_drifters')} "
+               f"drifters, {info.get('n_train')} training / {info.get('n_val')} validation / {info.get('n_test')} test "
+               f"rows; {str(info.get('units', '')).replace('PR90_area', '90% region area')}."
+               + (" Precomputed with these settings (press *Refit now* to fit here)." if info.get("precomputed") else "")
+               + (" For NN, *rounds used* is its best epoch." if "NN" in res.table else ""))
+    static_table(metrics_frame(res), {"NLL (nats)": ".3f", "RMSE (cm/s)": ".2f", "90% region coverage": ".3f",
+                                      "90% region area (cm²/s²)": ",.0f", "fit (s)": ".1f"})
+    if source == "sample":
+        st.info(SYNTHETIC_FINDING + " " + REAL_FINDING, icon=":material/compare_arrows:")
     pred = res.predictions
     ids = [int(i) for i in np.unique(pred["id"].values)]
     default_id = maps.pick_trajectory(pred)[0]
     did = st.selectbox("Held-out drifter for the trajectory view", ids, index=ids.index(default_id) if default_id in ids else 0,
                        key=f"{PAGE}.drifter", help="Default: the held-out window with the fastest mean speed.")
     with user_errors():
-        st.plotly_chart(maps.trajectory_ellipses_plotly(pred, did), key="drift.trajfig")
+        show_figure(maps.trajectory_ellipses_plotly(pred, did), key="drift.trajfig")
+    publication_downloads(res, did)
 sync_query_params(PAGE)

@@ -5,6 +5,7 @@ import streamlit as st
 import numpy as np
 
 from distviz.ui.common import explainer, fit_or_last, lazy_tabs
+from distviz.ui.figures import charts
 from distviz.ui.lab import PAGE as LAB, fit_model, folded_config_widgets
 from distviz.ui.playback import round_player
 from distviz.ui.state import error_sentence, qp_key, sync_query_params
@@ -58,8 +59,8 @@ def companions():
 
 def draw(r):
     if res.kind == "wg":
-        st.plotly_chart(vr.wg_round_figure(model, data, r, algo[3:]), key="evo.particles")
-        st.plotly_chart(vr.nll_from_trace(trace, current=r, algo=algo[3:], title="negative log predictive per round"),
+        charts().plotly_chart(vr.wg_round_figure(model, data, r, algo[3:]), key="evo.particles")
+        charts().plotly_chart(vr.nll_from_trace(trace, current=r, algo=algo[3:], title="negative log predictive per round"),
                         key="evo.nll")
         return
     tabs = dict(zip(VIEWS, lazy_tabs(PAGE, "view", VIEWS)))
@@ -68,9 +69,9 @@ def draw(r):
             figs = vr.law_round_figures(model, data, r, algo)
             c1, c2 = st.columns(2, gap="medium")
             for i, f in enumerate(figs["fit"]):
-                (c1 if i % 2 == 0 else c2).plotly_chart(f, key=f"evo.fit{i}")
-            (c2 if len(figs["fit"]) % 2 else c1).plotly_chart(figs["nll"], key="evo.nll")
-            st.plotly_chart(figs["iterates"], key="evo.iterates")
+                charts(c1 if i % 2 == 0 else c2).plotly_chart(f, key=f"evo.fit{i}")
+            charts(c2 if len(figs["fit"]) % 2 else c1).plotly_chart(figs["nll"], key="evo.nll")
+            charts().plotly_chart(figs["iterates"], key="evo.iterates")
     if tabs["Geometry: η vs η* paths"].open:
         with tabs["Geometry: η vs η* paths"]:
             xt = trace["X"].values[:, 0]
@@ -80,7 +81,7 @@ def draw(r):
                            help="The input whose iterate path is drawn in both charts.")
             paths, teta, tstar = vr.geometry_paths(companions(), float(x0), data)
             fam = model.family_
-            st.plotly_chart(vr.vf.geometry_figure(paths, natural_names=fam.natural_names, mean_names=fam.mean_names,
+            charts().plotly_chart(vr.vf.geometry_figure(paths, natural_names=fam.natural_names, mean_names=fam.mean_names,
                                                   current=r, target_eta=teta, target_star=tstar,
                                                   title=f"geometry at x = {x0:.3g}: iterate paths up to the last round, "
                                                         f"ring = round {r}"),

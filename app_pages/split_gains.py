@@ -3,6 +3,7 @@
 import streamlit as st
 
 from distviz.ui.common import explainer, fit_or_last, lazy_tabs
+from distviz.ui.figures import charts
 from distviz.ui.lab import LAW_ALGOS, PAGE as LAB, folded_config_widgets, standalone_trees
 from distviz.ui.playback import round_player
 from distviz.ui.state import qp_key, sync_query_params, user_errors
@@ -51,15 +52,15 @@ def draw(r):
     tabs = dict(zip(VIEWS, lazy_tabs(PAGE, "view", VIEWS)))
     if tabs["Tree of the round"].open:
         with tabs["Tree of the round"]:
-            st.plotly_chart(vt.tree_figure(trace, r, names, gain_name=gain_name,
+            charts().plotly_chart(vt.tree_figure(trace, r, names, gain_name=gain_name,
                                            title=f"tree of round {r} ({gain_name} chose the splits)"), key="split.tree")
             st.caption(f"{SCATTER}, top splits, entropy and the standalone trees are in the other tabs.")
     if tabs[SCATTER].open:
         with tabs[SCATTER]:
             c1, c2 = st.columns(2, gap="medium")
-            c1.plotly_chart(vt.gain_scatter_figure(trace, current=r, title=f"{SCATTER} of every split"),
+            charts(c1).plotly_chart(vt.gain_scatter_figure(trace, current=r, title=f"{SCATTER} of every split"),
                             key="split.scatter")
-            c2.plotly_chart(vt.importance_figure(trace, names, current=r, title="gain-based feature importance over rounds"),
+            charts(c2).plotly_chart(vt.importance_figure(trace, names, current=r, title="gain-based feature importance over rounds"),
                             key="split.importance")
     if tabs["Top splits"].open:
         with tabs["Top splits"]:
@@ -72,7 +73,7 @@ def draw(r):
                                         "Gain^ent": st.column_config.NumberColumn("Gain^ent (nats/obs)", format="%.3g")})
     if tabs["Entropy and NLL"].open:
         with tabs["Entropy and NLL"]:
-            st.plotly_chart(vr.nll_from_trace(trace, current=r, algo=cfg.algorithm,
+            charts().plotly_chart(vr.nll_from_trace(trace, current=r, algo=cfg.algorithm,
                                               title="generalised entropy next to the training NLL"), key="split.nll")
     if tabs["Standalone trees"].open:
         with tabs["Standalone trees"]:
@@ -86,7 +87,7 @@ def standalone():
                       help="Both trees are grown on T(y) of the same data with this depth.")
     with user_errors():
         tdata, T, fam, trees = standalone_trees(cfg, upload, depth)
-        st.plotly_chart(vt.criterion_comparison_figure(tdata.X[:, 0], T, {k: v["pred"] for k, v in trees.items()},
+        charts().plotly_chart(vt.criterion_comparison_figure(tdata.X[:, 0], T, {k: v["pred"] for k, v in trees.items()},
                                                        stat_names=fam.param_names, x_label=tdata.x_label,
                                                        steps=tdata.X.shape[1] == 1,
                                                        title="leaf means of T(y) against the first input"),

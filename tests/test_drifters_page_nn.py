@@ -49,6 +49,7 @@ def test_nn_toggle_is_off_by_default_and_adds_a_fitted_nn_row(fresh):
     banner = " ".join(el.value for el in at.info)
     assert "synthetic sample" in banner and "real 1000-row" in banner and "−0.064 ± 0.084" in banner
     at.sidebar.select_slider(key="drift.train").set_value(1000)
+    at.sidebar.select_slider(key="drift.drounds").set_value(30)
     at.sidebar.toggle(key="drift.nn").set_value(True).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     rows = table_rows(at)
@@ -76,7 +77,7 @@ def test_nn_goes_through_the_governor_with_its_own_key(monkeypatch, fresh):
     assert run_comparison("sample", 30, 0.1, 2000, nn=True) == {"methods": ("NGB", "IndepNGB", "NN")}
     assert run_comparison("sample", 30, 0.1, 2000, nn=True, refit=True) == {"methods": ("NGB", "IndepNGB", "NN")}
     assert len(calls) == 1, "the second request is served from the store"
-    pre = run_comparison("sample", 30, 0.1, 2000)
+    pre = run_comparison("sample", 300, 0.1, 30000)   # APP_DEFAULTS: the shipped result
     assert getattr(pre, "info", {}).get("precomputed"), "without NN the shipped result is still used"
     assert len(calls) == 1
 

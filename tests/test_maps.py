@@ -124,7 +124,7 @@ def test_plotly_maps_have_coastline_traces_and_no_geo_basemap(binned):
         names = [t.get("name") for t in spec["data"]]
         assert "coastline" in names and "land" in names
         assert all(t["type"] in ("heatmap", "scatter") for t in spec["data"])  # no scattergeo: no CDN topojson
-        assert "geo" not in spec["layout"] and spec["layout"]["xaxis"]["title"]["text"] == "Longitude (°E)"
+        assert "geo" not in spec["layout"] and spec["layout"]["xaxis"]["title"]["text"] == "Longitude"
     hm = maps.map_figure_plotly(binned, "nll_diff").data[0]
     assert hm.zmid == 0.0 and hm.zmin == -hm.zmax
     with pytest.raises(ConfigError, match="Unknown map kind"):

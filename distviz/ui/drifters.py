@@ -16,7 +16,7 @@ from .uploads import drifter_table
 
 SOURCES = OrderedDict([
     ("sample", "shipped sample (SYNTHETIC North Atlantic)"),
-    ("real", "real GDP subset (1000 rows, 120 drifters)"),
+    ("real", "real drifter subset (GDP, 1000 rows, 120 drifters)"),
     ("upload", "upload a processed drifter CSV"),
 ])
 METHODS = ("NGB", "IndepNGB")
@@ -28,6 +28,10 @@ def methods_for(nn: bool) -> tuple[str, ...]:
     """Methods the page fits: NGB and IndepNGB, plus the NN baseline when `nn`."""
     return METHODS + ((NN_METHOD,) if nn else ())
 REAL_SUBSET = ("drifters", "gdp_north_atlantic_subset.csv")
+#: How to get real drifters onto the page (no server paths: the person running the app knows where its data live).
+REAL_HOWTO = ("For real drifters choose *real drifter subset* under *Data* when this server has it (whoever runs "
+              "distviz adds it to its data folder; see the README, Ocean drifters), or upload a processed drifter "
+              "table such as the paper's (Zenodo record 5644972).")
 #: What the synthetic sample shows (README, Ocean drifters: `distviz study drifters`, one split, 3,868 test rows).
 SYNTHETIC_FINDING = ("On this synthetic sample NGB beats IndepNGB (test NLL 7.534 vs 7.553 nats with the study's "
                      "defaults, one split) because the simulation built the correlated noise in.")
@@ -39,7 +43,7 @@ REAL_FINDING = ("On the real 1000-row GDP subset NGB and IndepNGB cannot be told
 
 
 def available_sources() -> list[str]:
-    """Data sources present on this machine (the real subset only when ../shared/data holds it)."""
+    """Data sources present on this machine (the real subset only when the shared data folder holds it)."""
     out = list(SOURCES)
     if shared_data_path(*REAL_SUBSET) is None:
         out.remove("real")
@@ -168,5 +172,71 @@ def metrics_frame(res):
     df = pd.DataFrame(rows)
     if "rounds_used" in df:
         df["rounds_used"] = df["rounds_used"].fillna("—")
-    return df.rename(columns={"NLL": "NLL (nats)", "RMSE": "RMSE (cm/s)", "PR90_cov": "90% region coverage",
-                                              "PR90_area": "90% region area (cm²/s²)", "fit_s": "fit (s)"})
+    return df.rename(columns=COLUMN_NAMES)
+
+
+#: Table 2's metric keys as the page's column headings.
+COLUMN_NAMES = {"NLL": "NLL (nats)", "RMSE": "RMSE (cm/s)", "PR90_cov": "90% region coverage",
+                "PR90_area": "90% region area (cm²/s²)", "n": "test rows", "fit_s": "fit (s)",
+                "rounds_used": "rounds used"}
+
+
+# ---------------------------------------------------------------------------------------------- publication maps
+#: The paper's map figures drawn with cartopy (distviz.viz.maps), as downloads: name -> (button label, caption).
+PUBLICATION = OrderedDict([
+    ("fig4", ("Figure 4: maps, whole area", "Test-set summaries in 2° x 2° bins: (a) test points, (b) mean NLL "
+                                            "NGB − IndepNGB, (c) NGB's mean predicted ρ, (d) mean predicted currents.")),
+    ("fig5", ("Figure 5: trajectory", "The chosen held-out drifter with NGB's (a) and IndepNGB's (b) 70% "
+                                      "prediction regions of the 1-day displacement.")),
+    ("fig6", ("Figure 6: Gulf Stream zoom", "As Figure 4 in the Gulf Stream box of Section 5.4, 0.5° bins.")),
+])
+MIME = {"png": "image/png", "pdf": "application/pdf"}
+
+
+def publication_figure(res, which: str, drifter_id=None):
+    """The matplotlib figure `which` (fig4, fig5, fig6) of a drifter comparison, drawn offline with cartopy."""
+    from distviz.viz import maps
+
+    if which == "fig4":
+        return maps.summary_maps_figure(res.binned, title=PUBLICATION[which][1], scale="110m")
+    if which == "fig6":
+        return maps.summary_maps_figure(res.zoom, title=PUBLICATION[which][1], scale="50m")
+    if which == "fig5":
+        return maps.trajectory_ellipses_figure(res.predictions, drifter_id)
+    raise ValueError(which)
+
+
+def publication_bytes(res, which: str, fmt: str, drifter_id=None) -> bytes:
+    """`publication_figure` rendered to PNG (200 dpi) or PDF bytes (matplotlib Agg; no network)."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = publication_figure(res, which, drifter_id)
+    try:
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt, dpi=200 if fmt == "png" else None, bbox_inches="tight")
+        return buf.getvalue()
+    finally:
+        plt.close(fig)
+
+
+def publication_downloads(res, drifter_id=None, box=None) -> None:
+    """PNG and PDF download buttons for the paper's Figures 4-6 of `res`, each drawn only when clicked."""
+    import functools
+
+    box = st if box is None else box
+    with box.expander("Publication maps (paper Figures 4-6, PNG / PDF)", icon=":material/map:"):
+        st.caption("Drawn with cartopy and the Natural Earth coastlines shipped with distviz (no download); each "
+                   "file is made when you click (a few seconds).")
+        for which, (label, _caption) in PUBLICATION.items():
+            cols = st.columns([3, 1, 1])
+            cols[0].markdown(f"**{label}**")
+            for col, fmt in zip(cols[1:], ("png", "pdf")):
+                name = f"drifters-{which}{'-' + str(drifter_id) if which == 'fig5' and drifter_id is not None else ''}"
+                col.download_button(fmt.upper(), data=functools.partial(publication_bytes, res, which, fmt, drifter_id),
+                                    file_name=f"{name}.{fmt}", mime=MIME[fmt], on_click="ignore",
+                                    key=f"drift.pub.{which}.{fmt}")

@@ -6,6 +6,7 @@ import streamlit as st
 
 from distviz import families
 from distviz.viz import explorer as vx
+from distviz.ui.figures import charts
 
 from .layout import static_table
 from .state import qp_key, sync_query_params, user_errors
@@ -60,7 +61,7 @@ def render_explorer(container=None, *, page: str = PAGE, sync: bool = True) -> N
         eta, mean = vx.natural_from_conventional(family, values)
         col_fig, col_tab = st.columns([3, 2], gap="medium")
         with col_fig:
-            st.plotly_chart(vx.density_figure(family, eta), width="stretch", key=f"{page}.density")
+            charts().plotly_chart(vx.density_figure(family, eta), width="stretch", key=f"{page}.density")
         with col_tab:
             st.markdown(f"**{escape_markdown(vx.describe_family(family))}**")
             st.markdown("Natural parameters **η** and mean parameters **η\\* = ∇A(η) = E[T(y)]**, "

@@ -46,6 +46,9 @@ def presenter_controls(box=None) -> bool:
                          "address (?present=1) and across pages and lessons.")
     if on:
         st.html(PRESENTER_CSS)
+    from .figures import takeaway_controls
+
+    takeaway_controls(box)   # chart image format and "Download this view" (distviz.ui.figures), every page
     return bool(on)
 
 

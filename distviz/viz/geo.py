@@ -35,15 +35,72 @@ def coastline_trace(bbox, scale: str = "50m", color: str = COAST_COLOR) -> go.Sc
                       line=dict(width=0.8, color=color), hoverinfo="skip", name="coastline", showlegend=False)
 
 
+def _step(span: float) -> float:
+    """A tick spacing in degrees giving about 4-8 ticks over `span` degrees."""
+    for step in (0.25, 0.5, 1, 2, 5, 10, 20, 30, 60):
+        if span / step <= 8:
+            return float(step)
+    return 90.0
+
+
+def _deg(v: float) -> str:
+    """Degrees without a trailing .0."""
+    return f"{abs(v):g}"
+
+
+def lon_label(v: float) -> str:
+    """A longitude as map text: 75°W, 0°, 10°E, 180°."""
+    v = (float(v) + 180.0) % 360.0 - 180.0 if abs(v) != 180 else 180.0
+    return "0°" if v == 0 else ("180°" if abs(v) == 180 else f"{_deg(v)}°{'W' if v < 0 else 'E'}")
+
+
+def lat_label(v: float) -> str:
+    """A latitude as map text: 30°N, 0°, 10°S."""
+    return "0°" if v == 0 else f"{_deg(v)}°{'S' if v < 0 else 'N'}"
+
+
+def degree_ticks(lo: float, hi: float, label) -> tuple[list[float], list[str]]:
+    """Tick values between lo and hi at a round spacing, and their °W/°E (or °N/°S) texts from `label`."""
+    step = _step(float(hi) - float(lo))
+    vals = np.arange(np.ceil(lo / step) * step, hi + 1e-9, step)
+    vals = [float(round(v, 6)) for v in vals]
+    return vals, [label(v) for v in vals]
+
+
 def add_basemap(fig: go.Figure, bbox, scale: str = "50m", *, row=None, col=None) -> go.Figure:
-    """Append land and coastline traces to `fig` (drawn over what is already there) and fix lon/lat axes to bbox."""
+    """Append land and coastline traces to `fig` (drawn over what is already there) and fix lon/lat axes to bbox,
+    ticks labelled in °W / °E and °N / °S."""
     kw = {} if row is None else dict(row=row, col=col)
     fig.add_trace(land_trace(bbox, scale), **kw)
     fig.add_trace(coastline_trace(bbox, scale), **kw)
     lo0, lo1, la0, la1 = bbox
-    fig.update_xaxes(range=[lo0, lo1], title_text="Longitude (°E)", showgrid=False, zeroline=False, **kw)
-    fig.update_yaxes(range=[la0, la1], title_text="Latitude (°N)", showgrid=False, zeroline=False, **kw)
+    xv, xt = degree_ticks(lo0, lo1, lon_label)
+    yv, yt = degree_ticks(la0, la1, lat_label)
+    fig.update_xaxes(range=[lo0, lo1], title_text="Longitude", tickmode="array", tickvals=xv, ticktext=xt,
+                     showgrid=False, zeroline=False, **kw)
+    fig.update_yaxes(range=[la0, la1], title_text="Latitude", tickmode="array", tickvals=yv, ticktext=yt,
+                     showgrid=False, zeroline=False, **kw)
     if row is None:  # keep degrees of lon and lat at their true ground ratio at the box's mid-latitude
         fig.update_yaxes(scaleanchor="x", scaleratio=1.0 / np.cos(np.deg2rad(0.5 * (la0 + la1))), constrain="domain")
         fig.update_xaxes(constrain="domain")  # shrink the plot area, never widen the range past the basemap
     return fig
+
+
+def km_lines(name: str, bbox, origin, scale: str = "50m"):
+    """Natural Earth `name` lines inside bbox as (x, y) km east / north of origin (lon0, lat0), local flat-earth
+    projection (x = R cos(lat0) dlon, y = R dlat, R = 6371 km); NaN separates the lines."""
+    from distviz.data import naturalearth as ne
+
+    x, y = ne.lines(name, scale, _bbox(bbox))
+    return km_from_lonlat(x, y, origin)
+
+
+#: km per degree of latitude on a sphere of radius 6371 km
+KM_PER_DEG = 111.195
+
+
+def km_from_lonlat(lon, lat, origin):
+    """(x, y) km east / north of origin = (lon0, lat0): x = 111.195 cos(lat0) (lon - lon0), y = 111.195 (lat - lat0)."""
+    lon0, lat0 = origin
+    lon, lat = np.asarray(lon, float), np.asarray(lat, float)
+    return KM_PER_DEG * np.cos(np.deg2rad(lat0)) * (lon - lon0), KM_PER_DEG * (lat - lat0)

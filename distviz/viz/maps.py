@@ -142,8 +142,11 @@ def _draw_kind(ax, fig, binned, kind, *, colorbar=True, title=None):
         lon, lat = np.meshgrid(binned["lon"].values, binned["lat"].values)
         u, v = binned["u_mean"].values, binned["v_mean"].values
         ok = np.isfinite(u) & np.isfinite(v)
-        ax.quiver(lon[ok], lat[ok], u[ok], v[ok], transform=ccrs.PlateCarree(), zorder=4, color="white",
-                  edgecolor="black", linewidth=0.3, scale=None, width=0.004)
+        ref, k = arrow_scale(np.hypot(u[ok], v[ok]), _bin_size(binned))
+        q = ax.quiver(lon[ok], lat[ok], u[ok], v[ok], transform=ccrs.PlateCarree(), zorder=4, color="white",
+                      edgecolor="black", linewidth=0.4, angles="xy", scale_units="xy", scale=1.0 / k, width=0.005)
+        ax.quiverkey(q, 0.86, 1.03, ref, f"{ref:g} cm/s", labelpos="E", coordinates="axes", color="black",
+                     fontproperties={"size": 8})
     if colorbar:
         cb = fig.colorbar(mesh, ax=ax, shrink=0.8, pad=0.02)
         cb.set_label(label, fontsize=8)
@@ -176,6 +179,53 @@ def summary_maps_figure(binned, *, title: str | None = None, scale: str = "50m",
     if title:
         fig.suptitle(title)
     fig.tight_layout()
+    return fig
+
+
+def _bin_size(binned) -> float:
+    """The grid spacing in degrees (attribute bin_size_deg, else the first edge step)."""
+    e = binned["lon_edge"].values
+    return float(binned.attrs.get("bin_size_deg", e[1] - e[0] if e.size > 1 else 2.0))
+
+
+def arrow_scale(speed, bin_size: float) -> tuple[float, float]:
+    """(reference speed, degrees per cm/s) for current arrows: the 90th percentile of `speed`, rounded to 1, 2 or 5
+    times a power of ten, is drawn 0.8 bins long, so typical arrows span most of a bin whatever the grid."""
+    sp = np.asarray(speed, float)
+    sp = sp[np.isfinite(sp) & (sp > 0)]
+    q = float(np.percentile(sp, 90)) if sp.size else 1.0
+    mag = 10.0 ** np.floor(np.log10(q))
+    ref = float(min((m * mag for m in (1, 2, 5, 10)), key=lambda r: abs(np.log(r / q))))
+    return ref, 0.8 * float(bin_size) / ref
+
+
+def add_current_arrows(fig, binned, *, row=None, col=None):
+    """Mean predicted currents (u_mean, v_mean per bin) as arrows scaled to the grid spacing (`arrow_scale`),
+    white with a dark outline over the speed colours, longest arrows capped at 1.3 bins, plus a key arrow."""
+    import plotly.graph_objects as go
+
+    kw = {} if row is None else dict(row=row, col=col)
+    lon, lat = np.meshgrid(binned["lon"].values, binned["lat"].values)
+    u, v = binned["u_mean"].values, binned["v_mean"].values
+    ok = np.isfinite(u) & np.isfinite(v)
+    size = _bin_size(binned)
+    sp = np.hypot(u[ok], v[ok])
+    ref, k = arrow_scale(sp, size)
+    shrink = np.minimum(1.0, 1.3 * size / np.maximum(k * sp, 1e-12))   # cap the longest arrows
+    x0, y0 = lon[ok] - 0.5 * k * shrink * u[ok], lat[ok] - 0.5 * k * shrink * v[ok]   # centred on the bin
+    x1, y1 = x0 + k * shrink * u[ok], y0 + k * shrink * v[ok]
+    xs = np.stack([x0, x1, np.full_like(x0, np.nan)], 1).ravel()
+    ys = np.stack([y0, y1, np.full_like(y0, np.nan)], 1).ravel()
+    xs, ys = np.where(np.isnan(xs), None, xs), np.where(np.isnan(ys), None, ys)
+    angle = 90 - np.degrees(np.arctan2(v[ok], u[ok]))
+    for color, width in (("#1a1a1a", 4.0), ("white", 2.0)):
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=color, width=width), hoverinfo="skip",
+                                 name="current", showlegend=False), **kw)
+    fig.add_trace(go.Scatter(x=x1, y=y1, mode="markers", marker=dict(symbol="arrow", angle=angle, size=11,
+                  color="white", line=dict(color="#1a1a1a", width=1.2)), hoverinfo="skip", name="current",
+                  showlegend=False, customdata=sp), **kw)
+    fig.add_annotation(text=f"arrows: {ref:g} cm/s = 0.8 of a bin", xref="paper", yref="paper", x=1.0, y=1.0,
+                       xanchor="right", yanchor="bottom", showarrow=False, font=dict(size=12))
     return fig
 
 
@@ -338,46 +388,40 @@ def map_figure_plotly(binned, kind: str = "nll_diff", *, title: str | None = Non
         hovertemplate="lon %{x:.1f}°, lat %{y:.1f}°<br>value %{z:.3g}<br>test points %{customdata}<extra></extra>"))
     add_basemap(fig, data_extent(binned), scale)
     if kind == "currents":
-        lon, lat = np.meshgrid(binned["lon"].values, binned["lat"].values)
-        u, v = binned["u_mean"].values, binned["v_mean"].values
-        ok = np.isfinite(u) & np.isfinite(v)
-        size = float(binned.attrs.get("bin_size_deg", 2.0))
-        sp = np.hypot(u[ok], v[ok])
-        k = 0.9 * size / max(float(np.nanmax(sp)) if sp.size else 1.0, 1e-9)
-        x0, y0 = lon[ok], lat[ok]
-        x1, y1 = x0 + k * u[ok], y0 + k * v[ok]
-        xs = np.stack([x0, x1, np.full_like(x0, np.nan)], 1).ravel()
-        ys = np.stack([y0, y1, np.full_like(y0, np.nan)], 1).ravel()
-        fig.add_trace(go.Scatter(x=np.where(np.isnan(xs), None, xs), y=np.where(np.isnan(ys), None, ys), mode="lines",
-                                 line=dict(color="white", width=1.5), hoverinfo="skip", name="current",
-                                 showlegend=False))
-        fig.add_trace(go.Scatter(x=x1, y=y1, mode="markers", marker=dict(symbol="arrow", angle=90 - np.degrees(
-            np.arctan2(v[ok], u[ok])), size=7, color="white", line=dict(color="black", width=0.5)),
-            hoverinfo="skip", showlegend=False))
+        add_current_arrows(fig, binned)
     fig.update_layout(title=title or PANEL_TITLES.get(kind, var), margin=dict(l=60, r=20, t=50, b=50),
-                      plot_bgcolor="white", height=560)
+                      plot_bgcolor="white", height=600)
     return presenter_figure(fig)  # larger text and thicker lines in presenter mode (distviz.viz.style)
 
 
 def trajectory_ellipses_plotly(predictions, drifter_id=None, *, start=None, days: int = 12, every: int = 2,
-                               level: float = 0.7, methods=("NGB", "IndepNGB"), scale: str = "50m"):
-    """Interactive Figure 5: trajectory and both models' ellipses (1-day displacements) on lon/lat axes."""
+                               level: float = 0.7, methods=("NGB", "IndepNGB"), scale: str = "50m",
+                               plot_width_px: int = 860):
+    """Interactive Figure 5: trajectory and both models' ellipses (1-day displacements) on equal-aspect km axes.
+
+    Axes are km east / north of the trajectory's mean position (`distviz.viz.geo.km_from_lonlat`), fitted to the
+    trajectory and ellipses with a small pad; the figure's height follows the data's aspect for a plot area about
+    `plot_width_px` wide, so the plot has no wide empty margins. Hover shows lon / lat.
+    """
     import plotly.graph_objects as go
 
-    from distviz.viz.geo import add_basemap
+    from distviz.viz.geo import KM_PER_DEG, km_lines, lat_label, lon_label
     from distviz.viz.style import presenter_figure
     from distviz.viz.palette import OKABE_ITO, hex_to_rgba
 
     rows = trajectory_rows(predictions, drifter_id, start, days)
     did = int(predictions["id"].values[rows[0]])
-    lon, lat = predictions["lon"].values[rows], predictions["lat"].values[rows]
+    lon, lat = predictions["lon"].values[rows].astype(float), predictions["lat"].values[rows].astype(float)
+    origin = (float(np.mean(lon)), float(np.mean(lat)))
+    coslat = np.cos(np.deg2rad(origin[1]))
+    x, y = KM_PER_DEG * coslat * (lon - origin[0]), KM_PER_DEG * (lat - origin[1])
     km_day = 0.864  # km travelled in one day per cm/s
-    to_deg = np.stack([1.0 / (111.195 * np.cos(np.deg2rad(lat))), np.full_like(lat, 1.0 / 111.195)], 1)
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=lon, y=lat, mode="lines+markers", name="trajectory (daily)",
-                             line=dict(color=OKABE_ITO["sky"], width=2), marker=dict(size=5)))
+    hover = [f"day {j + 1}: {lon_label(round(a, 2))}, {lat_label(round(b, 2))}" for j, (a, b) in enumerate(zip(lon, lat))]
+    traces = [go.Scatter(x=x, y=y, mode="lines+markers", name="trajectory (daily)", text=hover,
+                         hovertemplate="%{text}<extra></extra>", line=dict(color=OKABE_ITO["sky"], width=2.5),
+                         marker=dict(size=6))]
     colors = {"NGB": OKABE_ITO["green"], "IndepNGB": OKABE_ITO["purple"]}
-    allx, ally = list(lon), list(lat)
+    allx, ally = [x], [y]
     for m in methods:
         if f"mean_{m}" not in predictions:
             continue
@@ -386,23 +430,44 @@ def trajectory_ellipses_plotly(predictions, drifter_id=None, *, start=None, days
         S = predictions[f"cov_{m}"].values[rows]
         xs, ys = [], []
         for j in range(0, len(rows), max(1, int(every))):
-            pts = ellipse_points(mu[j] * km_day, S[j] * km_day**2, level) * to_deg[j] + [lon[j], lat[j]]
+            pts = ellipse_points(mu[j] * km_day, S[j] * km_day**2, level) + [x[j], y[j]]
             xs += list(pts[:, 0]) + [None]
             ys += list(pts[:, 1]) + [None]
-            allx += list(pts[:, 0])
-            ally += list(pts[:, 1])
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", fill="toself", fillcolor=hex_to_rgba(col, 0.2),
-                                 line=dict(color=col, width=1.5), name=f"{m} {int(level * 100)}% region"))
-    pad = 0.5
-    lo0, lo1, la0, la1 = min(allx) - pad, max(allx) + pad, min(ally) - pad, max(ally) + pad
-    coslat = np.cos(np.deg2rad(0.5 * (la0 + la1)))
-    aspect = 1.6  # ground width / height, so that a north-south track does not become a narrow strip
-    if (lo1 - lo0) * coslat < aspect * (la1 - la0):
-        half = 0.5 * aspect * (la1 - la0) / coslat
-        mid = 0.5 * (lo0 + lo1)
-        lo0, lo1 = mid - half, mid + half
-    bbox = (lo0, lo1, la0, la1)
-    add_basemap(fig, bbox, scale)
+            allx.append(pts[:, 0])
+            ally.append(pts[:, 1])
+        traces.append(go.Scatter(x=xs, y=ys, mode="lines", fill="toself", fillcolor=hex_to_rgba(col, 0.2),
+                                 line=dict(color=col, width=1.5), name=f"{m} {int(level * 100)}% region",
+                                 hoverinfo="skip"))
+    ax, ay = np.concatenate(allx), np.concatenate(ally)
+    x0, x1, y0, y1 = float(ax.min()), float(ax.max()), float(ay.min()), float(ay.max())
+    pad = max(0.06 * max(x1 - x0, y1 - y0), 15.0)
+    x0, x1, y0, y1 = x0 - pad, x1 + pad, y0 - pad, y1 + pad
+    margin = dict(l=70, r=20, t=60, b=110)   # legend under the plot
+    plot_h = float(np.clip(plot_width_px * (y1 - y0) / (x1 - x0), 300.0, 560.0))
+    want = (y1 - y0) / (x1 - x0)
+    have = plot_h / plot_width_px
+    if have > want:  # taller plot area than the data: widen the y range around the data (equal km per pixel)
+        mid, half = 0.5 * (y0 + y1), 0.5 * (x1 - x0) * have
+        y0, y1 = mid - half, mid + half
+    else:
+        mid, half = 0.5 * (x0 + x1), 0.5 * (y1 - y0) / have
+        x0, x1 = mid - half, mid + half
+    back = (origin[0] + x0 / (KM_PER_DEG * coslat) - 1, origin[0] + x1 / (KM_PER_DEG * coslat) + 1,
+            origin[1] + y0 / KM_PER_DEG - 1, origin[1] + y1 / KM_PER_DEG + 1)   # land drawn past the axes
+    lx, ly = km_lines("land", back, origin, scale)
+    cx, cy = km_lines("coastline", back, origin, scale)
+    nn = (lambda a: np.where(np.isnan(a), None, a))
+    base = [go.Scatter(x=nn(lx), y=nn(ly), mode="lines", fill="toself", fillcolor="#d9d9d9", line=dict(width=0),
+                       hoverinfo="skip", name="land", showlegend=False),
+            go.Scatter(x=nn(cx), y=nn(cy), mode="lines", line=dict(width=0.8, color="#4d4d4d"), hoverinfo="skip",
+                       name="coastline", showlegend=False)]
+    fig = go.Figure(base + traces)
+    fig.update_xaxes(range=[x0, x1], title_text=f"km east of {lon_label(round(origin[0], 1))}", showgrid=True,
+                     gridcolor="#eeeeee", zeroline=False, constrain="range")
+    fig.update_yaxes(range=[y0, y1], title_text=f"km north of {lat_label(round(origin[1], 1))}", showgrid=True,
+                     gridcolor="#eeeeee", zeroline=False, scaleanchor="x", scaleratio=1.0, constrain="range")
     fig.update_layout(title=f"Held-out drifter {did}: {len(rows)} days, {int(level * 100)}% prediction regions "
-                            f"(1-day displacements)", plot_bgcolor="white", margin=dict(l=60, r=20, t=50, b=50))
+                            f"(1-day displacements)", plot_bgcolor="white", margin=margin,
+                      height=int(plot_h + margin["t"] + margin["b"]),
+                      legend=dict(orientation="h", yanchor="top", y=-0.18, xanchor="left", x=0.0))
     return presenter_figure(fig)  # larger text and thicker lines in presenter mode (distviz.viz.style)

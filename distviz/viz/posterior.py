@@ -9,7 +9,7 @@ from plotly.subplots import make_subplots
 from .palette import OKABE_ITO, algo_color, algo_label
 from .style import apply_style
 
-__all__ = ["method_comparison_figure", "ood_figure", "gp_bands_figure"]
+__all__ = ["method_comparison_figure", "ood_figure", "gp_bands_figure", "comparison_table", "column_label"]
 
 
 def method_comparison_figure(result: dict, *, title=None) -> go.Figure:
@@ -37,6 +37,35 @@ def method_comparison_figure(result: dict, *, title=None) -> go.Figure:
     fig.update_yaxes(title_text="milliseconds per round", row=1, col=2)
     fig.update_xaxes(tickangle=-30, row=1, col=2)
     return apply_style(fig, title=title, height=430)
+
+
+#: Column names of the `wgboost-synthetic` study as table headings; "@r" keys get "at r trees" appended.
+_COLUMNS = {"mmd2": "MMD² at {r} trees", "authors": "authors' code: MMD² at {r} trees",
+            "rel_diff": "relative difference to the authors' code at {r} trees", "ms_per_round": "ms per round",
+            "rounds_used": "rounds used", "PR90_area": "90% region area", "PR90_cov": "90% region coverage"}
+
+
+def column_label(key: str) -> str:
+    """A study's column key as a heading for people: mmd2@10 -> "MMD² at 10 trees", ms_per_round -> "ms per round"."""
+    name, _, r = str(key).partition("@")
+    fmt = _COLUMNS.get(name)
+    if fmt is None:
+        return str(key).replace("_", " ")
+    return fmt.format(r=r) if r else fmt.replace(" at {r} trees", "")
+
+
+def comparison_table(result: dict):
+    """The App. E study result as a DataFrame: one row per method (SKA, ...), columns with readable names,
+    ordered MMD² by round, then the authors' values and differences, then time per round."""
+    import pandas as pd
+
+    df = pd.DataFrame(result).T
+    def order(k):
+        name, _, r = k.partition("@")
+        return ({"mmd2": 0, "authors": 1, "rel_diff": 2}.get(name, 3), int(r) if r.isdigit() else 0)
+    df = df[sorted(df.columns, key=order)]
+    df.index = [algo_label(m) for m in df.index]
+    return df.rename(columns=column_label).rename_axis("method").reset_index()
 
 
 def ood_figure(score_in, score_out, *, title=None) -> go.Figure:

@@ -1,0 +1,179 @@
+"""Figures to take away: every chart through `show_figure` (PNG / SVG from its toolbar, offline) and the
+"download this view" report (one self-contained HTML file with the view's figures and settings).
+
+The toolbar's camera button exports in the browser (plotly.js ``toImage``), so it works with no network;
+its format (PNG or SVG) is the session's choice in the sidebar's *Figures to take away* box. The report
+inlines plotly.js once and every figure of the last run as JSON, so it opens offline from a file.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from .state import GLOBAL
+
+#: session key of the chart image format, and the formats offered
+FORMAT_KEY = f"{GLOBAL}.imgfmt"
+FORMATS = ("png", "svg")
+#: session key of the current view (the figures and settings of the page's last run)
+_VIEW = "_takeaway_view"
+
+
+class View:
+    """The figures (by chart key, so a fragment's rerun replaces its own) and settings of one page run."""
+
+    def __init__(self, page: str = ""):
+        self.page = page
+        self.figures: dict[str, object] = {}
+        self.settings: dict[str, str] = {}
+        self.url = ""
+
+    def report(self) -> str:
+        """The view as one self-contained HTML page (see `report_html`)."""
+        return report_html(list(self.figures.items()), self.settings, url=self.url, title=self.page)
+
+
+def _slug(text: str) -> str:
+    """A file-name-safe version of `text` (letters, digits, dots, dashes)."""
+    return re.sub(r"[^A-Za-z0-9.-]+", "-", str(text)).strip("-")[:60] or "figure"
+
+
+def image_format() -> str:
+    """The session's chart image format for the toolbar's download button ('png' unless 'svg' was chosen)."""
+    try:
+        fmt = st.session_state.get(FORMAT_KEY, "png")
+    except Exception:  # noqa: BLE001 - outside a Streamlit run
+        return "png"
+    return fmt if fmt in FORMATS else "png"
+
+
+def chart_config(name: str, fmt: str | None = None) -> dict:
+    """The plotly config of a chart: no plotly logo, the camera button saves `name`.png/.svg at twice the size."""
+    fmt = fmt or image_format()
+    return {"displaylogo": False,
+            "toImageButtonOptions": {"format": fmt, "filename": _slug(name), "scale": 2 if fmt == "png" else 1}}
+
+
+def _settings() -> tuple[str, dict[str, str]]:
+    """(page, {URL parameter: value}) of the widgets this run has drawn so far (what the page's address will hold)."""
+    from .state import _DEFAULTS, _REGISTERED, _format
+
+    regs = st.session_state.get(_REGISTERED, {})
+    defaults = st.session_state.get(_DEFAULTS, {})
+    out, page = {}, ""
+    for pg, reg in regs.items():
+        if pg != GLOBAL:
+            page = page or pg
+        for name, key in reg.items():
+            v = st.session_state.get(key)
+            if v is None or (pg == GLOBAL and key in defaults and v == defaults[key]):
+                continue
+            out[name] = _format(v)
+    return page, out
+
+
+def current_view() -> View:
+    """This session's current view (a fresh one when none was begun)."""
+    v = st.session_state.get(_VIEW)
+    if v is None:
+        v = st.session_state[_VIEW] = View()
+    return v
+
+
+def show_figure(fig, *, key: str | None = None, box=None, name: str | None = None, **kwargs):
+    """`st.plotly_chart(fig)` in `box` (the page by default) with the take-away toolbar, recorded for the report."""
+    box = st if box is None else box
+    title = name or (getattr(getattr(fig.layout, "title", None), "text", None) or key or "figure")
+    key_ = key if key is not None else f"fig-{_slug(title)}"
+    try:
+        view = current_view()
+        view.figures[key_] = fig
+        page, view.settings = _settings()
+        view.page = view.page or page
+        base = str(getattr(st.context, "url", "") or "").split("?")[0]
+        view.url = base + ("?" + urlencode(view.settings) if view.settings else "")
+    except Exception:  # noqa: BLE001 - no session (a bare script): draw the chart without recording it
+        pass
+    return box.plotly_chart(fig, key=key, config=chart_config(title), **kwargs)
+
+
+class _Charts:
+    """`charts(box).plotly_chart(...)`: the pages' chart calls, routed through `show_figure`."""
+
+    def __init__(self, box=None):
+        self.box = box
+
+    def plotly_chart(self, fig, **kwargs):
+        """Draw `fig` in this box with the take-away toolbar (see `show_figure`)."""
+        return show_figure(fig, box=self.box, **kwargs)
+
+
+def charts(box=None) -> _Charts:
+    """A stand-in for `box` (the page by default) whose plotly_chart goes through `show_figure`."""
+    return _Charts(box)
+
+
+def takeaway_controls(box=None, page: str = "") -> View:
+    """Begin this run's view and draw the sidebar box: chart image format and *Download this view* (HTML)."""
+    box = st.sidebar if box is None else box
+    view = st.session_state[_VIEW] = View(page)
+    with box.expander("Figures to take away", icon=":material/download:"):
+        st.radio("Chart image format", FORMATS, format_func=str.upper, horizontal=True, key=FORMAT_KEY,
+                 help="The camera button in each chart's toolbar saves the chart in this format (drawn in the "
+                      "browser: no network needed).")
+        st.download_button("Download this view", data=view.report, file_name=f"distviz-{_slug(page) or 'view'}.html",
+                           mime="text/html", on_click="ignore", icon=":material/description:",
+                           help="One HTML file with this page's charts (interactive) and the settings that "
+                                "reproduce it (the page's address); it opens offline in any browser.")
+    return view
+
+
+def _plotly_js() -> str:
+    """plotly.js as shipped with the plotly package (no CDN)."""
+    from plotly.offline import get_plotlyjs
+
+    return get_plotlyjs()
+
+
+REPORT_CSS = ("body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#222}"
+              "table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.3rem .6rem;"
+              "text-align:left}th{background:#f3f3f3}.fig{margin:1.5rem 0}code{word-break:break-all}")
+
+
+def _script_json(obj) -> str:
+    """JSON safe inside an HTML <script> element (no '</' that could close it)."""
+    return json.dumps(obj).replace("</", "<\\/")
+
+
+def report_html(figures, settings: dict, *, url: str = "", title: str = "") -> str:
+    """A self-contained HTML report: plotly.js inlined once, each figure as JSON drawn by Plotly.newPlot, the
+    page's address and a table of its settings. `figures` is a list of (name, plotly Figure)."""
+    esc = html.escape
+    head = f"distviz view: {title}" if title else "distviz view"
+    rows = "".join(f"<tr><td>{esc(k)}</td><td>{esc(str(v))}</td></tr>" for k, v in settings.items())
+    table = (f"<table><tr><th>setting (URL parameter)</th><th>value</th></tr>{rows}</table>" if rows
+             else "<p>All settings at their defaults.</p>")
+    link = (f'<p>Address of this view (open it while the app runs to get the same view back): '
+            f'<a href="{esc(url)}"><code>{esc(url)}</code></a></p>' if url else "")
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{esc(head)}</title>",
+             f"<style>{REPORT_CSS}</style><script>{_plotly_js()}</script></head><body>",
+             f"<h1>{esc(head)}</h1>", link, table]
+    if figures:  # a second toolbar button saves SVG (the camera saves PNG)
+        parts.append("<script>function dvCfg(name){return {displaylogo:false,toImageButtonOptions:{format:'png',"
+                     "filename:name,scale:2},modeBarButtonsToAdd:[{name:'Download plot as SVG',icon:"
+                     "Plotly.Icons.disk,click:function(gd){Plotly.downloadImage(gd,{format:'svg',filename:name});}}]};}"
+                     "</script>")
+    for i, (name, fig) in enumerate(figures):
+        spec = json.loads(fig.to_json())
+        data, layout = (_script_json(spec.get(k, default)) for k, default in (("data", []), ("layout", {})))
+        parts.append(f"<div class='fig' id='fig{i}'></div><script>Plotly.newPlot('fig{i}', {data}, {layout}, "
+                     f"dvCfg({_script_json(_slug(str(name)))}));</script>")
+    if not figures:
+        parts.append("<p>This view has no charts.</p>")
+    parts.append("</body></html>")
+    return "".join(parts)
