@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import time
 
 import numpy as np
 
 from distviz.errors import ConfigError, DataError
 from distviz.experiments import registry
+from distviz.experiments.parallel import is_distributed, map_units
 from distviz.gp import estimators as E
 from distviz.gp.likelihoods import make_likelihood
 from distviz.gp.model import SparseGP, beta_grid, select_beta
@@ -183,12 +185,16 @@ def dlm_vs_elbo(data="concrete", split=0, n_inducing=20, max_iter=100, max_train
     return res
 
 
+def _one_split(sp, *, kw: dict) -> dict:
+    """:func:`dlm_vs_elbo` on split `sp` (randhie: seed `sp`) with the other settings `kw`."""
+    return dlm_vs_elbo(**(dict(kw, seed=int(sp)) if kw.get("data") == "randhie" else dict(kw, split=int(sp))))
+
+
 def dlm_vs_elbo_splits(splits=(0,), **kw) -> dict:
     """Run :func:`dlm_vs_elbo` on several UCI splits (randhie: seeds) and report mean and standard error."""
-    runs = []
-    for sp in splits:
-        kw_sp = dict(kw, seed=int(sp)) if kw.get("data") == "randhie" else dict(kw, split=int(sp))
-        runs.append(dlm_vs_elbo(**kw_sp))
+    if is_distributed():  # a progress callback lives in this process only
+        kw = {k: v for k, v in kw.items() if k != "progress"}
+    runs = map_units(functools.partial(_one_split, kw=kw), splits)  # one unit per split: serial or Dask tasks
     if len(runs) == 1:
         return runs[0]
     out = {}

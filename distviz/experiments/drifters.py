@@ -603,6 +603,40 @@ def _paired(a, b) -> dict:
     return {"mean": m, "se": se, "wins": int((d < 0).sum()), "reps": int(d.size)}
 
 
+def _protocol_replication(r: int, *, X, Y, ids, methods, defaults, seed, reps, max_train, grid, rounds, learning_rate,
+                          patience, nn_options, say=None) -> tuple[dict, dict]:
+    """Replication `r` of :func:`run_paper_protocol` (split seed ``seed + r``): ({method: row}, {method: row})."""
+    from distviz.data.drifters import split_by_id
+
+    tr, va, te = split_by_id(ids, random_state=seed + r)
+    if max_train is not None and tr.sum() > max_train:
+        keep = np.random.default_rng(seed + r).choice(np.flatnonzero(tr), int(max_train), replace=False)
+        tr = np.zeros_like(tr)
+        tr[keep] = True
+    Xtr, Ytr, Xva, Yva, Xte, Yte = X[tr], Y[tr], X[va], Y[va], X[te], Y[te]
+    paper, dflt = {}, {}
+    for i, m in enumerate(methods):
+        if say is not None:
+            say((r + i / len(methods)) / reps, f"replication {r + 1}/{reps}: {m}")
+        best = None
+        for depth, leaf in ([(None, None)] if m == "NN" else grid):
+            model = _make_model(m, rounds, learning_rate, seed + r, patience, nn_options=nn_options,
+                                max_depth=depth, min_leaf=leaf)
+            model.fit(Xtr, Ytr, eval_set=(Xva, Yva))
+            v = float(np.mean(gauss_nll(Yva, *_predict(m, model, Xva))))
+            if best is None or v < best[0]:
+                best = (v, model, depth, leaf)
+        row = _metrics(Yte, *_predict(m, best[1], Xte))
+        row.update(val_NLL=best[0], max_depth=best[2], min_leaf=best[3], rounds_used=_rounds_used(best[1]))
+        paper[m] = row
+    for m in defaults:
+        model = _make_model(m, DEFAULT_PROTOCOL["rounds"], DEFAULT_PROTOCOL["learning_rate"], seed + r,
+                            DEFAULT_PROTOCOL["patience"], max_depth=DEFAULT_PROTOCOL["max_depth"])
+        model.fit(Xtr, Ytr, eval_set=(Xva, Yva))
+        dflt[m] = _metrics(Yte, *_predict(m, model, Xte))
+    return paper, dflt
+
+
 def run_paper_protocol(data="sample", *, methods=("NGB", "IndepNGB"), reps: int = 10, seed: int = 0,
                        depths=PAPER_PROTOCOL["depths"], min_leaves=PAPER_PROTOCOL["min_leaves"],
                        rounds: int = PAPER_PROTOCOL["rounds"], learning_rate: float = PAPER_PROTOCOL["learning_rate"],
@@ -619,9 +653,10 @@ def run_paper_protocol(data="sample", *, methods=("NGB", "IndepNGB"), reps: int 
     IndepNGB are also fitted on the same splits with the study's defaults (DEFAULT_PROTOCOL), so both
     protocols print side by side, each with the paired difference NGB - IndepNGB of test NLL.
     """
+    import functools
     import itertools
 
-    from distviz.data.drifters import load_drifters, split_by_id
+    from distviz.data.drifters import load_drifters
 
     say = progress or (lambda f, m: None)
     methods = tuple(methods)
@@ -641,31 +676,17 @@ def run_paper_protocol(data="sample", *, methods=("NGB", "IndepNGB"), reps: int 
     pair = [m for m in ("NGB", "IndepNGB") if m in methods]
     if defaults:
         rows["defaults"] = {m: [] for m in pair}
-    for r in range(int(reps)):
-        tr, va, te = split_by_id(d.id, random_state=seed + r)
-        if max_train is not None and tr.sum() > max_train:
-            keep = np.random.default_rng(seed + r).choice(np.flatnonzero(tr), int(max_train), replace=False)
-            tr = np.zeros_like(tr)
-            tr[keep] = True
-        Xtr, Ytr, Xva, Yva, Xte, Yte = X[tr], Y[tr], X[va], Y[va], X[te], Y[te]
-        for i, m in enumerate(methods):
-            say((r + i / len(methods)) / reps, f"replication {r + 1}/{reps}: {m}")
-            best = None
-            for depth, leaf in ([(None, None)] if m == "NN" else grid):
-                model = _make_model(m, rounds, learning_rate, seed + r, patience, nn_options=nn_options,
-                                    max_depth=depth, min_leaf=leaf)
-                model.fit(Xtr, Ytr, eval_set=(Xva, Yva))
-                v = float(np.mean(gauss_nll(Yva, *_predict(m, model, Xva))))
-                if best is None or v < best[0]:
-                    best = (v, model, depth, leaf)
-            row = _metrics(Yte, *_predict(m, best[1], Xte))
-            row.update(val_NLL=best[0], max_depth=best[2], min_leaf=best[3], rounds_used=_rounds_used(best[1]))
-            rows["paper"][m].append(row)
+    from distviz.experiments.parallel import is_distributed, map_units
+
+    rep = functools.partial(_protocol_replication, X=X, Y=Y, ids=d.id, methods=methods, defaults=list(rows["defaults"]),
+                            seed=seed, reps=int(reps), max_train=max_train, grid=grid, rounds=rounds,
+                            learning_rate=learning_rate, patience=patience, nn_options=nn_options,
+                            say=None if is_distributed() else say)
+    for paper, dflt in map_units(rep, range(int(reps))):  # one unit per replication: serial or Dask tasks
+        for m in methods:
+            rows["paper"][m].append(paper[m])
         for m in rows["defaults"]:
-            model = _make_model(m, DEFAULT_PROTOCOL["rounds"], DEFAULT_PROTOCOL["learning_rate"], seed + r,
-                                DEFAULT_PROTOCOL["patience"], max_depth=DEFAULT_PROTOCOL["max_depth"])
-            model.fit(Xtr, Ytr, eval_set=(Xva, Yva))
-            rows["defaults"][m].append(_metrics(Yte, *_predict(m, model, Xte)))
+            rows["defaults"][m].append(dflt[m])
     out = {"protocol": "paper"}
     for name, per in rows.items():
         if not per:

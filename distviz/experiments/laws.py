@@ -8,11 +8,35 @@ NLL next to the oracle NLL of the true distribution on the same test rows.
 
 from __future__ import annotations
 
+import functools
 import time
 
 from distviz.experiments import registry
+from distviz.experiments.parallel import map_units
 
 LAW_NAMES = ("mgd", "ngd", "gd", "mgd_natural", "ngd_mean")
+
+
+def _fit_law(law, *, family, data, oracle, rounds, lr, gd_lr, depth, patience, seed, family_kwargs) -> dict:
+    """Fit one boosting law on (train, validation, test) `data` and return its row of the study's table."""
+    from distviz.boosting import DistributionalBoosting
+
+    Xtr, ytr, Xva, yva, Xte, yte = data
+    t0 = time.perf_counter()
+    m = DistributionalBoosting(family, law=law, n_rounds=rounds, learning_rate=gd_lr if law == "gd" else lr,
+                               max_depth=depth, min_weight_leaf=40.0, early_stopping_rounds=patience,
+                               trace_rows=10, random_state=seed, **family_kwargs)
+    m.fit(Xtr, ytr, eval_set=(Xva, yva))
+    test = m.score(Xte, yte)
+    return {
+        "train_nll": float(m.trace_.train_nll.values[m.best_iteration_]),
+        "test_nll": test,
+        "oracle_nll": oracle,
+        "excess_pct": 100.0 * (test - oracle) / abs(oracle),
+        "best_iteration": int(m.best_iteration_),
+        "rows_projected": int(m.trace_.n_projected.values.sum()),
+        "seconds": time.perf_counter() - t0,
+    }
 
 
 @registry.study("laws", options=[
@@ -28,7 +52,6 @@ LAW_NAMES = ("mgd", "ngd", "gd", "mgd_natural", "ngd_mean")
 ])
 def run(family="poisson", n=4000, rounds=300, lr=0.1, gd_lr=0.02, depth=3, patience=20, seed=0) -> dict:
     """Train / test / oracle NLL of the five laws on one simulation."""
-    from distviz.boosting import DistributionalBoosting
     from distviz.data.synthetic import make_synthetic
 
     n = int(n)
@@ -38,23 +61,10 @@ def run(family="poisson", n=4000, rounds=300, lr=0.1, gd_lr=0.02, depth=3, patie
     Xva, yva = d.X[idx[1]], d.y[idx[1]]
     Xte, yte = d.X[idx[2]], d.y[idx[2]]
     oracle = d.oracle_nll(Xte, yte)
-    out: dict = {}
-    for law in LAW_NAMES:
-        t0 = time.perf_counter()
-        m = DistributionalBoosting(family, law=law, n_rounds=int(rounds), learning_rate=gd_lr if law == "gd" else lr,
-                                   max_depth=int(depth), min_weight_leaf=40.0, early_stopping_rounds=int(patience),
-                                   trace_rows=10, random_state=seed, **d.family_kwargs)
-        m.fit(Xtr, ytr, eval_set=(Xva, yva))
-        test = m.score(Xte, yte)
-        out[law] = {
-            "train_nll": float(m.trace_.train_nll.values[m.best_iteration_]),
-            "test_nll": test,
-            "oracle_nll": oracle,
-            "excess_pct": 100.0 * (test - oracle) / abs(oracle),
-            "best_iteration": int(m.best_iteration_),
-            "rows_projected": int(m.trace_.n_projected.values.sum()),
-            "seconds": time.perf_counter() - t0,
-        }
+    fit = functools.partial(_fit_law, family=family, data=(Xtr, ytr, Xva, yva, Xte, yte), oracle=oracle,
+                            rounds=int(rounds), lr=lr, gd_lr=gd_lr, depth=int(depth), patience=int(patience), seed=seed,
+                            family_kwargs=dict(d.family_kwargs))
+    out: dict = dict(zip(LAW_NAMES, map_units(fit, LAW_NAMES)))  # one unit per law: serial or Dask tasks
     out["oracle"] = {"test_nll": oracle}
     out["setup"] = f"{d.description}; n={n} train, lr={lr} (gd {gd_lr}), depth {depth}, patience {patience}"
     return out

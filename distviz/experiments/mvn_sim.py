@@ -27,6 +27,7 @@ better than in Table 1 (the exact trees' splits around a few points are what sta
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 
@@ -34,6 +35,7 @@ import numpy as np
 
 from distviz.errors import ConfigError
 from distviz.experiments import registry
+from distviz.experiments.parallel import map_units
 
 METHODS = ("NGB", "IndepNGB", "GB", "skGB", "NGB-pp", "NN", "NN-authors")
 # paper protocol: (maximal rounds, or epochs for the networks, which rounds Table 1 scores)
@@ -131,6 +133,24 @@ def run_once(method: str, split, n_estimators: int, learning_rate: float, patien
     return out
 
 
+def _replication(r: int, *, names, n, n_val, n_test, seed, reps, variant, n_estimators, learning_rate, patience,
+                 max_bins, scoring, nn_hidden, quiet) -> dict:
+    """Replication `r`: simulate its split (seed [seed, r]) and fit every method; {method: run_once row}."""
+    from distviz.data.mvn_sim import simulate_split
+
+    split = simulate_split(n, n_val, n_test, rng=np.random.default_rng([seed, r]), vanilla=variant == "vanilla")
+    rows = {}
+    for m in names:
+        row = rows[m] = run_once(m, split, n_estimators, learning_rate, patience, seed + r, max_bins, scoring,
+                                 nn_hidden)
+        if not quiet:
+            print(f"[mvn-sim] rep {r + 1}/{reps} {m}: KL(pred||true) paper={row['kl_pred_true']:.4g} "
+                  f"all={row['kl_pred_true_all']:.4g} "
+                  f"best={row['kl_pred_true_best']:.4g} iters={row['iterations']:.0f} "
+                  f"{row['fit_seconds']:.1f}s", file=sys.stderr, flush=True)
+    return rows
+
+
 def _summary(rows: list[dict]) -> dict:
     keys = rows[0].keys()
     res = {}
@@ -192,8 +212,6 @@ def mvn_sim(n=5000, reps=3, methods=DEFAULT_METHODS, n_estimators=0, learning_ra
             n_val=300, n_test=1000, seed=0, max_bins="exact", scoring="paper", variant="paper", nn_hidden="auto",
             quiet=0) -> dict:
     """Multivariate NGBoost simulation (Table 1): KL of NGB, IndepNGB, GB, skGB and NN to the true Gaussian."""
-    from distviz.data.mvn_sim import simulate_split
-
     if scoring not in SCORING:
         raise ConfigError(f"scoring must be one of {', '.join(SCORING)}, got {scoring!r}.")
     if variant not in ("paper", "vanilla"):
@@ -219,20 +237,12 @@ def mvn_sim(n=5000, reps=3, methods=DEFAULT_METHODS, n_estimators=0, learning_ra
             max_bins = int(max_bins)
         except ValueError:
             raise ConfigError(f"max-bins must be 'exact' or an integer such as 255, got {max_bins!r}.") from None
-    rows = {m: [] for m in names}
-    for r in range(int(reps)):
-        split = simulate_split(int(n), int(n_val), int(n_test), rng=np.random.default_rng([int(seed), r]),
-                               vanilla=variant == "vanilla")
-        for m in names:
-            row = run_once(m, split, int(n_estimators), float(learning_rate), int(patience), int(seed) + r,
-                           max_bins, scoring, nn_hidden)
-            rows[m].append(row)
-            if not quiet:
-                print(f"[mvn-sim] rep {r + 1}/{reps} {m}: KL(pred||true) paper={row['kl_pred_true']:.4g} "
-                      f"all={row['kl_pred_true_all']:.4g} "
-                      f"best={row['kl_pred_true_best']:.4g} iters={row['iterations']:.0f} "
-                      f"{row['fit_seconds']:.1f}s", file=sys.stderr, flush=True)
-    out = {m: _summary(v) for m, v in rows.items()}
+    rep = functools.partial(_replication, names=names, n=int(n), n_val=int(n_val), n_test=int(n_test), seed=int(seed),
+                            reps=int(reps), variant=variant, n_estimators=int(n_estimators),
+                            learning_rate=float(learning_rate), patience=int(patience), max_bins=max_bins,
+                            scoring=scoring, nn_hidden=nn_hidden, quiet=quiet)
+    per_rep = map_units(rep, range(int(reps)))  # one unit per replication: serial or Dask tasks
+    out = {m: _summary([r[m] for r in per_rep]) for m in names}
     out["config"] = dict(n=int(n), reps=int(reps), n_val=int(n_val), n_test=int(n_test),
                          learning_rate=float(learning_rate), patience=int(patience),
                          n_estimators=int(n_estimators) or "paper caps", seed=int(seed), max_bins=max_bins,

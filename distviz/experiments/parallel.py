@@ -56,7 +56,7 @@ def use_scheduler(scheduler: str | None, workers: int | None = None) -> Iterator
         if scheduler == "local":
             # one thread per worker process: units are CPU-bound fits that bring their own threads
             cluster = stack.enter_context(LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
-                                                       dashboard_address=None))
+                                                       dashboard_address=":0"))
             client = stack.enter_context(Client(cluster))
         else:
             try:

@@ -9,11 +9,13 @@ and classification with OOD detection on UCI segment (Table 2).
 
 from __future__ import annotations
 
+import functools
 import time
 
 import numpy as np
 
 from distviz.experiments import registry
+from distviz.experiments.parallel import map_units
 from distviz.experiments.registry import Option
 
 # App. E MMD^2 at round 100 / 500 MEASURED BY RUNNING THE AUTHORS' CODE (takuomatsubara/WGBoost,
@@ -87,6 +89,35 @@ def _standardise(train, test):
     return (train - mu) / sd, (test - mu) / sd, mu, sd
 
 
+def _uci_split(s: int, *, name, root, max_rounds, patience, criterion) -> tuple:
+    """One UCI split of :func:`uci`: (test NLL, test RMSE, M for the NLL, M for the RMSE, seconds)."""
+    from sklearn.model_selection import train_test_split
+
+    from distviz.boosting import WGBoost
+    from distviz.boosting.wg_kernels import mixture_nll
+    from distviz.data.uci import load_uci
+
+    t0 = time.perf_counter()
+    sp = load_uci(name, s, root)
+    Xtr, Xte, _, _ = _standardise(sp.X_train, sp.X_test)
+    ytr, yte, _, ysd = _standardise(sp.y_train[:, None], sp.y_test[:, None])
+    ytr, yte, ysd = ytr[:, 0], yte[:, 0], float(ysd[0])
+    Xa, Xv, ya, yv = train_test_split(Xtr, ytr, test_size=0.2, random_state=1)
+    # M by the validation NLL (NLL column) and by the validation RMSE (RMSE column), as the authors'
+    # two scripts do; one refit to max(M) gives both, since round M of a longer fit is the M-round model
+    est = WGBoost("normal", n_rounds=max_rounds, early_stopping_rounds=patience, early_stopping_metric="both",
+                  random_state=s, split_criterion=criterion)
+    est.fit(Xa, ya, eval_set=(Xv, yv))
+    m_nll, m_rmse = est.best_rounds_["nll"], est.best_rounds_["rmse"]
+    est = WGBoost("normal", n_rounds=max(m_nll, m_rmse), random_state=s, split_criterion=criterion).fit(Xtr, ytr)
+    tgt = est.target_
+    P = est.predict_particles(Xte, n_rounds=m_nll)
+    nll = mixture_nll(tgt.log_likelihood_rows(yte[:, None], P)) + np.log(ysd)
+    P = est.predict_particles(Xte, n_rounds=m_rmse)
+    rmse = float(ysd * np.sqrt(np.mean((yte - tgt.point(P)) ** 2)))
+    return nll, rmse, m_nll, m_rmse, time.perf_counter() - t0
+
+
 @registry.study("wgboost-uci", options=[
     Option("dataset", str, "boston", "UCI dataset (boston, concrete, energy, wine, yacht, ...)"),
     Option("splits", str, "0", "split list, e.g. 0-19 for the full protocol"),
@@ -102,36 +133,12 @@ def uci(dataset="boston", splits="0", root=None, max_rounds=4000, patience=200, 
     NLL and M for the RMSE by the validation RMSE (the authors' separate scripts); early stopping with
     `patience` replaces their full 4000-round scan. X and y are standardised on the training split.
     """
-    from sklearn.model_selection import train_test_split
-
-    from distviz.boosting import WGBoost
-    from distviz.boosting.wg_kernels import mixture_nll
-    from distviz.data.uci import ALIASES, load_uci, parse_splits
+    from distviz.data.uci import ALIASES, parse_splits
 
     name = ALIASES.get(dataset, dataset)
-    nlls, rmses, ms, ms_rmse, secs = [], [], [], [], []
-    for s in parse_splits(splits):
-        t0 = time.perf_counter()
-        sp = load_uci(name, s, root)
-        Xtr, Xte, _, _ = _standardise(sp.X_train, sp.X_test)
-        ytr, yte, _, ysd = _standardise(sp.y_train[:, None], sp.y_test[:, None])
-        ytr, yte, ysd = ytr[:, 0], yte[:, 0], float(ysd[0])
-        Xa, Xv, ya, yv = train_test_split(Xtr, ytr, test_size=0.2, random_state=1)
-        # M by the validation NLL (NLL column) and by the validation RMSE (RMSE column), as the authors'
-        # two scripts do; one refit to max(M) gives both, since round M of a longer fit is the M-round model
-        est = WGBoost("normal", n_rounds=max_rounds, early_stopping_rounds=patience, early_stopping_metric="both",
-                      random_state=s, split_criterion=criterion)
-        est.fit(Xa, ya, eval_set=(Xv, yv))
-        m_nll, m_rmse = est.best_rounds_["nll"], est.best_rounds_["rmse"]
-        est = WGBoost("normal", n_rounds=max(m_nll, m_rmse), random_state=s, split_criterion=criterion).fit(Xtr, ytr)
-        tgt = est.target_
-        P = est.predict_particles(Xte, n_rounds=m_nll)
-        nlls.append(mixture_nll(tgt.log_likelihood_rows(yte[:, None], P)) + np.log(ysd))
-        P = est.predict_particles(Xte, n_rounds=m_rmse)
-        rmses.append(float(ysd * np.sqrt(np.mean((yte - tgt.point(P)) ** 2))))
-        ms.append(m_nll)
-        ms_rmse.append(m_rmse)
-        secs.append(time.perf_counter() - t0)
+    per_split = map_units(functools.partial(_uci_split, name=name, root=root, max_rounds=max_rounds, patience=patience,
+                                            criterion=criterion), parse_splits(splits))  # serial or Dask tasks
+    nlls, rmses, ms, ms_rmse, secs = (list(v) for v in zip(*per_split)) if per_split else ([],) * 5
     ref = TABLE1.get(name)
     row = {"nll": round(float(np.mean(nlls)), 3), "nll_sd": round(float(np.std(nlls)), 3),
            "rmse": round(float(np.mean(rmses)), 3), "rmse_sd": round(float(np.std(rmses)), 3),
@@ -186,6 +193,23 @@ def cde(data="faithful", rounds=500, criterion="friedman_sum", method="ska"):
     return out
 
 
+def _ood_seed(seed: int, *, seg, rounds, learning_rate, criterion) -> tuple:
+    """One split seed of :func:`ood`: (accuracy %, OOD PR-AUC %, seconds)."""
+    from distviz.boosting import WGBoost
+    from distviz.metrics import pr_auc
+
+    t0 = time.perf_counter()
+    idx = np.random.RandomState(seed).permutation(len(seg.y))
+    tr, te = idx[:int(0.8 * len(idx))], idx[int(0.8 * len(idx)):]
+    est = WGBoost("categorical", n_rounds=rounds, learning_rate=learning_rate, max_depth=3, random_state=seed,
+                  split_criterion=criterion)
+    est.fit(seg.X[tr], seg.y[tr])
+    acc = 100.0 * float(np.mean(np.argmax(est.predict_mean(seg.X[te]), axis=1) == seg.y[te]))
+    s_in, s_out = est.ood_score(seg.X[te]), est.ood_score(seg.X_ood)
+    lab = np.r_[np.ones(len(s_in), dtype=int), np.zeros(len(s_out), dtype=int)]
+    return acc, 100.0 * pr_auc(lab, np.r_[s_in, s_out]), time.perf_counter() - t0
+
+
 @registry.study("wgboost-ood", options=[
     Option("seeds", str, "322", "split seeds (paper: 322,365,382,510,988)"),
     Option("rounds", int, 4000, "boosting rounds (Section 4.3: 4000)"),
@@ -194,24 +218,12 @@ def cde(data="faithful", rounds=500, criterion="friedman_sum", method="ska"):
 ])
 def ood(seeds="322", rounds=4000, learning_rate=0.4, criterion="friedman_sum"):
     """Section 4.3: UCI segment, class 'sky' held out; accuracy and OOD PR-AUC (paper 96.6 / 99.7)."""
-    from distviz.boosting import WGBoost
     from distviz.data.cde import load_segment
-    from distviz.metrics import pr_auc
 
     seg = load_segment("sky")
-    accs, aucs, secs = [], [], []
-    for seed in [int(s) for s in seeds.split(",") if s.strip()]:
-        t0 = time.perf_counter()
-        idx = np.random.RandomState(seed).permutation(len(seg.y))
-        tr, te = idx[:int(0.8 * len(idx))], idx[int(0.8 * len(idx)):]
-        est = WGBoost("categorical", n_rounds=rounds, learning_rate=learning_rate, max_depth=3, random_state=seed,
-                      split_criterion=criterion)
-        est.fit(seg.X[tr], seg.y[tr])
-        accs.append(100.0 * float(np.mean(np.argmax(est.predict_mean(seg.X[te]), axis=1) == seg.y[te])))
-        s_in, s_out = est.ood_score(seg.X[te]), est.ood_score(seg.X_ood)
-        lab = np.r_[np.ones(len(s_in), dtype=int), np.zeros(len(s_out), dtype=int)]
-        aucs.append(100.0 * pr_auc(lab, np.r_[s_in, s_out]))
-        secs.append(time.perf_counter() - t0)
+    per_seed = map_units(functools.partial(_ood_seed, seg=seg, rounds=rounds, learning_rate=learning_rate,
+                                           criterion=criterion), [int(s) for s in seeds.split(",") if s.strip()])
+    accs, aucs, secs = (list(v) for v in zip(*per_seed)) if per_seed else ([],) * 3
     return {"segment": {"accuracy": round(float(np.mean(accs)), 2), "accuracy_sd": round(float(np.std(accs)), 2),
                         "ood_pr_auc": round(float(np.mean(aucs)), 2), "ood_pr_auc_sd": round(float(np.std(aucs)), 2),
                         "repeats": len(accs), "seconds_per_repeat": round(float(np.mean(secs)), 1),

@@ -1,0 +1,65 @@
+"""`distviz study NAME --scheduler local|ADDRESS`: the same JSON as the serial run (distviz.experiments.parallel)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from distviz.cli import main
+from distviz.errors import ConfigError
+from distviz.experiments.parallel import map_units, use_scheduler
+
+LAWS = ["study", "laws", "--n", "200", "--rounds", "6", "--json"]
+MVN = ["study", "mvn-sim", "--n", "60", "--reps", "3", "--methods", "NGB,IndepNGB", "--n-estimators", "6",
+       "--n-val", "30", "--n-test", "40", "--quiet", "1", "--json"]
+DRIFTERS = ["study", "drifters", "--protocol", "paper", "--reps", "2", "--methods", "NGB", "--rounds", "4",
+            "--grid-depth", "2", "--grid-min-leaf", "20", "--max-train", "600", "--json"]
+
+
+def _run(argv, capsys) -> dict:
+    """The study's JSON with wall-clock fields ('seconds' in the key) removed."""
+    assert main(argv) == 0
+    return _timeless(json.loads(capsys.readouterr().out))
+
+
+def _timeless(x):
+    """`x` without the keys that hold wall-clock times."""
+    if isinstance(x, dict):
+        return {k: _timeless(v) for k, v in x.items() if "seconds" not in k}
+    if isinstance(x, list):
+        return [_timeless(v) for v in x]
+    return x
+
+
+def _square(v: int) -> int:
+    """A unit for map_units."""
+    return v * v
+
+
+def test_laws_gives_the_serial_json_with_scheduler_local(capsys):
+    serial = _run(LAWS, capsys)
+    assert _run(LAWS + ["--scheduler", "local", "--workers", "2"], capsys) == serial
+
+
+def test_studies_on_a_scheduler_address_and_map_units(capsys):
+    from dask.distributed import LocalCluster
+
+    serial = {"mvn": _run(MVN, capsys), "drifters": _run(DRIFTERS, capsys)}
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
+        assert _run(MVN + ["--scheduler", cluster.scheduler_address], capsys) == serial["mvn"]
+        assert _run(DRIFTERS + ["--scheduler", cluster.scheduler_address], capsys) == serial["drifters"]
+        with use_scheduler(cluster.scheduler_address) as client:
+            assert map_units(_square, range(5)) == [0, 1, 4, 9, 16]
+            assert len(client.scheduler_info()["workers"]) == 2
+    assert map_units(_square, [3]) == [9]  # serial again outside the block
+
+
+@pytest.mark.parametrize("spec, workers, words", [
+    ("local", 0, "--workers must be a positive"),
+    ("http://x;rm -rf", None, "--scheduler must be 'local' or a scheduler address"),
+    ("tcp://10.0.0.5:8786", 3, "--workers applies to --scheduler local only"),
+])
+def test_bad_scheduler_options_are_one_sentence(spec, workers, words):
+    with pytest.raises(ConfigError, match=words), use_scheduler(spec, workers):
+        pass
