@@ -206,12 +206,14 @@ class ModelFile:
         return tr
 
 
-_REGISTRY = {
-    "DistributionalBoosting": "distviz.boosting.estimator",
-    "NGBoost": "distviz.boosting.ngboost", "NGB": "distviz.boosting.ngboost", "GB": "distviz.boosting.ngboost",
-    "IndepNGB": "distviz.boosting.ngboost", "skGB": "distviz.boosting.ngboost",
-    "WGBoost": "distviz.boosting.wgboost", "SparseGP": "distviz.gp.model",
-}
+def _classes() -> dict:
+    """The estimator classes that save files, by name (imported here, never from a name read in a file)."""
+    from distviz.boosting.estimator import DistributionalBoosting
+    from distviz.boosting.ngboost import GB, NGB, IndepNGB, NGBoost, skGB
+    from distviz.boosting.wgboost import WGBoost
+    from distviz.gp.model import SparseGP
+
+    return {c.__name__: c for c in (DistributionalBoosting, NGBoost, NGB, GB, IndepNGB, skGB, WGBoost, SparseGP)}
 
 
 def save(est, path) -> None:
@@ -221,8 +223,6 @@ def save(est, path) -> None:
 
 def load(path):
     """Load any distviz model file, choosing the estimator class from the file's distviz_class attribute."""
-    import importlib
-
     name = Path(str(path)).name
     try:
         with xr.open_dataset(Path(path), engine=engine()) as ds:
@@ -230,8 +230,8 @@ def load(path):
     except Exception:
         raise DataError(f"Cannot read {name} as a distviz model file (not a readable NetCDF file); pass a file "
                         f"written by an estimator's save().") from None
-    if cls_name not in _REGISTRY:
+    classes = _classes()
+    if cls_name not in classes:
         raise DataError(f"{name} is not a distviz model file (it names no known estimator); pass a file written by "
                         f"an estimator's save().")
-    cls = getattr(importlib.import_module(_REGISTRY[cls_name]), cls_name)
-    return cls.load(path)
+    return classes[cls_name].load(path)

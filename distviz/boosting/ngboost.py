@@ -995,8 +995,9 @@ def _saved_params(est) -> dict:
 
 def _write_ngboost(w, m, prefix: str) -> None:
     """Store a fitted NGBoost's prediction state under names starting with prefix."""
-    w.ds.attrs[f"model_{prefix}fitted"] = __import__("json").dumps(
-        {"n_iter": int(m.n_iter_), "best_iteration": int(m.best_iteration_)})
+    import json
+
+    w.ds.attrs[f"model_{prefix}fitted"] = json.dumps({"n_iter": int(m.n_iter_), "best_iteration": int(m.best_iteration_)})
     w.array(prefix + "init", m.init_params_)
     w.array(prefix + "best_iteration_per_param", np.asarray(m.best_iteration_per_param_, dtype=np.int64))
     w.array(prefix + "train_loss", m.train_loss_)
