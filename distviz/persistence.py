@@ -23,7 +23,7 @@ import xarray as xr
 from distviz.errors import ConfigError, DataError
 from distviz.trees.flat import ARRAY_FIELDS, FlatForest
 
-__all__ = ["SCHEMA", "save", "load", "engine", "ModelFile"]
+__all__ = ["SCHEMA", "ModelFile", "engine", "load", "save"]
 
 SCHEMA = 2  # schema 1 was DistributionalBoosting's own "distviz.DistributionalBoosting/1" layout
 _PREFIX = "model_"

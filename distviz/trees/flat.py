@@ -20,7 +20,7 @@ from numba import njit
 
 from distviz.errors import DataError
 
-__all__ = ["FlatForest", "validate_arrays", "ARRAY_FIELDS"]
+__all__ = ["ARRAY_FIELDS", "FlatForest", "validate_arrays"]
 
 #: array fields with their dtype kinds: integer ("iu"), float ("f") or flag ("iub")
 ARRAY_FIELDS = {
