@@ -14,7 +14,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -175,6 +174,13 @@ def _cases(model_files):
     return cases
 
 
+def _pump(stream, q):
+    """Forward the child's report lines to q, then None when it closes its output (exit or crash)."""
+    for line in stream:
+        q.put(line)
+    q.put(None)
+
+
 def _run(cases, workdir):
     """Run the cases in as few subprocesses as possible; a crash or a hang fails that case and restarts the batch after it."""
     results = {}
@@ -183,7 +189,7 @@ def _run(cases, workdir):
         proc = subprocess.Popen([sys.executable, "-c", CHILD, str(workdir)], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         q: queue.Queue = queue.Queue()
-        threading.Thread(target=lambda: [q.put(line) for line in proc.stdout] + [q.put(None)], daemon=True).start()
+        threading.Thread(target=_pump, args=(proc.stdout, q), daemon=True).start()
         for c in cases[start:]:
             c2 = dict(c)
             if c2.get("new") in ("nan", "inf", "-inf"):
