@@ -25,7 +25,7 @@ def sketch_binner(X, max_bins) -> Binner:
         raise ConfigError(f"max_bins must be an integer in [2, 65536] for a fit on a dask array, got {max_bins!r}.")
     q = 100.0 * np.arange(1, int(max_bins)) / int(max_bins)
     parts = [da.percentile(X[:, f], q) for f in range(X.shape[1])]
-    *qs, hi = dask.compute(*parts, X.max(axis=0))
+    *qs, hi = dask.compute(*parts, X.max(axis=0), optimize_graph=False)   # keys as the fit will send them
     edges = []
     for f, e in enumerate(qs):
         e = np.unique(np.asarray(e, dtype=np.float64))
