@@ -73,7 +73,7 @@ def bench_fit(sizes, repeats=1):
         t_sk, g = best_of(sk, repeats)
         mu, sd = g.predict(Xt, return_std=True)
         ll_sk = float(np.mean(0.5 * np.log(2 * np.pi * sd**2) + (yt - mu) ** 2 / (2 * sd**2)))
-        print(f"{n:6d} {t_ours:8.2f} {t_sk:10.2f} {t_sk / t_ours:7.2f} {m.score(Xt, yt):8.4f} {ll_sk:10.4f}")
+        print(f"{n:6d} {t_ours:8.2f} {t_sk:10.2f} {t_sk / t_ours:7.2f} {-m.score(Xt, yt):8.4f} {ll_sk:10.4f}")
 
 
 def main():

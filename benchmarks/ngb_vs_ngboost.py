@@ -69,7 +69,8 @@ def run_ours(d, rounds, early=False):
     else:
         m.fit(d.X_train, d.y_train)
     wall, cpu = _since(t)
-    mu, cov = m.predict(d.X_test, "all")
+    pred = m.predict_dist(d.X_test, "all")
+    mu, cov = pred.mean, pred.cov
     return wall, cpu, m.n_iter_, float(np.mean(kl_pred_true(mu, cov, d.mean_test, d.cov_test)))
 
 

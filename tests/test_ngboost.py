@@ -7,7 +7,7 @@ from sklearn.base import clone
 from distviz.boosting import GB, NGB, IndepNGB, NGBoost, skGB
 from distviz.boosting.ngboost import ChartLaw, GaussianPrediction
 from distviz.data.mvn_sim import simulate, simulate_split, true_params
-from distviz.errors import ConfigError, DataError
+from distviz.errors import ConfigError, DataError, NotFittedError
 from distviz.families.mvn_cholesky import MVNCholesky
 from distviz.metrics.divergence import kl_pred_true
 
@@ -34,7 +34,8 @@ def test_matches_ngboost_regressor_path(natural):
     # the only difference is ngboost's start, which ignores the 1e-6 jitter of U's diagonal
     np.testing.assert_allclose(ours.predict_params(X, "all"), ref.pred_param(X), atol=2e-5)
     D = ref.pred_dist(X)
-    mu, cov = ours.predict(X, "all")
+    pred = ours.predict_dist(X, "all")
+    mu, cov = pred.mean, pred.cov
     np.testing.assert_allclose(mu, D.loc, atol=2e-5)
     np.testing.assert_allclose(cov, D.cov, rtol=1e-4, atol=1e-6)
 
@@ -60,7 +61,8 @@ def test_ngb_beats_indep_and_gb_on_simulation():
     for name, cls in (("NGB", NGB), ("IndepNGB", IndepNGB), ("GB", GB)):
         m = cls(n_estimators=400, random_state=0).fit(d.X_train, d.y_train, eval_set=(d.X_val, d.y_val))
         which = "best" if name == "IndepNGB" else "all"
-        kl[name] = float(np.mean(kl_pred_true(*m.predict(d.X_test, which), d.mean_test, d.cov_test)))
+        pred = m.predict_dist(d.X_test, which)
+        kl[name] = float(np.mean(kl_pred_true(pred.mean, pred.cov, d.mean_test, d.cov_test)))
     assert kl["NGB"] < 0.4, kl
     assert kl["NGB"] < 0.5 * kl["IndepNGB"], kl
     assert kl["NGB"] < 0.1 * kl["GB"], kl
@@ -75,17 +77,19 @@ def fitted():
 
 def test_predict_shapes_and_staged(fitted):
     d, m = fitted
-    mu, cov = m.predict(d.X_test)
-    assert mu.shape == (50, 2) and cov.shape == (50, 2, 2)
-    assert np.all(np.linalg.eigvalsh(cov) > 0)
     dist = m.predict_dist(d.X_test)
+    mu, cov = dist.mean, dist.cov
+    assert mu.shape == (50, 2) and cov.shape == (50, 2, 2)
+    np.testing.assert_array_equal(m.predict(d.X_test), mu)  # predict is the mean, an array
+    assert np.all(np.linalg.eigvalsh(cov) > 0)
     assert isinstance(dist, GaussianPrediction) and dist.rho.shape == (50,)
     assert np.all(np.abs(dist.rho) <= 1)
     np.testing.assert_allclose(dist.rho, cov[:, 0, 1] / np.sqrt(cov[:, 0, 0] * cov[:, 1, 1]))
     staged = list(m.staged_predict(d.X_test, "all"))
     assert len(staged) == m.n_iter_ + 1
-    np.testing.assert_allclose(staged[-1][0], m.predict(d.X_test, "all")[0])
-    np.testing.assert_allclose(staged[m.best_iteration_][1], m.predict(d.X_test)[1])
+    np.testing.assert_allclose(staged[-1], m.predict(d.X_test, "all"))
+    staged_dist = list(m.staged_predict_dist(d.X_test, "all"))
+    np.testing.assert_allclose(staged_dist[m.best_iteration_].cov, cov)
     # round 0 is the marginal start; training rows replay to the engine's iterate
     np.testing.assert_allclose(m.predict_params(d.X_test, 0), np.tile(m.init_params_, (50, 1)))
     F_train = m.result_.F_train
@@ -110,7 +114,7 @@ def test_validation_split_when_no_eval_set_is_given():
     X, y = simulate(200, np.random.default_rng(5))
     a = NGB(n_estimators=15, early_stopping_rounds=5, random_state=1).fit(X, y)
     b = NGB(n_estimators=15, early_stopping_rounds=5, random_state=1).fit(X, y)
-    np.testing.assert_array_equal(a.predict(X)[1], b.predict(X)[1])
+    np.testing.assert_array_equal(a.predict_dist(X).cov, b.predict_dist(X).cov)
     assert np.isfinite(a.valid_loss_).all()
 
 
@@ -137,12 +141,14 @@ def test_indep_ngb_and_skgb_shapes():
     for cls in (IndepNGB, skGB, lambda **kw: skGB(backend="hist", **kw)):
         m = cls(n_estimators=80, learning_rate=0.05, early_stopping_rounds=10).fit(
             d.X_train, d.y_train, eval_set=(d.X_val, d.y_val))
-        mu, cov = m.predict(d.X_test)
+        pred = m.predict_dist(d.X_test)
+        mu, cov = pred.mean, pred.cov
+        np.testing.assert_array_equal(m.predict(d.X_test), mu)
         assert mu.shape == (30, 2) and cov.shape == (30, 2, 2)
         assert np.all(cov[:, 0, 1] == 0) and np.all(cov[:, [0, 1], [0, 1]] > 0)
         assert m.best_iteration_.shape == (2,)
         staged = list(m.staged_predict(d.X_test))
-        assert len(staged) >= 2
+        assert len(staged) >= 2 and staged[0].shape == (30, 2)
         np.testing.assert_allclose(m.predict_dist(d.X_test).rho, 0.0)
         assert np.isfinite(m.score(d.X_test, d.y_test))
     # skGB's covariance is constant over x: the training residual variance at the chosen round
@@ -153,7 +159,8 @@ def test_indep_ngb_dimension_equals_univariate_fit():
     d = simulate_split(200, n_val=80, n_test=10, rng=np.random.default_rng(8))
     m = IndepNGB(n_estimators=40, early_stopping_rounds=None).fit(d.X_train, d.y_train)
     u = NGBoost("normal", n_estimators=40, early_stopping_rounds=None).fit(d.X_train, d.y_train[:, 1])
-    np.testing.assert_allclose(m.predict(d.X_test)[0][:, 1], u.predict_params(d.X_test)[:, 0])
+    np.testing.assert_allclose(m.predict(d.X_test)[:, 1], u.predict_params(d.X_test)[:, 0])
+    np.testing.assert_allclose(u.predict(d.X_test), u.predict_params(d.X_test)[:, 0])  # (n,) for one output
 
 
 def test_sample_weight_equals_row_duplication():
@@ -171,7 +178,7 @@ def test_clone_get_set_params_and_shared_tree_mode():
     assert not clone(GB()).natural_gradient and NGB().natural_gradient
     X, y = simulate(120, np.random.default_rng(10))
     s = NGB(n_estimators=5, tree_mode="shared", early_stopping_rounds=None).fit(X, y)
-    assert s.predict(X)[0].shape == (120, 2) and len(s.result_.rounds[0].trees) == 1
+    assert s.predict(X).shape == (120, 2) and len(s.result_.rounds[0].trees) == 1
     # the law is a plain engine law over the chart
     law = ChartLaw(MVNCholesky(2))
     F = np.zeros((3, 5))
@@ -192,10 +199,16 @@ def test_bad_input_errors():
         NGB().fit(X, y, eval_set=(X,))
     with pytest.raises(ConfigError, match="line_search"):
         NGB(line_search="golden").fit(X, y)
-    with pytest.raises(ConfigError, match="not fitted"):
-        NGB().predict(X)
-    with pytest.raises(ConfigError, match="not fitted"):
-        IndepNGB().predict(X)
+    for est in (NGB(), IndepNGB(), skGB(), NGBoost("normal")):
+        for method in ("predict", "predict_dist", "predict_params", "nll"):
+            if not hasattr(est, method):
+                continue
+            with pytest.raises(NotFittedError, match="not fitted"):
+                getattr(est, method)(X) if method != "nll" else est.nll(X, y)
+        with pytest.raises(NotFittedError, match="not fitted"):
+            est.score(X, y)
+        with pytest.raises(NotFittedError, match="not fitted"):
+            list(est.staged_predict(X))
     with pytest.raises(DataError, match="sample_weight"):
         NGB().fit(X, y, sample_weight=-np.ones(50))
     m = NGB(n_estimators=3, early_stopping_rounds=None).fit(X, y)

@@ -406,7 +406,8 @@ class WGBoost(RegressorMixin, BaseEstimator):
 
     def ood_score(self, X):
         """OOD score of Section 4.3: 1 / max_j Var_n[q_j^n(x)] (high = in-distribution)."""
-        Q = self.target_.ood_params(self.predict_particles(X))
+        P = self.predict_particles(X)
+        Q = self.target_.ood_params(P)
         v = Q.var(axis=1).max(axis=1)
         return 1.0 / np.maximum(v, 1e-300)
 

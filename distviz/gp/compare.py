@@ -85,7 +85,7 @@ def compare_1d(X, y, x_grid, objectives=("elbo", "dlm_log", "dlm_square"), likel
         for key, val in zip(out, (mean, lo, hi, llo, lhi)):
             out[key].append(val)
         betas.append(float(b))
-        train_ll.append(model.score(X[:, None], y))
+        train_ll.append(-model.score(X[:, None], y))  # log-loss = minus the mean log predictive
         if progress is not None:
             progress(k + 1, len(objectives))
     ds = xr.Dataset({k: (("objective", "x"), np.array(v)) for k, v in out.items()},

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from sklearn.base import BaseEstimator
 
-from distviz.errors import ConfigError, DataError
+from distviz.errors import ConfigError, DataError, check_fitted
 
 from distviz.validation import check_sample_weight, check_X, check_y
 
@@ -133,7 +134,7 @@ class FitContext:
         return self._GT
 
 
-class HistTree:
+class HistTree(BaseEstimator):
     """Histogram regression tree for vector targets; records Gain^reg (and Gain^ent with a family) of every split.
 
     Leaf values are the weighted means ``S_C / (W_C + l2)`` of the targets; splits maximise Gain^reg
@@ -149,10 +150,15 @@ class HistTree:
     on the left (in exact mode the midpoint to the next distinct value of the whole sample).
     Growth is best-first (the leaf with the largest gain is split next); without ``max_leaves``
     every admissible leaf is split, which equals depth-wise growth.
+
+    A scikit-learn estimator (keyword-only parameters, ``clone`` / ``get_params`` work) but not a
+    RegressorMixin: it is the boosting engine's building block, ``predict`` is (n, K) by design and
+    there is no ``score``.  Methods used before fit raise ``distviz.errors.NotFittedError``.
     """
 
     def __init__(
         self,
+        *,
         max_depth=3,
         max_leaves=None,
         min_weight_leaf=1e-3,
@@ -170,10 +176,6 @@ class HistTree:
         self.max_bins = max_bins
 
     # -- scikit-learn style parameters -------------------------------------------------------
-    def get_params(self, deep: bool = True) -> dict:
-        """Constructor parameters."""
-        return {k: getattr(self, k) for k in _PARAMS}
-
     def set_params(self, **params) -> "HistTree":
         """Set constructor parameters."""
         for k, v in params.items():
@@ -182,12 +184,10 @@ class HistTree:
             setattr(self, k, v)
         return self
 
-    def __repr__(self) -> str:
-        return "HistTree(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in _PARAMS) + ")"
-
     # -- fitting -------------------------------------------------------------------------------
-    def fit(self, X, R, sample_weight=None, family=None, T=None) -> "HistTree":
-        """Grow the tree on raw X or a BinnedX, targets R (n,) or (n, K); with family and T also record Gain^ent."""
+    def fit(self, X, y, sample_weight=None, family=None, T=None) -> "HistTree":
+        """Grow the tree on raw X or a BinnedX, targets y (n,) or (n, K); with family and T also record Gain^ent."""
+        R = y
         depth, leaves = _check_params(
             self.max_depth, self.max_leaves, self.min_weight_leaf, self.min_samples_leaf, self.l2, self.criterion
         )
@@ -298,8 +298,7 @@ class HistTree:
 
     # -- fitted structure ----------------------------------------------------------------------
     def _check_fitted(self) -> None:
-        if not hasattr(self, "value_"):
-            raise ConfigError("this HistTree is not fitted yet; call fit(X, R) first.")
+        check_fitted(self, "value_")
 
     @property
     def node_count_(self) -> int:
@@ -412,7 +411,8 @@ class HistTree:
 
     def predict(self, X) -> np.ndarray:
         """Leaf values (n, K) for raw X or a BinnedX."""
-        return self.value_[self.apply(X)]
+        leaf = self.apply(X)
+        return self.value_[leaf]
 
 
 def _reg_gains(sums, left, right, l2, o=2):
