@@ -3,6 +3,8 @@
 Missing values: with ``missing_left`` (uint8 per node, 1 = a missing value goes left) a NaN
 (raw path) or the missing-value code ``miss`` (binned path, ``Binner.missing_bin_``) follows the
 learned direction; without it (None, the default) it goes right, as before missing-value support.
+A missing value is replaced per node by a stand-in that compares the right way (-inf or NaN for raw
+values, 0 or ``miss`` for codes), so the left / right choice stays one branch-free select.
 """
 
 from __future__ import annotations
@@ -18,16 +20,22 @@ def apply_binned(codes_T, feature, split_bin, left, right, missing_left=None, mi
     """Leaf id of every column of codes_T (p, n): go left when code <= split_bin (code == miss: by missing_left)."""
     n = codes_T.shape[1]
     out = np.empty(n, dtype=np.int64)
+    if missing_left is None:
+        for i in range(n):
+            j = 0
+            while left[j] >= 0:
+                j = left[j] if codes_T[feature[j], i] <= split_bin[j] else right[j]
+            out[i] = j
+        return out
+    miss_to = np.empty(left.shape[0], dtype=np.int64)  # 0 goes left of every split, miss right of every one
+    for j in range(left.shape[0]):
+        miss_to[j] = 0 if missing_left[j] != 0 else miss
     for i in range(n):
         j = 0
         while left[j] >= 0:
-            c = codes_T[feature[j], i]
-            if c <= split_bin[j]:
-                j = left[j]
-            elif missing_left is not None and c == miss and missing_left[j] != 0:
-                j = left[j]
-            else:
-                j = right[j]
+            c = np.int64(codes_T[feature[j], i])
+            c = miss_to[j] if c == miss else c
+            j = left[j] if c <= split_bin[j] else right[j]
         out[i] = j
     return out
 
@@ -37,16 +45,22 @@ def apply_raw(X, feature, threshold, left, right, missing_left=None):
     """Leaf id of every row of X (n, p): go left when x <= threshold (x NaN: by missing_left)."""
     n = X.shape[0]
     out = np.empty(n, dtype=np.int64)
+    if missing_left is None:
+        for i in range(n):
+            j = 0
+            while left[j] >= 0:
+                j = left[j] if X[i, feature[j]] <= threshold[j] else right[j]
+            out[i] = j
+        return out
+    nan_to = np.empty(left.shape[0])  # -inf goes left of every split, NaN right of every one
+    for j in range(left.shape[0]):
+        nan_to[j] = -np.inf if missing_left[j] != 0 else np.nan
     for i in range(n):
         j = 0
         while left[j] >= 0:
             x = X[i, feature[j]]
-            if x <= threshold[j]:
-                j = left[j]
-            elif missing_left is not None and x != x and missing_left[j] != 0:
-                j = left[j]
-            else:
-                j = right[j]
+            x = x if x == x else nan_to[j]
+            j = left[j] if x <= threshold[j] else right[j]
         out[i] = j
     return out
 
