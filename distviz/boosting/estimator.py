@@ -110,6 +110,7 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         """scikit-learn tags: a regressor; the mvn family takes 2-D y."""
         tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # NaN in X is a missing value the trees route (distviz.validation)
         tags.target_tags.multi_output = True
         tags.regressor_tags.poor_score = True  # score is a log-likelihood, not R^2: no 0.5 threshold applies
         return tags

@@ -104,6 +104,7 @@ class WGBoost(RegressorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         """scikit-learn tags: a regressor whose score is a log predictive density (no R^2 threshold)."""
         tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # NaN in X is a missing value the trees route (distviz.validation)
         tags.regressor_tags.poor_score = True
         return tags
 
