@@ -51,8 +51,11 @@ def lab():
 
     fit_summary(res)
     figs = lab_figures(res.model, res.data, res.kind, res.config.algorithm)
+    wide = [isinstance(f.layout.meta, dict) and bool(f.layout.meta.get("wide")) for f in figs]
+    for i, fig in enumerate(f for f, w in zip(figs, wide) if w):   # several panels (categorical WGBoost) span the page
+        charts().plotly_chart(fig, key=f"lab.wide{i}")
     cols = st.columns(2, gap="medium")
-    for i, fig in enumerate(figs):
+    for i, fig in enumerate(f for f, w in zip(figs, wide) if not w):
         with cols[i % 2]:
             charts().plotly_chart(fig, key=f"lab.fig{i}")
 

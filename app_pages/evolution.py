@@ -24,7 +24,10 @@ constant start through the rounds in the η chart and in the η* chart, **MGD an
 moves by tree outputs added in η* (straight-ish in η*, curved in η); NGD adds in η (the reverse).
 *NLL*: training and validation negative log-likelihood and the generalised entropy H of each round's tree
 partition (it jumps from round to round: every tree splits the data differently), marker at the round.
-For WGBoost the particles of every input are shown (WGBoost paper, Figs. 2 and 4). Each view is a tab;
+For WGBoost the particles of every input are shown (WGBoost paper, Figs. 2 and 4); categorical WGBoost shows
+each particle's class probabilities. *NGBoost*: the fit at the round, training and validation NLL (dotted: the
+best validation round) and its parameters (mean, sd, correlation) per round at three inputs. *Sparse GP*: the
+predictive mean and band after each L-BFGS iteration and the objective per iteration. Each view is a tab;
 only the open tab is computed and drawn (the MGD and NGD companion fits of the geometry panel are made
 when you open it), and the open tab is part of the page address.
 """)
@@ -35,10 +38,53 @@ if res is None:
     st.stop()
 model, data, algo = res.model, res.data, res.config.algorithm
 trace = getattr(model, "trace_", None)
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _ngb_params(key: tuple, _model, _data):
+    """NGBoost's parameters after every round at three inputs (one staged pass; cached per fit)."""
+    return vr.ngboost_params_by_round(_model, _data)
+
+
+def draw_ngboost(r):
+    """NGBoost at round r: the fit (mean, 90% band; ρ and ellipses for two outputs), NLL and parameters per round."""
+    figs = vr.ngboost_round_figures(model, data, r, algo, params=_ngb_params(res.config.key(), model, data))
+    c1, c2 = st.columns(2, gap="medium")
+    for i, f in enumerate(figs["fit"]):
+        charts(c1 if i % 2 == 0 else c2).plotly_chart(f, key=f"evo.ngb{i}")
+    charts(c2 if len(figs["fit"]) % 2 else c1).plotly_chart(figs["nll"], key="evo.nll")
+    charts().plotly_chart(figs["params"], key="evo.params")
+
+
+def draw_gp(i):
+    """The sparse GP after optimiser iteration i: its predictive mean (and band) and the objective per iteration."""
+    figs = vr.gp_iteration_figures(model, data, i, algo)
+    c1, c2 = st.columns(2, gap="medium")
+    charts(c1).plotly_chart(figs["fit"], key="evo.gp")
+    charts(c2).plotly_chart(figs["objective"], key="evo.objective")
+
+
+if res.kind == "ngboost":
+    st.caption("NGBoost has no per-row trace: each round's parameters are recomputed from its trees (no refit). "
+               "The round slider opens at the best validation round, the one the Lab draws.")
+    n_done = len(getattr(model, "train_loss_", [])) - 1
+    best = vr.ngboost_best_round(model)
+    round_player(PAGE, n_done, draw_ngboost, default=best)
+    sync_query_params(LAB, PAGE, keep_others=True)
+    st.stop()
+if res.kind == "gp":
+    if getattr(model, "path_", None) is None:
+        sync_query_params(LAB)
+        st.info("This sparse-GP fit kept no parameters per iteration, so there is nothing to replay; its fit is in the Lab.")
+        st.stop()
+    st.caption("The sparse GP is not boosted: it is fitted by L-BFGS on its objective (ELBO or log-loss DLM). "
+               "The slider replays the optimiser's iterations; there are no rounds, trees or learning rate.")
+    round_player(PAGE, len(model.path_) - 1, draw_gp, default=len(model.path_) - 1, label="Optimiser iteration")
+    sync_query_params(LAB, PAGE, keep_others=True)
+    st.stop()
 if res.kind not in ("law", "wg") or trace is None:
     sync_query_params(LAB)
-    st.info("Evolution replays the traces of the exponential-family laws and of WGBoost; choose one of them "
-            "(NGBoost and the GP baseline show their curves in the Lab).")
+    st.info("This fit has no trace to replay; choose an exponential-family law, WGBoost, NGBoost or a sparse GP.")
     st.stop()
 
 R = vr.trace_rounds(trace)

@@ -93,15 +93,14 @@ def test_lab_wgboost_particles():
     assert any("particles" in t for t in titles)
 
 
-def test_lab_incompatible_choice_shows_one_sentence_and_keeps_the_last_result():
+def test_lab_incompatible_choice_is_not_offered_and_explained_before_fitting():
     at = page(n="200", rounds="20")
     assert not at.exception
-    n_figs = len(specs(at))
     at.sidebar.selectbox(key="lab.family").set_value("gamma").run()
-    at.sidebar.selectbox(key="lab.algo").set_value("wg_ska").run()
-    assert not at.exception
-    assert len(at.error) == 1 and "WGBoost" in at.error[0].value
-    assert len(specs(at)) == n_figs, "the earlier result stays on the page"
+    assert not at.exception and not at.error
+    box = at.sidebar.selectbox(key="lab.algo")
+    assert "WGBoost SKA" not in box.options and "MGD (mirror, in η*)" in box.options   # options are the labels
+    assert "WGBoost (fits the Normal, Poisson and Categorical families)" in box.help
 
 
 def test_upload_good_csv_fits_and_bad_upload_shows_one_sentence():

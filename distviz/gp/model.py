@@ -8,6 +8,7 @@ ARD), learnable inducing inputs, a constant prior mean.
 
 from __future__ import annotations
 
+import copy
 import numbers
 import warnings
 
@@ -231,6 +232,7 @@ class SparseGP(RegressorMixin, BaseEstimator):
             else:
                 self._fit_adam(fun, Xs.shape[0], rng, progress)
             self.params_ = obj.assemble(fun.unflatten(self.flat_), fixed)
+            self.packer_, self.fixed_ = fun.unflatten, fixed   # for at_iteration
             self.sampler_stats_ = fun.sampler_stats
             self._cache()
         except (np.linalg.LinAlgError, ValueError, FloatingPointError) as e:
@@ -240,10 +242,12 @@ class SparseGP(RegressorMixin, BaseEstimator):
         return self
 
     def _fit_lbfgs(self, fun, progress):
-        it = [0]
+        it, path, hist = [0], [np.array(fun.flat0, dtype=float)], [float(fun(fun.flat0)[0])]
 
-        def cb(_):
+        def cb(intermediate_result):   # scipy passes the iterate and its objective under this argument name
             it[0] += 1
+            path.append(np.array(intermediate_result.x, dtype=float))
+            hist.append(float(intermediate_result.fun))
             if progress is not None:
                 progress(it[0], self.max_iter)
 
@@ -257,7 +261,8 @@ class SparseGP(RegressorMixin, BaseEstimator):
         self.objective_ = float(res.fun)
         self.n_iter_ = int(res.nit)
         self.converged_ = bool(res.success)
-        self.history_ = None
+        self.history_ = np.asarray(hist)   # objective / n at the start and after every iteration
+        self.path_ = np.asarray(path)      # the flat parameters at the same points (Evolution replays them)
 
     def _fit_adam(self, fun, n, rng, progress, b1=0.9, b2=0.999, eps=1e-8):
         x = fun.flat0.copy()
@@ -289,6 +294,7 @@ class SparseGP(RegressorMixin, BaseEstimator):
         self.n_iter_ = self.max_iter
         self.converged_ = True
         self.history_ = hist
+        self.path_ = None
 
     def _cache(self):
         """Precompute the factors used at prediction time."""
@@ -300,6 +306,17 @@ class SparseGP(RegressorMixin, BaseEstimator):
         self._Luu = np.linalg.cholesky(Kuu)
         self._Lw = obj.lower(p["Lw"])
         self._ell, self._sf2, self._c = ell, sf2, float(p["mean"])
+
+    def at_iteration(self, i: int) -> "SparseGP":
+        """A copy of this L-BFGS fit with the parameters it had after optimiser iteration i (0: the start)."""
+        self._check_fitted()
+        if getattr(self, "path_", None) is None:
+            raise ConfigError("Only L-BFGS fits keep their parameters per iteration; refit with optimizer='lbfgs'.")
+        i = int(min(max(int(i), 0), len(self.path_) - 1))
+        m = copy.copy(self)
+        m.params_ = obj.assemble(self.packer_(self.path_[i]), self.fixed_)
+        m._cache()
+        return m
 
     # ------------------------------------------------------------------ prediction
     def _check_fitted(self):

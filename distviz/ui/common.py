@@ -52,11 +52,34 @@ def fit_or_last(cfg, upload=None, *, slot: str = "lab", progress_container=None)
 
 
 def fit_summary(res: FitResult) -> None:
-    """Metric cards: fit time, rounds, final train / validation NLL."""
-    tr = getattr(res.model, "trace_", None)
+    """Metric cards that apply to the fit: time and rows, then NLLs per round (boosting), the best validation
+    round (NGBoost) or the optimiser's iterations and objective (sparse GP)."""
+    model = res.model
+    tr = getattr(model, "trace_", None)
     cols = st.columns(4)
     cols[0].metric("fit time", f"{res.seconds:.2f} s", help="Wall time of the fit when it was computed; a cached fit is reused instantly.")
     cols[1].metric("rows", f"{len(res.data.y)}")
+    if res.kind == "gp":
+        h = getattr(model, "history_", None)
+        cols[2].metric("L-BFGS iterations", f"{int(getattr(model, 'n_iter_', 0))}",
+                       help="The sparse GP is fitted by an optimiser, not boosted: no rounds, learning rate or trees.")
+        cols[3].metric("final objective", f"{float(model.objective_):.4g}",
+                       help=("negative ELBO" if model.objective == "elbo" else "log-loss DLM objective") + " per row"
+                            + ("" if h is None else f"; it started at {float(h[0]):.4g}") + ".")
+        hp = model.hyperparameters_
+        noise = f", noise variance {hp['noise']:.3g}" if "noise" in hp else ""
+        st.caption(f"Fitted kernel: lengthscale {', '.join(f'{v:.3g}' for v in np.ravel(hp['lengthscale']))} "
+                   f"(standardised inputs), variance {hp['variance']:.3g}, prior mean {hp['mean']:.3g}{noise}; "
+                   f"{len(hp['inducing'])} inducing points"
+                   + ("" if getattr(model, "converged_", True) else "; the optimiser stopped before converging") + ".")
+        return
+    if res.kind == "ngboost":
+        va = np.asarray(getattr(model, "valid_loss_", []), dtype=float)
+        best = getattr(model, "best_iteration_", None)
+        cols[2].metric("best validation round", f"{best}" if va.size and best is not None else "—",
+                       help="Predictions use this round; the chart's dotted line marks it.")
+        cols[3].metric("best validation NLL", f"{np.nanmin(va):.4g}" if va.size and np.isfinite(va).any() else "—")
+        return
     if tr is not None and "train_nll" in tr:
         t = tr["train_nll"].values
         cols[2].metric("final train NLL", f"{t[np.isfinite(t)][-1]:.4g}" if np.isfinite(t).any() else "—")

@@ -23,6 +23,10 @@ FAMILY_HELP = {
     "mvn": "P-variate Normal; T(y) = (y, vech(y yᵀ))",
 }
 
+#: what a family's outputs are, in a few words (the selector's label; FAMILY_HELP has the statistics)
+FAMILY_SHORT = {"poisson": "counts", "bernoulli": "binary 0 / 1", "normal": "real line", "gamma": "positive reals",
+                "exponential": "durations", "categorical": "K classes", "mvn": "P-variate Normal"}
+
 
 def escape_markdown(text: str) -> str:
     """`text` with Markdown's special characters taken literally (the MVN's y1*y1 must not turn into italics)."""
@@ -31,9 +35,15 @@ def escape_markdown(text: str) -> str:
     return text
 
 
+def families_help(lead: str) -> str:
+    """Help of a family selector: `lead`, then every family's outputs and sufficient statistics T(y)."""
+    return lead + "\n\n" + "\n".join(f"- **{k}**: {escape_markdown(v)}" for k, v in FAMILY_HELP.items())
+
+
 def family_label(name: str) -> str:
-    """'normal — real line; T(y) = (y, y²)' style label for a family selector."""
-    return f"{name} — {FAMILY_HELP[name]}" if name in FAMILY_HELP else name
+    """'normal — real line' style label for a family selector (short enough for the sidebar at 1024 px; the
+    sufficient statistics are in the selector's help and the explorer)."""
+    return f"{name} — {FAMILY_SHORT[name]}" if name in FAMILY_SHORT else name
 
 
 def render_explorer(container=None, *, page: str = PAGE, sync: bool = True) -> None:
@@ -43,7 +53,7 @@ def render_explorer(container=None, *, page: str = PAGE, sync: bool = True) -> N
     box.subheader("Family explorer")
     fam_name = box.selectbox("Family", names, format_func=family_label,
                              key=qp_key(page, "family", "normal", options=names),
-                             help="The output distribution p(y | η) to explore.")
+                             help=families_help("The output distribution p(y | η) to explore."))
     kwargs = {}
     if fam_name == "categorical":
         kwargs["K"] = box.slider("Number of classes K", 2, 6, key=qp_key(page, "K", 3, lo=2, hi=6),

@@ -25,29 +25,29 @@ PAGE = "lab"
 
 #: algorithm key -> (label, kind, help)
 ALGORITHMS = OrderedDict([
-    ("mgd", ("MGD — mirror descent, additive in η*", "law",
-             "Each tree is added to the mean parameters η* = E[T(y)] (M-law). Fast and exact in the dual chart.")),
-    ("ngd", ("NGD — natural gradient, additive in η", "law",
-             "Each tree is added to the natural parameters η after a Fisher preconditioning (N-law, NGBoost with θ = η).")),
-    ("gd", ("GD — plain gradient in η", "law",
+    ("mgd", ("MGD (mirror, in η*)", "law",
+             "Mirror descent. Each tree is added to the mean parameters η* = E[T(y)] (M-law). Fast and exact in the dual chart.")),
+    ("ngd", ("NGD (natural, in η)", "law",
+             "Natural gradient. Each tree is added to the natural parameters η after a Fisher preconditioning (N-law, NGBoost with θ = η).")),
+    ("gd", ("GD (plain gradient in η)", "law",
             "Raw gradient T(y) − η* added to η, no metric: can be slow or diverge when the Fisher metric is far from 1 "
             "(on the Normal families the learning rate starts at 0.01 for that reason).")),
-    ("mgd_natural", ("crossed: M-law realised in η", "law",
+    ("mgd_natural", ("crossed: M-law in η", "law",
                      "The mirror step written additively in η with a plug-in target (biased; see the note).")),
-    ("ngd_mean", ("crossed: N-law realised in η*", "law",
+    ("ngd_mean", ("crossed: N-law in η*", "law",
                   "The natural step written additively in η* with a plug-in target (biased; see the note).")),
-    ("ngboost", ("NGBoost chart (μ, log σ) / Cholesky", "ngboost",
+    ("ngboost", ("NGBoost (own chart)", "ngboost",
                  "NGBoost's own parametrisation: natural gradient in an unconstrained chart θ — (μ, log σ) for the "
                  "Normal, the Cholesky factor of the precision for the multivariate Normal — with its line search.")),
-    ("wg_ska", ("WGBoost SKA (diagonal Newton)", "wg",
-                "Particles per input flow to the pointwise posterior; SKA is the default, fast, diagonal Newton direction.")),
-    ("wg_fka", ("WGBoost FKA (first order)", "wg", "Kernel-smoothed first-order Wasserstein gradient (SVGD-like).")),
-    ("wg_nka", ("WGBoost NKA (full Newton)", "wg", "Full Newton direction: batched (N d) × (N d) solves per input.")),
+    ("wg_ska", ("WGBoost SKA", "wg",
+                "Diagonal Newton. Particles per input flow to the pointwise posterior; SKA is the default, fast, diagonal Newton direction.")),
+    ("wg_fka", ("WGBoost FKA", "wg", "First order: kernel-smoothed first-order Wasserstein gradient (SVGD-like).")),
+    ("wg_nka", ("WGBoost NKA", "wg", "Full Newton direction: batched (N d) × (N d) solves per input.")),
     ("wg_langevin", ("LGBoost (Langevin)", "wg", "Noisy gradient steps: particles sample the posterior.")),
-    ("sgp_elbo", ("sparse GP, ELBO (baseline)", "gp",
-                  "Sparse Gaussian process (20 inducing points) fitted by the evidence lower bound (variational inference).")),
-    ("sgp_dlm", ("sparse GP, log-loss DLM (baseline)", "gp",
-                 "The same sparse GP fitted by direct loss minimisation of the log predictive loss (Wei et al.).")),
+    ("sgp_elbo", ("sparse GP (ELBO)", "gp",
+                  "Baseline: sparse Gaussian process (20 inducing points) fitted by the evidence lower bound (variational inference).")),
+    ("sgp_dlm", ("sparse GP (log-loss DLM)", "gp",
+                 "Baseline: the same sparse GP fitted by direct loss minimisation of the log predictive loss (Wei et al.).")),
 ])
 LAW_ALGOS = [k for k, v in ALGORITHMS.items() if v[1] == "law"]
 WG_TARGET = {"normal": "normal", "poisson": "poisson", "categorical": "categorical"}
@@ -55,9 +55,9 @@ GP_LIKELIHOOD = {"normal": "gaussian", "bernoulli": "probit", "poisson": "poisso
 
 #: dataset key -> (label, help)
 DATASETS = OrderedDict([
-    ("synthetic", ("synthetic (known truth)", "Simulated from a known η(x) for the chosen family; the truth is drawn.")),
-    ("faithful", ("Old Faithful (duration vs waiting)", "272 eruptions: x = waiting time (min), y = duration (min).")),
-    ("bone", ("bone density vs age", "485 teenagers: x = age (years), y = relative spinal BMD change.")),
+    ("synthetic", ("synthetic", "Simulated from a known η(x) for the chosen family; the truth is drawn.")),
+    ("faithful", ("Old Faithful", "Old Faithful geyser: 272 eruptions: x = waiting time (min), y = duration (min).")),
+    ("bone", ("bone density", "Bone density vs age: 485 teenagers: x = age (years), y = relative spinal BMD change.")),
     ("upload", ("upload a CSV", f"Your own file (up to {MAX_UPLOAD_MB} MB); pick the x and y columns.")),
 ])
 
@@ -144,6 +144,21 @@ def compatible(algorithm: str, family: str) -> str | None:
     if kind == "gp":
         return None if family in GP_LIKELIHOOD else "The sparse-GP baselines have Gaussian, probit and Poisson likelihoods; choose the Normal, Bernoulli or Poisson family."
     return None
+
+
+#: algorithm kind -> the families it can fit (for the sentence that says why an algorithm is not offered)
+KIND_FAMILIES = {"ngboost": "Normal and multivariate Normal", "wg": "Normal, Poisson and Categorical",
+                 "gp": "Normal, Bernoulli and Poisson"}
+KIND_NAMES = {"ngboost": "NGBoost", "wg": "WGBoost", "gp": "the sparse GP"}
+
+
+def not_offered(algorithms, family: str) -> str:
+    """One sentence naming the algorithms the selector hides for `family` and the families they fit ('' when none)."""
+    kinds = list(dict.fromkeys(ALGORITHMS[a][1] for a in algorithms if compatible(a, family) is not None))
+    if not kinds:
+        return ""
+    return ("Not offered for this family: " + "; ".join(f"{KIND_NAMES[k]} (fits the {KIND_FAMILIES[k]} families)"
+                                                        for k in kinds) + ".")
 
 
 # ---------------------------------------------------------------------------------------------- data
@@ -312,7 +327,9 @@ def make_estimator(cfg: FitConfig):
         from distviz.boosting.ngboost import NGBoost
         return NGBoost(chart="normal" if cfg.family == "normal" else "mvn_cholesky", n_estimators=int(cfg.n_rounds),
                        learning_rate=float(cfg.learning_rate), max_depth=int(cfg.max_depth),
-                       early_stopping_rounds=None, validation_fraction=0.2, random_state=int(cfg.seed))
+                       # 20% held out as for the laws; the patience exceeds the rounds, so every round is fitted
+                       # and the validation NLL picks the best one (predictions use it)
+                       early_stopping_rounds=int(cfg.n_rounds) + 1, validation_fraction=0.2, random_state=int(cfg.seed))
     if kind == "gp":
         from distviz.gp import SparseGP
         return SparseGP(likelihood=GP_LIKELIHOOD[cfg.family], objective="elbo" if cfg.algorithm == "sgp_elbo" else "dlm_log",
@@ -394,7 +411,7 @@ def fit_warnings(res: FitResult) -> list[str]:
                        ("lower the learning rate ν (e.g. 0.01) or use NGD / MGD" if cfg.learning_rate > 0.01
                         else "use more rows, NGD or MGD"))
             else:
-                fix = "lower the learning rate ν, the rounds or the noise features p"
+                fix = "lower the learning rate ν, the rounds or the tree depth (under More settings)" + _fewer_inputs(cfg)
             what = "diverged" if rise[-1] > tol else "was unstable"
             out.append(f"{label} {what}: the training NLL fell to {t[i]:.3g} at round {i} and then rose to "
                        f"{tt[j]:.3g} at round {j}; {fix}. Predictions use the best validation round "
@@ -411,8 +428,17 @@ def fit_warnings(res: FitResult) -> list[str]:
         why = ("a tree leaf adds one step to rows with different current iterates" if cfg.algorithm in ("mgd", "ngd_mean")
                else "a step in η overshot the boundary")
         out.append(f"{label}: {total} row updates in {rounds} rounds left the {coord} domain ({why}); {how}. "
-                   f"Fewer noise features p or a smaller ν make it rarer.")
+                   f"A smaller learning rate ν{_fewer_inputs(cfg, ' or')} makes it rarer.")
     return out
+
+
+def _fewer_inputs(cfg: FitConfig, joiner: str = ", or") -> str:
+    """The advice about inputs a data set actually has: noise features p (synthetic), x columns (an upload)."""
+    if cfg.dataset == "synthetic" and cfg.p > 1:
+        return f"{joiner} fewer noise features p"
+    if cfg.dataset == "upload" and len(cfg.x_cols) > 1:
+        return f"{joiner} fewer x columns"
+    return ""
 
 
 def _fault_warnings(tr, label: str, kind: str, n_rows: int) -> list[str]:
@@ -469,11 +495,11 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
 
     from distviz import families
 
-    from .explorer import family_label
+    from .explorer import families_help, family_label
 
     names = families.available()
     fam = box.selectbox("Family", names, format_func=family_label, key=qp_key(PAGE, "family", "normal", options=names),
-                        help="The output distribution p(y | x) that is boosted.")
+                        help=families_help("The output distribution p(y | x) that is boosted."))
     K = 3
     if fam == "categorical":
         K = box.slider("Classes K", 2, 6, key=qp_key(PAGE, "K", 3, lo=2, hi=6), help="Number of classes of the categorical family.")
@@ -496,12 +522,15 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
                     cols = []   # load_data raises the same sentence on the page
                 if cols:
                     x_cols, y_col = upload_column_pickers(box, cols, content_hash(upload))
-    algos = list(algorithms or ALGORITHMS)
+    offered = list(algorithms or ALGORITHMS)
+    algos = [a for a in offered if compatible(a, fam) is None]   # a pair that cannot be fitted is never offered
     algo = box.selectbox("Algorithm", algos, format_func=lambda k: ALGORITHMS[k][0],
                          key=qp_key(PAGE, *_par("algo", "mgd" if "mgd" in algos else algos[0]), options=algos),
-                         help="The boosting law (and the chart it adds trees in) or a baseline.")
+                         help="The boosting law (and the chart it adds trees in) or a baseline. "
+                              + not_offered(offered, fam))
     box.caption(ALGORITHMS[algo][2])
     wg = ALGORITHMS[algo][1] == "wg"
+    gp = ALGORITHMS[algo][1] == "gp"
     more, summary = box, None
     if fold_more:
         summary = box.empty()
@@ -514,20 +543,23 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
                         help="x1 drives the truth; x2..xp are pure noise (watch the trees ignore them).")
         seed = more.number_input("Random seed", 0, 10_000, step=1, key=qp_key(PAGE, "seed", 0, lo=0, hi=10_000),
                                  help="Seed of the simulation and of the fit.")
-    n_rounds = more.select_slider("Boosting rounds", [20, 50, 100, 200, 300, 500],
-                                  key=qp_key(PAGE, *_par("rounds", 100), options=[20, 50, 100, 200, 300, 500]),
-                                  help="Number of trees added; more rounds fit closer (and may overfit).")
+    # the sparse GP is not boosted: it has no rounds, learning rate or trees, so those knobs are not drawn
+    # (their values stay in the session for the next boosting algorithm)
+    knobs = _Unrendered() if gp else more
+    n_rounds = knobs.select_slider("Boosting rounds", [20, 50, 100, 200, 300, 500],
+                                   key=qp_key(PAGE, *_par("rounds", 100), options=[20, 50, 100, 200, 300, 500]),
+                                   help="Number of trees added; more rounds fit closer (and may overfit).")
     lr_default = default_learning_rate(algo, fam)
     lr_key = qp_key(PAGE, "lr", lr_default, options=LR_OPTIONS)
     prev_default = st.session_state.get(f"{PAGE}._lr_default")
     if prev_default is not None and prev_default != lr_default and st.session_state.get(lr_key) == prev_default:
         st.session_state[lr_key] = lr_default   # the rate follows the per-law default unless the user moved it
     st.session_state[f"{PAGE}._lr_default"] = lr_default
-    lr = more.select_slider("Learning rate ν", LR_OPTIONS, key=lr_key,
+    lr = knobs.select_slider("Learning rate ν", LR_OPTIONS, key=lr_key,
                             help="Shrinkage of every tree: small steps are stabler, large steps faster. Plain GD adds "
                                  "the raw gradient to η without a metric and diverges on the Normal families unless "
                                  "ν is small (default 0.01 there; 0.1 elsewhere).")
-    depth = more.slider("Tree depth", 1, 6, key=qp_key(PAGE, "depth", 3, lo=1, hi=6),
+    depth = knobs.slider("Tree depth", 1, 6, key=qp_key(PAGE, "depth", 3, lo=1, hi=6),
                         help="Depth of every regression tree (2^depth leaves at most).")
     n_particles = 10
     if wg:
@@ -547,6 +579,9 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
                     domain=str(domain), upload_hash=data_hash(upload), x_cols=tuple(x_cols), y_col=str(y_col))
     if summary is not None and isinstance(more, _Unrendered):
         summary.caption(describe_config(cfg) + " — open *More settings* to change them.")
+    elif gp and not isinstance(more, _Unrendered):
+        more.caption("The sparse GP is not boosted: rounds, learning rate and tree depth do not apply "
+                     "(20 inducing points, at most 200 L-BFGS iterations).")
     return cfg, upload
 
 
@@ -590,10 +625,13 @@ class _Unrendered:
 
 
 def describe_config(cfg: FitConfig) -> str:
-    """One line that names a fit's settings, e.g. 'Normal · synthetic n = 500, p = 1 · MGD · 100 rounds · ν = 0.1 · depth 3'."""
+    """One line that names a fit's settings, e.g. 'Normal · synthetic n = 500, p = 1 · MGD · 100 rounds · ν = 0.1 · depth 3'
+    (only the settings that apply: a sparse GP has no rounds, learning rate or depth)."""
     data = f"{cfg.dataset} n = {cfg.n}, p = {cfg.p}" if cfg.dataset == "synthetic" else DATASETS[cfg.dataset][0]
-    parts = [cfg.family.capitalize(), data, ALGORITHMS[cfg.algorithm][0].split(" — ")[0], f"{cfg.n_rounds} rounds",
-             f"ν = {cfg.learning_rate:g}", f"depth {cfg.max_depth}"]
+    label = ALGORITHMS[cfg.algorithm][0]
+    parts = [cfg.family.capitalize(), data, label if label.startswith("sparse") else label.split(" (")[0]]
+    if ALGORITHMS[cfg.algorithm][1] != "gp":
+        parts += [f"{cfg.n_rounds} rounds", f"ν = {cfg.learning_rate:g}", f"depth {cfg.max_depth}"]
     return " · ".join(parts)
 
 

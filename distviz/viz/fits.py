@@ -14,7 +14,8 @@ from .style import apply_style, axis_grid, axis_key, make_figure
 
 __all__ = ["predictive_band", "exact_quantiles", "regression_figure", "class_prob_figure", "nll_figure", "iterates_figure",
            "particles_figure", "geometry_figure", "density_heatmap_figure", "sort_by_x", "nll_axis_range",
-           "running_mean"]
+           "running_mean", "correlation_figure", "ellipse_xy", "ellipses_figure", "particle_probs_figure",
+           "params_by_round_figure", "objective_figure"]
 
 
 def sort_by_x(x, *arrays):
@@ -365,3 +366,151 @@ def _cell_range(grid) -> list:
     if len(g) == 1:
         return [float(g[0] - 0.5), float(g[0] + 0.5)]
     return [float(g[0] - (g[1] - g[0]) / 2), float(g[-1] + (g[-1] - g[-2]) / 2)]
+
+
+def correlation_figure(grid, rho, *, truth=None, x_label="x", algo="mgd", title=None) -> go.Figure:
+    """Fitted correlation rho(x) of a bivariate Normal's two outputs against a 1-D input (truth dashed when known)."""
+    tr = []
+    if truth is not None:
+        tr.append(dict(type="scatter", x=grid, y=np.asarray(truth, dtype=float), mode="lines", name="true ρ(x)",
+                       line=dict(color=ROLE_COLORS["marker"], dash="dash", width=2)))
+    tr.append(dict(type="scatter", x=grid, y=np.asarray(rho, dtype=float), mode="lines",
+                   name=f"fitted ρ(x) ({algo_label(algo)})", line=dict(color=algo_color(algo), width=3)))
+    layout = dict(xaxis=dict(title=dict(text=x_label)),
+                  yaxis=dict(title=dict(text="correlation ρ of y1 and y2"), range=[-1.02, 1.02], zeroline=True))
+    return make_figure(tr, layout, title=title, height=430)
+
+
+#: chi-square(2) quantile at 0.9: the Gaussian's 90% region is {d : d' Σ^-1 d <= this}
+_CHI2_2_90 = 4.605170185988091
+
+
+def ellipse_xy(mean, cov, *, level_chi2: float = _CHI2_2_90, n: int = 73) -> tuple[np.ndarray, np.ndarray]:
+    """Outline of the region {y : (y - m)' Σ^-1 (y - m) <= c} of a 2-D Gaussian (c = chi-square quantile)."""
+    L = np.linalg.cholesky(np.asarray(cov, dtype=float) + 1e-12 * np.eye(2))
+    t = np.linspace(0.0, 2.0 * np.pi, n)
+    pts = np.asarray(mean, dtype=float)[:, None] + np.sqrt(level_chi2) * L @ np.vstack([np.cos(t), np.sin(t)])
+    return pts[0], pts[1]
+
+
+def ellipses_figure(y, x, at_x, means, covs, *, truth_means=None, truth_covs=None, x_label="x", algo="mgd",
+                    title=None) -> go.Figure:
+    """2-D view of a bivariate Normal fit: data (y1, y2) and the fitted 90% ellipse at a few inputs.
+
+    The rows whose input lies nearest to each chosen x are coloured like its ellipse; the true ellipse
+    is dashed when known.
+    """
+    y = np.asarray(y, dtype=float).reshape(-1, 2)
+    x = np.asarray(x, dtype=float).reshape(-1)
+    at_x = np.asarray(at_x, dtype=float).reshape(-1)
+    near = np.argmin(np.abs(x[:, None] - at_x[None, :]), axis=1)          # the chosen x each row is closest to
+    tr = [dict(type="scatter", x=y[:, 0], y=y[:, 1], mode="markers", name="data", hoverinfo="skip",
+               marker=dict(color=ROLE_COLORS["data"], size=4, opacity=0.25))]
+    width = (x.max() - x.min()) / (2.5 * max(len(at_x), 1))
+    for k, x0 in enumerate(at_x):
+        col = COORD_COLORS[k % len(COORD_COLORS)]
+        rows = (near == k) & (np.abs(x - x0) <= width)
+        tr.append(dict(type="scatter", x=y[rows, 0], y=y[rows, 1], mode="markers", legendgroup=str(k), showlegend=False,
+                       name=f"data near x = {x0:.3g}", marker=dict(color=col, size=5, opacity=0.7)))
+        ex, ey = ellipse_xy(means[k], covs[k])
+        tr.append(dict(type="scatter", x=ex, y=ey, mode="lines", legendgroup=str(k), name=f"x = {x0:.3g}",
+                       line=dict(color=col, width=3)))
+        if truth_means is not None:
+            tx, ty = ellipse_xy(truth_means[k], truth_covs[k])
+            tr.append(dict(type="scatter", x=tx, y=ty, mode="lines", legendgroup=str(k), showlegend=False,
+                           name=f"truth at x = {x0:.3g}", line=dict(color=col, width=1.5, dash="dash")))
+    layout = dict(xaxis=dict(title=dict(text="output y1")),
+                  yaxis=dict(title=dict(text="output y2"), scaleanchor="x", scaleratio=1))
+    return make_figure(tr, layout, title=title, height=430)
+
+
+def particle_probs_figure(x, probs, *, truth_x=None, truth=None, x_label="x", title=None) -> go.Figure:
+    """Categorical WGBoost: each particle's class probabilities above its input, one panel per class.
+
+    `probs` is (m, N, K): for every input the N particles' probability vectors; each panel shows the
+    particles of one class as dots, their average as a line and the true probability (dashed) when known.
+    The figure is meant to span the page (layout.meta["wide"]).
+    """
+    x = np.asarray(x, dtype=float).reshape(-1)
+    P = np.asarray(probs, dtype=float)
+    K = P.shape[2]
+    cols = min(K, 3)
+    rows = -(-K // cols)
+    layout, ref = axis_grid(rows, cols, titles=[f"class {k}: p(y = {k} | x)" for k in range(K)], hspace=0.05,
+                            vspace=0.22 if rows > 1 else 0.14)
+    tr = []
+    for k in range(K):
+        col = COORD_COLORS[k % len(COORD_COLORS)]
+        a = ref(k // cols + 1, k % cols + 1)
+        tr.append(dict(type="scatter", x=np.repeat(x, P.shape[1]), y=P[:, :, k].reshape(-1), mode="markers",
+                       name="particles (one dot each)", legendgroup="p", showlegend=k == 0,
+                       marker=dict(color=col, size=4, opacity=0.5), **a))
+        tr.append(dict(type="scatter", x=x, y=P[:, :, k].mean(axis=1), mode="lines", name="particle average",
+                       legendgroup="m", showlegend=k == 0, line=dict(color=col, width=2.5), **a))
+        if truth is not None:
+            tr.append(dict(type="scatter", x=truth_x, y=np.asarray(truth)[:, k], mode="lines", name="true probability",
+                           legendgroup="t", showlegend=k == 0,
+                           line=dict(color=ROLE_COLORS["marker"], width=1.5, dash="dash"), **a))
+        layout[axis_key(a, "y")].update(range=[-0.02, 1.02], showticklabels=k % cols == 0)
+        if k // cols == rows - 1 or k + cols >= K:
+            layout[axis_key(a, "x")]["title"] = dict(text=x_label)
+    layout[axis_key(ref(1, 1), "y")]["title"] = dict(text="class probability")
+    layout["meta"] = {"wide": True}
+    return make_figure(tr, layout, title=title, height=330 * rows + 60)
+
+
+def params_by_round_figure(rounds, series: dict, *, current=None, best=None, title=None) -> go.Figure:
+    """Parameters per boosting round at a few inputs, one panel per parameter (e.g. mean, sd, ρ).
+
+    `series` maps a panel title to {legend name: values per round}; a dashed line marks `current`,
+    a dotted one the best validation round.
+    """
+    names = list(series)
+    cols = len(names)
+    layout, ref = axis_grid(1, cols, titles=names, hspace=0.09 if cols > 2 else 0.12)
+    tr, seen = [], set()
+    for j, panel in enumerate(names):
+        for i, (label, v) in enumerate(series[panel].items()):
+            tr.append(dict(type="scatter", x=rounds, y=np.asarray(v, dtype=float), mode="lines", name=label,
+                           legendgroup=label, showlegend=label not in seen,
+                           line=dict(color=COORD_COLORS[i % len(COORD_COLORS)], width=2.5), **ref(1, j + 1)))
+            seen.add(label)
+        layout[axis_key(ref(1, j + 1), "x")]["title"] = dict(text="boosting round")
+    shapes = []
+    for r, dash in ((current, "dash"), (best, "dot")):
+        if r is None:
+            continue
+        for j in range(cols):
+            a = ref(1, j + 1)
+            shapes.append(dict(type="line", xref=a["xaxis"], yref=f"{a['yaxis']} domain", x0=r, x1=r, y0=0, y1=1,
+                               line=dict(color=ROLE_COLORS["marker"], width=1.5, dash=dash)))
+    layout["shapes"] = shapes
+    return make_figure(tr, layout, title=title, height=400)
+
+
+def objective_figure(iterations, values, *, current=None, ylabel="objective", algo="sgp_elbo", title=None) -> go.Figure:
+    """An optimiser's objective per iteration (e.g. the sparse GP's negative ELBO per row), marker at `current`."""
+    it = np.asarray(iterations)
+    v = np.asarray(values, dtype=float)
+    tr = [dict(type="scatter", x=it, y=v, mode="lines", name=ylabel, line=dict(color=algo_color(algo), width=2.5))]
+    layout = dict(xaxis=dict(title=dict(text="optimiser iteration")), yaxis=dict(title=dict(text=ylabel)))
+    fin = v[np.isfinite(v)]
+    if fin.size > 3:
+        # the first steps fall steeply: the axis starts a few iterations in so the rest of the path is not flat
+        k = min(fin.size - 1, max(2, fin.size // 40))
+        lo, hi = float(fin.min()), float(fin[k])
+        if fin[0] > hi:
+            pad = 0.05 * max(hi - lo, 1e-9)
+            layout["yaxis"]["range"] = [lo - pad, hi + pad]
+            layout["annotations"] = [dict(text=f"start {fin[0]:.3g} (above the axis)", xref="paper", yref="paper",
+                                          x=0.02, y=0.98, xanchor="left", yanchor="top", showarrow=False,
+                                          font=dict(size=12, color="#7a2e00"))]
+    if current is not None and len(it):
+        i = min(int(np.searchsorted(it, current)), len(it) - 1)
+        layout["shapes"] = [dict(type="line", xref="x", yref="paper", x0=float(it[i]), x1=float(it[i]), y0=0, y1=1,
+                                 line=dict(color=ROLE_COLORS["marker"], width=1.5, dash="dash"))]
+        top = layout["yaxis"].get("range", [None, np.inf])[1]
+        tr.append(dict(type="scatter", x=[it[i]], y=[min(v[i], top)], mode="markers", name=f"iteration {int(it[i])}",
+                       cliponaxis=False,
+                       marker=dict(color=ROLE_COLORS["marker"], size=11, symbol="circle-open", line=dict(width=2))))
+    return make_figure(tr, layout, title=title, height=380)

@@ -18,9 +18,11 @@ OKABE_ITO = {
 ALGO_COLORS = {
     "mgd": OKABE_ITO["blue"],
     "ngd": OKABE_ITO["vermillion"],
-    "gd": OKABE_ITO["black"],
+    "gd": OKABE_ITO["purple"],    # not black or grey: those are the truth and the data
     "cross_m": OKABE_ITO["sky"],
     "cross_n": OKABE_ITO["orange"],
+    "mgd_natural": OKABE_ITO["sky"],   # the Lab's keys of the crossed laws
+    "ngd_mean": OKABE_ITO["orange"],
     "ngboost": OKABE_ITO["green"],
     "ngb": OKABE_ITO["green"],
     "indepngb": OKABE_ITO["purple"],
@@ -43,6 +45,8 @@ ALGO_LABELS = {
     "gd": "GD (plain gradient in eta)",
     "cross_m": "crossed: MGD step in eta",
     "cross_n": "crossed: NGD step in eta*",
+    "mgd_natural": "crossed: M-law in eta",
+    "ngd_mean": "crossed: N-law in eta*",
     "ngboost": "NGBoost (chart)",
     "ngb": "NGB (multivariate)",
     "indepngb": "Indep NGB",

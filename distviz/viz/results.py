@@ -14,7 +14,9 @@ from . import fits as vf
 from .palette import OKABE_ITO
 
 __all__ = ["input_grid", "lab_figures", "trace_rounds", "law_round_figures", "wg_round_figure", "geometry_paths",
-           "nll_from_trace", "wg_target_band"]
+           "nll_from_trace", "wg_target_band", "mvn_figures", "ngboost_best_round", "ngboost_nll_figure",
+           "ngboost_params_by_round", "ngboost_round_figures", "gp_iteration_figures", "gp_objective_figure",
+           "wg_class_prob_figure"]
 
 
 def input_grid(X, n: int = 200) -> np.ndarray:
@@ -99,6 +101,10 @@ def lab_figures(model, data, kind: str, algo: str) -> list:
     if kind == "wg":
         Gp = input_grid(X, 60)  # particles above 60 inputs stay readable
         P = model.predict_particles(Gp)  # (n, N, d)
+        if getattr(model.target_, "name", "") == "categorical":
+            figs.append(wg_class_prob_figure(model, data, Gp[:, 0], P, title="class probabilities of every particle"))
+            figs.append(nll_from_trace(model.trace_, algo=algo[3:], title="negative log predictive per round"))
+            return figs
         band = wg_target_band(data, gx)
         figs.append(vf.particles_figure(Gp[:, 0], P[:, :, 0], data_x=X[:, 0], data_y=np.asarray(data.y).reshape(len(X), -1)[:, 0],
                                         band=band, x_label=data.x_label, y_label=f"{data.y_label}: particle location",
@@ -120,32 +126,51 @@ def lab_figures(model, data, kind: str, algo: str) -> list:
     if kind == "ngboost":
         return _ngboost_figures(model, data, G, algo)
     if kind == "gp":
-        return _gp_figures(model, data, G, algo)
+        return _gp_figures(model, data, G, algo, objective=True)
     fam = model.family_ if hasattr(model, "family_") else None
     eta = np.asarray(model.predict_natural(G))
     teta = truth.truth_eta(G) if truth is not None else None
     figs += _family_figs(fam, X[:, 0], data.y, gx, eta, truth_eta=teta, x_label=data.x_label, y_label=data.y_label,
                          algo=algo)
+    if str(getattr(fam, "name", "")).lower() == "mvn":
+        m, v = fam.mean_and_variance(eta)
+        tm, tv = fam.mean_and_variance(teta) if teta is not None else (None, None)
+        figs += mvn_figures(X[:, 0], data.y, gx, m, v, truth_mean=tm, truth_cov=tv, x_label=data.x_label, algo=algo)
     if hasattr(model, "trace_"):
         figs.append(nll_from_trace(model.trace_, algo=algo, current=getattr(model, "best_iteration_", None),
                                    title="NLL and entropy per round (ring: round used)"))
     return figs
 
 
-def _ngboost_figures(model, data, G, algo):
-    """NGBoost: fitted Gaussian mean and mean +- 1.645 sd per output, truth when known, NLL curves."""
+def ngboost_best_round(model) -> int | None:
+    """The validation round NGBoost predicts with (None when it was fitted without validation data)."""
+    va = np.asarray(getattr(model, "valid_loss_", []), dtype=float)
+    if va.size == 0 or not np.isfinite(va).any():
+        return None
+    return int(getattr(model, "best_iteration_", int(np.nanargmin(va))))
+
+
+def _ngboost_figures(model, data, G, algo, r=None, title_suffix=""):
+    """NGBoost at round r (default: the best validation round): mean and mean +- 1.645 sd per output, truth when
+    known; for two outputs the correlation rho(x) and 90% ellipses; NLL curves with the round marked."""
     gx = G[:, 0]
     X = np.asarray(data.X, dtype=float)
-    dist = model.predict_dist(G)
+    best = ngboost_best_round(model)
+    r = best if r is None else int(r)
+    dist = model.predict_dist(G, n_rounds=r if r is not None else "all")
     m, sd = dist.mean, dist.sd
     yy = np.asarray(data.y, dtype=float).reshape(len(X), -1)
     truth = getattr(data, "truth", None)
-    tm = tlo = thi = None
+    tm = tlo = thi = tmean = tcov = None
     if truth is not None:
         fam = truth.get_family()
-        tm, tlo, thi = vf.predictive_band(fam, truth.truth_eta(G), seed=1)
+        teta = truth.truth_eta(G)
+        tm, tlo, thi = vf.predictive_band(fam, teta, seed=1)
         if tm.ndim == 1:
             tm, tlo, thi = tm[:, None], tlo[:, None], thi[:, None]
+        if m.shape[1] == 2:
+            tmean, tcov = fam.mean_and_variance(teta)
+    at = f"round {r}" if r is not None else "all rounds"
     figs = []
     for j in range(m.shape[1]):
         ylab = data.y_label if m.shape[1] == 1 else f"output y{j + 1}"
@@ -153,16 +178,120 @@ def _ngboost_figures(model, data, G, algo):
             X[:, 0], yy[:, j], gx, m[:, j], m[:, j] - 1.645 * sd[:, j], m[:, j] + 1.645 * sd[:, j],
             truth=None if tm is None else tm[:, j], truth_lo=None if tlo is None else tlo[:, j],
             truth_hi=None if thi is None else thi[:, j], x_label=data.x_label, y_label=ylab, algo=algo,
-            title="data, NGBoost mean and 90% band" + ("" if m.shape[1] == 1 else f" (output {j + 1})")))
-    tr = np.asarray(model.train_loss_, dtype=float)
-    va = np.asarray(model.valid_loss_, dtype=float)
-    figs.append(vf.nll_figure(np.arange(len(tr)), tr, va if va.size == tr.size else None, None, algo=algo,
-                              title="NGBoost NLL per round"))
+            title=("NGBoost mean and 90% band" if m.shape[1] == 1 else f"output {j + 1}: NGBoost mean, 90% band")
+                  + f"<br><sup>{at}{' (best validation round)' if r is not None and r == best else ''}{title_suffix}</sup>"))
+    if m.shape[1] == 2:
+        figs += mvn_figures(X[:, 0], yy, gx, m, dist.cov, truth_mean=tmean, truth_cov=tcov, x_label=data.x_label,
+                            algo=algo, subtitle=at)
+    figs.append(ngboost_nll_figure(model, current=r, algo=algo))
     return figs
 
 
-def _gp_figures(model, data, G, algo):
-    """Sparse GP: predictive mean and 90% band (Gaussian likelihood; the mean only otherwise), truth when known."""
+def ngboost_nll_figure(model, *, current=None, algo="ngboost"):
+    """NGBoost's training and validation NLL per round, ring at `current`, dotted line at the best validation round."""
+    tr = np.asarray(model.train_loss_, dtype=float)
+    va = np.asarray(model.valid_loss_, dtype=float)
+    best = ngboost_best_round(model)
+    fig = vf.nll_figure(np.arange(len(tr)), tr, va if va.size == tr.size else None, None, algo=algo, current=current,
+                        title="NGBoost NLL per round" + ("" if best is None else f"<br><sup>best validation round: {best}</sup>"))
+    if best is not None and current != best:   # (in the Lab the ring already sits on the best round)
+        fig.add_vline(x=best, line=dict(color=OKABE_ITO["vermillion"], width=1.5, dash="dot"))
+    return fig
+
+
+def mvn_figures(x, y, gx, mean, cov, *, truth_mean=None, truth_cov=None, x_label="x", algo="mgd", subtitle=None) -> list:
+    """The bivariate Normal's own views: fitted correlation rho(x) against the truth, and the 2-D data with
+    the fitted (solid) and true (dashed) 90% covariance ellipses at three inputs."""
+    cov = np.asarray(cov, dtype=float)
+    sd = np.sqrt(np.einsum("nii->ni", cov))
+    rho = cov[:, 0, 1] / (sd[:, 0] * sd[:, 1])
+    trho = None
+    if truth_cov is not None:
+        tc = np.asarray(truth_cov, dtype=float)
+        tsd = np.sqrt(np.einsum("nii->ni", tc))
+        trho = tc[:, 0, 1] / (tsd[:, 0] * tsd[:, 1])
+    sub = f"<br><sup>{subtitle}</sup>" if subtitle else ""
+    xs = np.asarray(x, dtype=float).reshape(-1)
+    idx = np.unique([int(np.argmin(np.abs(gx - q))) for q in np.quantile(xs, [0.15, 0.5, 0.85])])
+    return [vf.correlation_figure(gx, rho, truth=trho, x_label=x_label, algo=algo,
+                                  title="correlation ρ(x) of y1 and y2" + sub),
+            vf.ellipses_figure(y, xs, gx[idx], np.asarray(mean)[idx], cov[idx],
+                               truth_means=None if truth_mean is None else np.asarray(truth_mean)[idx],
+                               truth_covs=None if truth_cov is None else np.asarray(truth_cov)[idx],
+                               x_label=x_label, algo=algo, title="90% ellipses at three inputs" + (
+                                   sub or "<br><sup>solid: fitted, dashed: truth</sup>"))]
+
+
+def wg_class_prob_figure(model, data, x, P, *, title):
+    """Categorical WGBoost: the class probabilities of every particle at inputs x (particles P: (m, N, K - 1))."""
+    probs = model.target_._probs(np.asarray(P, dtype=float))   # log-ratio coordinates -> K probabilities
+    truth = getattr(data, "truth", None)
+    tp = None
+    if truth is not None and getattr(truth, "family", "") == "categorical":
+        Gt = np.zeros((len(x), truth.X.shape[1]))
+        Gt[:, 0] = x
+        tp = truth.get_family().mean_and_variance(truth.truth_eta(Gt))[0]
+    return vf.particle_probs_figure(x, probs, truth_x=x, truth=tp, x_label=data.x_label, title=title)
+
+
+def ngboost_params_by_round(model, data, *, n_x: int = 3) -> tuple[np.ndarray, dict, np.ndarray]:
+    """NGBoost's parameters after every round at `n_x` inputs (quantiles of the first feature):
+    (rounds, {panel: {"x = ...": values per round}}, the inputs). Panels: mean and sd of every output, and rho
+    for two outputs."""
+    X = np.asarray(data.X, dtype=float)
+    G = np.repeat(np.median(X, axis=0, keepdims=True), n_x, axis=0)
+    G[:, 0] = np.quantile(X[:, 0], np.linspace(0.15, 0.85, n_x))
+    means, sds, rhos = [], [], []
+    for d in model.staged_predict_dist(G, n_rounds="all"):
+        means.append(d.mean)
+        sds.append(d.sd)
+        rhos.append(d.rho)
+    means, sds, rhos = np.asarray(means), np.asarray(sds), np.asarray(rhos)   # (R + 1, n_x, P) / (R + 1, n_x)
+    P = means.shape[2]
+    lab = [f"x = {v:.3g}" for v in G[:, 0]]
+    panels = {}
+    for j in range(P):
+        out = "" if P == 1 else f" of y{j + 1}"
+        panels[f"mean{out}"] = {lab[i]: means[:, i, j] for i in range(n_x)}
+        panels[f"sd{out}"] = {lab[i]: sds[:, i, j] for i in range(n_x)}
+    if P == 2:
+        panels["correlation ρ"] = {lab[i]: rhos[:, i] for i in range(n_x)}
+    return np.arange(means.shape[0]), panels, G[:, 0]
+
+
+def ngboost_round_figures(model, data, r: int, algo: str = "ngboost", params=None) -> dict:
+    """Evolution figures of an NGBoost fit at round r: the fit at r, the NLL per round and its parameters per
+    round at three inputs (`params`: a cached ngboost_params_by_round result)."""
+    G = input_grid(np.asarray(data.X, dtype=float), 120)
+    figs = _ngboost_figures(model, data, G, algo, r=r)
+    rounds, panels, _ = params if params is not None else ngboost_params_by_round(model, data)
+    # the parameters' panels sit in one row: at most three (mean, sd, rho of the first output pair)
+    keep = dict(list(panels.items())[:2] + ([("correlation ρ", panels["correlation ρ"])] if "correlation ρ" in panels else []))
+    par = vf.params_by_round_figure(rounds, keep, current=r, best=ngboost_best_round(model),
+                                    title=f"NGBoost parameters per round at three inputs<br><sup>dashed: round {r}, "
+                                          "dotted: best validation round</sup>")
+    return {"fit": figs[:-1], "nll": figs[-1], "params": par}
+
+
+def gp_iteration_figures(model, data, i: int, algo: str) -> dict:
+    """Evolution figures of a sparse-GP fit at optimiser iteration i: predictive mean (and band) and the objective."""
+    G = input_grid(np.asarray(data.X, dtype=float), 120)
+    m_i = model.at_iteration(i)
+    fit = _gp_figures(m_i, data, G, algo, subtitle=f"optimiser iteration {i}")
+    return {"fit": fit[0], "objective": gp_objective_figure(model, algo, current=i)}
+
+
+def gp_objective_figure(model, algo: str, current=None):
+    """The sparse GP's objective (negative ELBO or log-loss DLM objective per row) per optimiser iteration."""
+    h = np.asarray(getattr(model, "history_", None) if getattr(model, "history_", None) is not None else [], dtype=float)
+    name = "negative ELBO per row" if model.objective == "elbo" else "DLM objective per row"
+    return vf.objective_figure(np.arange(len(h)), h, current=current, ylabel=name, algo=algo,
+                               title=f"optimisation: {name}<br><sup>{len(h) - 1} L-BFGS iterations</sup>")
+
+
+def _gp_figures(model, data, G, algo, subtitle=None, objective=False):
+    """Sparse GP: predictive mean and 90% band (Gaussian likelihood; the mean only otherwise), truth when known;
+    with `objective` also the optimiser's objective per iteration."""
     X = np.asarray(data.X, dtype=float)
     gx = G[:, 0]
     mean = np.asarray(model.predict_mean(G), dtype=float).reshape(-1)
@@ -177,10 +306,14 @@ def _gp_figures(model, data, G, algo):
         if model.likelihood != "gaussian":
             tlo = thi = None
     ylab = "P(y = 1 | x)" if model.likelihood == "probit" else data.y_label
-    return [vf.regression_figure(X[:, 0], data.y, gx, mean, lo, hi, truth=tm, truth_lo=tlo, truth_hi=thi,
+    sub = subtitle or ("fitted by the ELBO" if model.objective == "elbo" else "fitted by log-loss DLM")
+    figs = [vf.regression_figure(X[:, 0], data.y, gx, mean, lo, hi, truth=tm, truth_lo=tlo, truth_hi=thi,
                                  x_label=data.x_label, y_label=ylab, algo=algo,
-                                 title=f"data, sparse-GP mean{' and 90% band' if lo is not None else ''} ({model.objective})",
+                                 title=f"sparse-GP mean{' and 90% band' if lo is not None else ''}<br><sup>{sub}</sup>",
                                  name=f"sparse GP ({model.objective})")]
+    if objective and getattr(model, "history_", None) is not None:
+        figs.append(gp_objective_figure(model, algo))
+    return figs
 
 
 def trace_rounds(trace) -> int:
@@ -221,8 +354,11 @@ def wg_round_figure(model, data, r: int, algo: str):
     """WGBoost particles per input at round r from the trace, with the true 95% band when known."""
     tr = model.trace_
     x = tr["x"].values[:, 0]
-    P = tr["particles"].values[r][:, :, 0]
     o = np.argsort(x, kind="stable")
+    if getattr(model.target_, "name", "") == "categorical":
+        return wg_class_prob_figure(model, data, x[o], tr["particles"].values[r][o],
+                                    title=f"class probabilities of every particle, round {r}")
+    P = tr["particles"].values[r][:, :, 0]
     band = wg_target_band(data, np.linspace(x.min(), x.max(), 200))
     X = np.asarray(data.X)
     return vf.particles_figure(x[o], P[o], data_x=X[:, 0], data_y=np.asarray(data.y).reshape(len(X), -1)[:, 0],

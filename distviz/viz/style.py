@@ -108,7 +108,9 @@ def presenter_figure(fig: go.Figure) -> go.Figure:
 
 def style_layout(layout: dict, names, *, title: str | None = None, height: int = 420, legend_top: bool = True) -> dict:
     """The layout dict with the distviz look merged in (fonts, margins, title, legend under the plot)."""
-    lay = dict(margin=dict(l=60, r=20, t=50 if title else 20, b=60), font=dict(size=13), hovermode="closest",
+    # a title with a second line (<br>, e.g. a <sup> subtitle) needs a taller top margin
+    top = (76 if "<br>" in title else 50) if title else 20
+    lay = dict(margin=dict(l=60, r=20, t=top, b=60), font=dict(size=13), hovermode="closest",
                height=height)
     if title:
         lay["title"] = dict(text=title, x=0.0, xanchor="left", font=dict(size=15))
