@@ -46,7 +46,8 @@ def test_studies_on_a_scheduler_address_and_map_units(capsys):
     from dask.distributed import LocalCluster
 
     serial = {"mvn": _run(MVN, capsys), "drifters": _run(DRIFTERS, capsys)}
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                      env={"NUMBA_NUM_THREADS": "1"}) as cluster:
         assert _run(MVN + ["--scheduler", cluster.scheduler_address], capsys) == serial["mvn"]
         assert _run(DRIFTERS + ["--scheduler", cluster.scheduler_address], capsys) == serial["drifters"]
         with use_scheduler(cluster.scheduler_address) as client:

@@ -192,8 +192,8 @@ def _day(text, what: str) -> float | None:
     try:
         d = np.datetime64(str(text).strip(), "D")
     except ValueError:
-        d = np.datetime64("NaT")
-    if np.isnat(d):
+        d = None
+    if d is None or np.isnat(d):
         raise DataError(f"The {what} date must look like 2010-01-31, got {text!r}.")
     return float(d.astype(np.int64))
 

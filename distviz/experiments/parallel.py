@@ -54,9 +54,10 @@ def use_scheduler(scheduler: str | None, workers: int | None = None) -> Iterator
 
     with contextlib.ExitStack() as stack:
         if scheduler == "local":
-            # one thread per worker process: units are CPU-bound fits that bring their own threads
+            # one unit at a time per worker process, and one numba / BLAS thread each (dask's nanny already sets
+            # OMP / MKL / OPENBLAS to 1): n workers use n cores without oversubscription
             cluster = stack.enter_context(LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
-                                                       dashboard_address=":0"))
+                                                       dashboard_address=":0", env={"NUMBA_NUM_THREADS": "1"}))
             client = stack.enter_context(Client(cluster))
         else:
             try:
