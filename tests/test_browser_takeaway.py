@@ -1,0 +1,72 @@
+"""Real browser (#17 items 5 and 14): the Drifters map starts above the fold at 1280x720, and the "download this
+view" report saved from a page opens from a file with no request leaving the machine.
+
+Uses the Chromium + Playwright harness of tests/test_browser.py (skipped with a reason when either is absent).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+import pytest
+
+from test_browser import browser, server  # noqa: F401  (module-scoped fixtures: the app on 127.0.0.1, Chromium)
+
+pytestmark = pytest.mark.browser
+
+SETTLED = """(n) => !document.querySelector('[data-testid="stStatusWidget"]')
+             && document.querySelectorAll('.js-plotly-plot').length >= n"""
+
+
+def _open(browser, url, n_plots, width=1280, height=720):  # noqa: F811
+    ctx = browser.new_context(viewport={"width": width, "height": height}, accept_downloads=True)
+    page = ctx.new_page()
+    requests = []
+    page.on("request", lambda req: requests.append(req.url))
+    page.goto(url, wait_until="domcontentloaded")
+    page.wait_for_function(SETTLED, arg=n_plots, timeout=120000, polling=200)
+    page.wait_for_timeout(1000)
+    page.wait_for_function(SETTLED, arg=n_plots, timeout=120000, polling=200)
+    return ctx, page, requests
+
+
+def _outside(urls):
+    return [u for u in urls if urlparse(u).scheme not in ("file", "data", "blob", "about")
+            and urlparse(u).hostname != "127.0.0.1"]
+
+
+def test_drifters_map_starts_above_the_fold(server, browser):  # noqa: F811
+    ctx, page, requests = _open(browser, f"{server}/drifters", 2)
+    try:
+        top = page.evaluate("() => document.querySelector('.js-plotly-plot').getBoundingClientRect().top")
+        assert top < 720 - 150, f"the map starts at {top:.0f} px, below a 1280x720 screen's fold"
+        assert not _outside(requests)
+    finally:
+        ctx.close()
+
+
+def test_view_report_opens_offline_from_a_file(server, browser, tmp_path):  # noqa: F811
+    ctx, page, requests = _open(browser, f"{server}/posterior?section=OOD+demo", 1, 1400, 900)
+    try:
+        page.get_by_text("Figures to take away").click()
+        with page.expect_download(timeout=60000) as info:
+            page.get_by_role("button", name="Download this view").click()
+        path = tmp_path / "view.html"
+        info.value.save_as(str(path))
+    finally:
+        ctx.close()
+    html = path.read_text()
+    assert html.count("Plotly.newPlot(") == 1 and "ood_rounds" in html
+    off = browser.new_context(viewport={"width": 1200, "height": 900})
+    try:
+        page = off.new_page()
+        seen = []
+        page.on("request", lambda req: seen.append(req.url))
+        page.goto(path.as_uri())
+        page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 1",
+                               timeout=30000)
+        assert not _outside(seen), f"the report fetched {_outside(seen)[:3]}"
+        assert page.locator(".js-plotly-plot").count() == 1
+        assert "OOD score" in page.inner_text("body")
+    finally:
+        off.close()
