@@ -15,7 +15,8 @@ Rules (every violation is a ``DataError`` carrying one sentence that names the a
 
 The sentences contain the phrases scikit-learn's ``check_estimator`` looks for ("NaN", "inf",
 "Complex data not supported", "0 feature(s) (shape=(n, 0)) while a minimum of 1 is required",
-"Reshape your data"), so the contract checks pass without special cases.
+"Reshape your data", "sparse", "X has 1 features, but <model> is expecting 3 features as input"), so the
+contract checks pass without special cases.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ class NonNumericError(DataError, TypeError):
 
 
 def _as_float(A, name: str) -> np.ndarray:
-    """A as a float64 array, refusing complex and non-numeric values with one sentence."""
+    """A as a float64 array, refusing sparse matrices, complex and non-numeric values with one sentence."""
+    if hasattr(A, "tocsr") and hasattr(A, "nnz"):  # scipy.sparse matrix or array (not imported: an optional check)
+        raise DataError(f"{name} is a sparse matrix, which is not supported; pass a dense array such as {name}.toarray().")
     a = A if isinstance(A, np.ndarray) else None
     if a is None:
         try:
@@ -74,7 +77,8 @@ def check_X(X, *, allow_nan: bool, n_features: int | None = None, name: str = "X
     """X as a 2-D float64 array (1-D: one feature), checked by the module's rules; order "C"/"F" makes it contiguous.
 
     allow_nan: NaN marks a missing value the model routes natively; False refuses it.  n_features:
-    the number of columns the fitted model expects.  model names the estimator in the NaN sentence.
+    the number of columns the fitted model expects.  model names the estimator in the sentences
+    (a class name such as "NGB"; phrases like "this model" read as "it" in the feature-count one).
     """
     X = _as_float(X, name)
     one_d = X.ndim == 1
@@ -90,7 +94,9 @@ def check_X(X, *, allow_nan: bool, n_features: int | None = None, name: str = "X
         if one_d:
             raise DataError(f"{name} is 1-D, which reads as {X.shape[0]} rows of one feature, but the model was fitted on "
                             f"{n_features} features; Reshape your data with {name}.reshape(1, -1) for a single row.")
-        raise DataError(f"{name} has {X.shape[1]} features but the model was fitted on {n_features}; pass the same columns.")
+        who = model if model.isidentifier() else "it"
+        raise DataError(f"{name} has {X.shape[1]} features, but {who} is expecting {n_features} features as input; "
+                        "pass the columns used in fit.")
     if not np.isfinite(X).all():
         inf = np.isinf(X)
         if inf.any():

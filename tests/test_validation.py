@@ -32,6 +32,7 @@ def test_numeric_inputs_become_float64_and_1d_is_one_feature():
     (np.empty((12, 0)), r"0 feature\(s\) \(shape=\(12, 0\)\) while a minimum of 1 is required"),
     (np.array([[1.0, np.inf]]), "infinite values"),
     (np.array([[np.nan, 1.0]]), "NaN"),
+    (__import__("scipy.sparse").sparse.csr_matrix(np.eye(3)), "sparse matrix"),
 ])
 def test_bad_X_is_one_sentence(X, match):
     with pytest.raises(DataError, match=match) as e:
@@ -56,8 +57,10 @@ def test_non_numeric_values_are_a_type_error_as_numpy_raises():
 
 
 def test_feature_count_and_single_row_hint():
-    with pytest.raises(DataError, match="has 2 features but the model was fitted on 3"):
+    with pytest.raises(DataError, match=r"X has 2 features, but \w+ is expecting 3 features as input"):
         check_X(np.ones((4, 2)), allow_nan=False, n_features=3)
+    with pytest.raises(DataError, match="but NGB is expecting 3"):
+        check_X(np.ones((4, 2)), allow_nan=False, n_features=3, model="NGB")
     with pytest.raises(DataError, match="Reshape your data"):
         check_X(np.ones(3), allow_nan=False, n_features=3)
 

@@ -29,9 +29,9 @@ from distviz.gp.likelihoods import LIKELIHOODS, make_likelihood
 _OPTIMIZERS = ("auto", "lbfgs", "adam")
 
 
-def _check_X(X, name="X") -> np.ndarray:
+def _check_X(X, name="X", n_features=None) -> np.ndarray:
     """2-D finite float array (a 1-D input is one feature), by distviz.validation.check_X; the GP has no missing values."""
-    return check_X(X, allow_nan=False, name=name, model="the GP")
+    return check_X(X, allow_nan=False, n_features=n_features, name=name, model="SparseGP")
 
 
 def _check_y(y, n, name="y") -> np.ndarray:
@@ -325,9 +325,7 @@ class SparseGP(RegressorMixin, BaseEstimator):
     def predict_latent(self, X):
         """Mean and variance of q(f(x)) at rows of X (paper Section 2)."""
         self._check_fitted()
-        X = _check_X(X)
-        if X.shape[1] != self.n_features_in_:
-            raise DataError(f"X has {X.shape[1]} features but the model was fitted on {self.n_features_in_}.")
+        X = _check_X(X, n_features=self.n_features_in_)
         Xs = (X - self.x_mean_) / self.x_scale_
         with threadpool_limits(1, user_api="blas"):
             A = solve_triangular(self._Luu, rbf(self.params_["Z"], Xs, self._ell, self._sf2), lower=True)

@@ -176,6 +176,12 @@ class HistTree(BaseEstimator):
         self.max_bins = max_bins
 
     # -- scikit-learn style parameters -------------------------------------------------------
+    def __sklearn_tags__(self):
+        """scikit-learn tags: NaN in X is a missing value the tree routes (see splitting.py)."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
     def set_params(self, **params) -> "HistTree":
         """Set constructor parameters."""
         for k, v in params.items():
