@@ -58,9 +58,9 @@ def draw(r):
     if tabs[SCATTER].open:
         with tabs[SCATTER]:
             c1, c2 = st.columns(2, gap="medium")
-            charts(c1).plotly_chart(vt.gain_scatter_figure(trace, current=r, title=f"{SCATTER} of every split"),
+            charts(c1).plotly_chart(vt.gain_scatter_figure(trace, current=r, title=f"{SCATTER}<br><sup>every split of every round</sup>"),
                             key="split.scatter")
-            charts(c2).plotly_chart(vt.importance_figure(trace, names, current=r, title="gain-based feature importance over rounds"),
+            charts(c2).plotly_chart(vt.importance_figure(trace, names, current=r, title="feature importance over rounds<br><sup>share of the split gain</sup>"),
                             key="split.importance")
     if tabs["Top splits"].open:
         with tabs["Top splits"]:

@@ -49,7 +49,7 @@ def test_explorer_header_cards_zeros_and_titles():
     at.sidebar.selectbox(key="explore.family").set_value("poisson").run()
     header = next(m.value for m in at.markdown if m.value.startswith("**poisson family"))
     assert "1 natural parameter," in header
-    assert specs(at)[0]["layout"]["title"]["text"] == "poisson: probability mass function at the chosen parameters"
+    assert specs(at)[0]["layout"]["title"]["text"] == "poisson: probability mass function<br><sup>at the chosen parameters</sup>"
     assert len(at.get("metric")) == 4
 
 

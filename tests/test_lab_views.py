@@ -119,7 +119,7 @@ def test_sparse_gp_summary_shows_only_what_applies():
     labels = [m.label for m in at.get("metric")]
     assert "L-BFGS iterations" in labels and not any("NLL" in x or "round" in x for x in labels)
     titles = [title(s) for s in specs(at)]
-    assert len(titles) == 2 and titles[1].startswith("optimisation:"), "the objective fills the second column"
+    assert len(titles) == 2 and titles[1].startswith("L-BFGS objective"), "the objective fills the second column"
     at.session_state["lab.more_open"] = True
     at.run()
     assert not at.exception
@@ -202,7 +202,7 @@ def test_evolution_replays_the_sparse_gp_optimisation():
     assert not at.exception and not at.error
     slider = at.slider(key="evo.round")
     assert slider.label == "Optimiser iteration" and slider.value == slider.max > 5
-    obj = next(s for s in specs(at) if title(s).startswith("optimisation:"))
+    obj = next(s for s in specs(at) if title(s).startswith("L-BFGS objective"))
     h = arr(obj["data"][0]["y"])
     assert len(h) == slider.max + 1 and h[-1] < h[0]
     before = arr(next(t for t in specs(at)[0]["data"] if t["name"].startswith("sparse GP"))["y"])

@@ -203,7 +203,8 @@ def density_figure(family, eta, *, n_samples: int = 4000, seed: int = 0, title: 
     fig.update_xaxes(title_text="y (outcome)")
     fig.update_yaxes(title_text=ylab, range=[0, 1.2 * top] if np.isfinite(top) and top > 0 else None)  # room for the E[y] label
     what = "probability mass function" if is_discrete(family) else "density"
-    return apply_style(fig, title=title or f"{family.name}: {what} at the chosen parameters", height=420)
+    # the detail on a second line: the chart is ~370 px wide at 1024x768 and plotly never wraps a title
+    return apply_style(fig, title=title or f"{family.name}: {what}<br><sup>at the chosen parameters</sup>", height=420)
 
 
 def _mvn_figure(family, eta, draws, title):

@@ -56,7 +56,7 @@ def _family_figs(family, x, y, grid_x, eta, *, truth_eta=None, x_label, y_label,
                 x, yy[:, j], grid_x, m[:, j], lo[:, j], hi[:, j],
                 truth=None if tm is None else tm[:, j], truth_lo=None if tlo is None else tlo[:, j],
                 truth_hi=None if thi is None else thi[:, j], x_label=x_label, y_label=f"output y{j + 1}", algo=algo,
-                title=f"output {j + 1}: data, fitted mean and 90% band{title_suffix}"))
+                title=f"output y{j + 1}: mean and 90% band{title_suffix}"))
         return figs
     ylab = "P(y = 1 | x)" if name == "bernoulli" else y_label
     return [vf.regression_figure(x, y, grid_x, m, lo, hi, truth=tm, truth_lo=tlo, truth_hi=thi, x_label=x_label,
@@ -108,7 +108,7 @@ def lab_figures(model, data, kind: str, algo: str) -> list:
         band = wg_target_band(data, gx)
         figs.append(vf.particles_figure(Gp[:, 0], P[:, :, 0], data_x=X[:, 0], data_y=np.asarray(data.y).reshape(len(X), -1)[:, 0],
                                         band=band, x_label=data.x_label, y_label=f"{data.y_label}: particle location",
-                                        algo=algo[3:], title="WGBoost particles per input (first coordinate)",
+                                        algo=algo[3:], title="WGBoost particles per input<br><sup>first coordinate</sup>",
                                         band_label="true 95% band of y | x"))
         tname = getattr(model.target_, "name", "")
         if tname in ("normal", "poisson"):
@@ -120,7 +120,7 @@ def lab_figures(model, data, kind: str, algo: str) -> list:
             dens = model.predict_density(Gs, yg)
             figs.append(vf.density_heatmap_figure(Gs[:, 0], yg, dens, data_x=X[:, 0], data_y=yv, x_label=data.x_label,
                                                   y_label=data.y_label, algo=algo[3:],
-                                                  title="predictive density p(y | x) (Bayes average over particles)"))
+                                                  title="predictive density p(y | x)<br><sup>Bayes average over the particles</sup>"))
         figs.append(nll_from_trace(model.trace_, algo=algo[3:], title="negative log predictive per round"))
         return figs
     if kind == "ngboost":
@@ -138,7 +138,7 @@ def lab_figures(model, data, kind: str, algo: str) -> list:
         figs += mvn_figures(X[:, 0], data.y, gx, m, v, truth_mean=tm, truth_cov=tv, x_label=data.x_label, algo=algo)
     if hasattr(model, "trace_"):
         figs.append(nll_from_trace(model.trace_, algo=algo, current=getattr(model, "best_iteration_", None),
-                                   title="NLL and entropy per round (ring: round used)"))
+                                   title="NLL and entropy per round<br><sup>ring: the round used (best validation)</sup>"))
     return figs
 
 
@@ -286,7 +286,7 @@ def gp_objective_figure(model, algo: str, current=None):
     h = np.asarray(getattr(model, "history_", None) if getattr(model, "history_", None) is not None else [], dtype=float)
     name = "negative ELBO per row" if model.objective == "elbo" else "DLM objective per row"
     return vf.objective_figure(np.arange(len(h)), h, current=current, ylabel=name, algo=algo,
-                               title=f"optimisation: {name}<br><sup>{len(h) - 1} L-BFGS iterations</sup>")
+                               title=f"L-BFGS objective<br><sup>{name}, {len(h) - 1} iterations</sup>")
 
 
 def _gp_figures(model, data, G, algo, subtitle=None, objective=False):
@@ -341,12 +341,12 @@ def law_round_figures(model, data, r: int, algo: str) -> dict:
         tstar = fam.to_mean(teta)
     out = {}
     out["fit"] = _family_figs(fam, xs, y, xs, eta, truth_eta=teta, x_label=data.x_label, y_label=data.y_label,
-                              algo=algo, title_suffix=f" — round {r}")
+                              algo=algo, title_suffix=f"<br><sup>round {r}</sup>")
     out["iterates"] = vf.iterates_figure(xs, eta, star, natural_names=_names(tr, "natural_names", fam.param_names),
                                          mean_names=_names(tr, "mean_names", fam.param_names), truth_eta=teta,
                                          truth_star=tstar, truth_x=xs, x_label=data.x_label, algo=algo, round_=r,
                                          title=f"iterates of every coordinate at round {r} (dashed: truth)")
-    out["nll"] = nll_from_trace(tr, current=r, algo=algo, title="NLL and generalised entropy (marker: current round)")
+    out["nll"] = nll_from_trace(tr, current=r, algo=algo, title=f"NLL and entropy per round<br><sup>ring: round {r}</sup>")
     return out
 
 
