@@ -50,11 +50,12 @@ def _chunked(a):
 
 
 def _same(m0, m1, X):
-    f0, f1 = m0.forest_, m1.forest_
-    for k in ("offsets", "feature", "left", "right"):
+    f0, f1 = m0.forest_.flat, m1.forest_.flat
+    for k in ("tree_offsets", "feature", "left", "right", "missing_left"):
         np.testing.assert_array_equal(getattr(f0, k), getattr(f1, k), err_msg=k)
-    for k in ("threshold", "value", "multiplier", "init"):
+    for k in ("threshold", "value", "multiplier"):
         np.testing.assert_allclose(getattr(f1, k), getattr(f0, k), rtol=1e-9, atol=1e-12, err_msg=k)
+    np.testing.assert_allclose(m1.forest_.init, m0.forest_.init, rtol=1e-9)
     r0, r1 = m0.result_, m1.result_
     for k in ("train_loss", "valid_loss", "entropy"):
         np.testing.assert_allclose(getattr(r1, k), getattr(r0, k), rtol=1e-9, atol=1e-12, err_msg=k)
@@ -78,19 +79,24 @@ def test_same_trees_and_predictions_as_in_memory(client, family, law):
     _same(m0, m1, X)
 
 
-def test_weights_eval_set_early_stopping_and_dask_predict(client):
-    """Weighted rows and a validation set with early stopping: the same model; predict on dask gives a dask array."""
+def test_weights_missing_values_eval_set_early_stopping_and_dask_predict(client):
+    """Weighted rows, NaN in X and a validation set with early stopping: the same model; predict on dask gives dask."""
     X, y = _data("normal", 1)
-    w = np.random.default_rng(2).uniform(0.2, 2.0, N)
+    rng = np.random.default_rng(2)
+    w = rng.uniform(0.2, 2.0, N)
+    X[rng.uniform(size=N) < 0.1, 0] = np.nan
     Xv, yv = _data("normal", 3)
+    Xv[rng.uniform(size=N) < 0.1, 0] = np.nan
     kw = {"law": "mgd", "n_rounds": 40, "learning_rate": 0.5, "max_depth": 2, "max_bins": 16, "early_stopping_rounds": 2,
               "min_weight_leaf": 5.0, "random_state": 0}
     m0 = DistributionalBoosting("normal", **kw).fit(X, y, sample_weight=w, eval_set=(Xv, yv))
-    b = Binner.from_edges(Binner(max_bins=16).fit(X, sample_weight=w).bin_thresholds_, max_bins=16)
+    b0 = Binner(max_bins=16).fit(X, sample_weight=w)
+    b = Binner.from_edges(b0.bin_thresholds_, max_bins=16, has_missing=b0.has_missing_)
     m1 = dd.fit(DistributionalBoosting("normal", **kw), _chunked(X), _chunked(y), sample_weight=_chunked(w),
                 eval_set=(_chunked(Xv), _chunked(yv)), binner=b)
     assert m0.result_.stop_reason.startswith("early stopping") and m1.result_.stop_reason == m0.result_.stop_reason
     _same(m0, m1, X)
+    assert m1.forest_.flat.missing_left.any()    # some split sends the NaN rows left
     pd = m1.predict_mean(_chunked(Xv))
     assert dd.is_dask_collection(pd) and pd.shape == (N, 2)
     np.testing.assert_array_equal(pd.compute(), m1.predict_mean(Xv))

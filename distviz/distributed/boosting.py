@@ -36,9 +36,9 @@ __all__ = ["fit_distributional"]
 
 
 def _check_chunk(fam, X, y, w):
-    """The in-memory fit's checks on one chunk: finite numeric X, y in the family's support, valid weights."""
+    """The in-memory fit's checks on one chunk: numeric X (NaN allowed), y in the family's support, valid weights."""
     from distviz.boosting.estimator import _check_weight, _check_X, check_y_resolution
-    X = _check_X(X)
+    X = _check_X(X, allow_nan=True)   # NaN: a missing value, routed as in memory
     y = fam.check_y(y)
     check_y_resolution(getattr(fam, "name", ""), y)
     return X, y, _check_weight(w, X.shape[0])
@@ -149,7 +149,7 @@ def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=
 
     unit = w is None
     o, K = (1 if unit else 2), law.dim
-    C, nb_max = o + K, int(binner.n_bins_max_)
+    C, nb_max = o + K, int(binner.n_hist_bins_)   # one more histogram column for missing values when X has NaN
     # weighted start F_0 = the weighted mean of T(y) (law.init on that one row), and H of the root partition
     st = cl.run(shard_stats, shards, where)
     W_root, mean_T = float(st[0]), st[1:] / st[0]
@@ -188,7 +188,7 @@ def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=
                 break
             lvl = cl.run(shard_level, shards, where, splits, build, nb_max, C, unit)
             g.receive(lvl["hist"])
-        tree = dict(g.arrays(), splits=splits, mult=lr)
+        tree = dict(g.arrays(), splits=splits, mult=lr, miss_code=int(binner.missing_bin_))
         out = cl.run(shard_step, shards, where, law, tree, None, lr, r < n_rounds, nb_max, C, unit)
         loss = out["stats"][0] / W_root
         vl = None

@@ -2,10 +2,11 @@
 
 The workers send each level's node histograms (summed over chunks by a tree reduction); the client
 runs the in-memory split scan on them (``distviz.trees.splitting.best_split_variance``, Gain^reg with
-the l2 penalty of mirror_vs_natural_boosting.tex, Sec. "Split criterion from leaf predictions") and the
+the l2 penalty of mirror_vs_natural_boosting.tex, Sec. "Split criterion from leaf predictions"; with
+missing values, ``best_split_variance_missing`` also learns where a NaN goes) and the
 in-memory growth rules of ``distviz.trees.grower.grow_tree``: a node may split when it is above
 ``max_depth``'s limit and holds at least twice ``min_samples_leaf`` rows and twice ``min_weight_leaf``;
-a child's sums are the prefix of its parent's histogram; only the smaller child's histogram is built
+a child's sums are the prefix of its parent's histogram (plus the missing-value column when NaN goes left); only the smaller child's histogram is built
 and the larger one is the parent's minus it.  Without ``max_leaves`` best-first growth splits every
 admissible leaf, so growing level by level gives the same splits; the node ids are then renumbered
 in best-first order (the open leaf with the largest gain first, lowest id on ties), the order the
@@ -17,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from distviz.trees import HistTree
-from distviz.trees.splitting import best_split_variance
+from distviz.trees.grower import _missing_column
+from distviz.trees.splitting import best_split_variance_missing
 from distviz.trees.tree import _entropy_gains
 
 __all__ = ["LevelGrower"]
@@ -31,6 +33,7 @@ class LevelGrower:
         self.binner, self.o, self.K = binner, o, K
         self.max_depth, self.min_w, self.min_cnt, self.l2 = int(max_depth), float(min_w), float(min_cnt), float(l2)
         self.n_bins = binner.n_bins_
+        self.miss = int(_missing_column(np.asarray(binner.n_bins_, dtype=np.int64), int(root_hist.shape[1])))
         p = root_hist.shape[0]
         self.p = p
         tot = np.cumsum(root_hist[0], axis=0)[-1]   # the root's totals: feature 0's bins added in bin order
@@ -38,6 +41,7 @@ class LevelGrower:
         self.depth = [0]
         self.hist = {0: root_hist}
         self.feature, self.bin, self.left, self.right, self.gain = [-1], [-1], [-1], [-1], [np.nan]
+        self.missing_left = [0]
         self.feat_gain = [np.full(p, np.nan)]
         self.frontier = [0] if self._can_split(0) else []
 
@@ -48,29 +52,37 @@ class LevelGrower:
     def _new(self, parent, sums):
         self.sums.append(sums)
         self.depth.append(self.depth[parent] + 1)
-        for a, v in ((self.feature, -1), (self.bin, -1), (self.left, -1), (self.right, -1), (self.gain, np.nan)):
+        for a, v in ((self.feature, -1), (self.bin, -1), (self.left, -1), (self.right, -1), (self.gain, np.nan),
+                     (self.missing_left, 0)):
             a.append(v)
         self.feat_gain.append(np.full(self.p, np.nan))
         return len(self.sums) - 1
 
     def choose(self):
-        """Split the frontier's nodes; returns (splits (m, 5) [node, feature, bin, left, right], nodes to histogram next).
+        """Split the frontier's nodes; returns (splits (m, 6), nodes to histogram next).
+
+        A split row is [node, feature, bin, left, right, code]: bins 0..bin (and the missing-value code
+        `code` when NaN goes left, else -1) go left.
 
         The frontier becomes the children that may split; their histograms must be passed to ``receive``.
         """
         splits, build, self._pending = [], [], []
         for c in self.frontier:
             fg = self.feat_gain[c]
-            g, f, b = best_split_variance(self.hist[c], self.n_bins, self.sums[c], self.o, self.l2, self.min_w,
-                                          self.min_cnt, fg)
+            g, f, b, ml = best_split_variance_missing(self.hist[c], self.n_bins, self.sums[c], self.o, self.l2,
+                                                      self.min_w, self.min_cnt, fg, self.miss)
             if f < 0:
                 del self.hist[c]
                 continue
             sL = np.cumsum(self.hist[c][f, : b + 1], axis=0)[-1]
+            mcode = self.miss if ml == 1 else -1
+            if mcode >= 0:
+                sL = sL + self.hist[c][f, mcode]
             L = self._new(c, sL)
             R = self._new(c, self.sums[c] - sL)
             self.feature[c], self.bin[c], self.left[c], self.right[c], self.gain[c] = f, b, L, R, g
-            splits.append((c, f, b, L, R))
+            self.missing_left[c] = int(ml)
+            splits.append((c, f, b, L, R, mcode))
             canL, canR = self._can_split(L), self._can_split(R)
             if not (canL or canR):
                 del self.hist[c]
@@ -80,7 +92,7 @@ class LevelGrower:
             build.append(small)
             self._pending.append((c, small, large, self._can_split(small), self._can_split(large)))
         self.frontier = []
-        return np.asarray(splits, dtype=np.int64).reshape(-1, 5), build
+        return np.asarray(splits, dtype=np.int64).reshape(-1, 6), build
 
     def receive(self, hists):
         """Histograms of the nodes ``choose`` asked for (summed over chunks); the larger siblings by subtraction."""
@@ -96,10 +108,11 @@ class LevelGrower:
         self._pending = []
 
     def arrays(self) -> dict:
-        """Provisional (level-order) node arrays for the workers: feature, bin, left, right, value (n_nodes, K)."""
+        """Provisional (level-order) node arrays for the workers: feature, bin, left, right, missing_left, value (n_nodes, K)."""
         S = np.asarray(self.sums)
         return {"feature": np.asarray(self.feature, dtype=np.int64), "bin": np.asarray(self.bin, dtype=np.int64),
                 "left": np.asarray(self.left, dtype=np.int64), "right": np.asarray(self.right, dtype=np.int64),
+                "missing_left": np.asarray(self.missing_left, dtype=np.uint8),
                 "value": S[:, self.o:] / (S[:, :1] + self.l2)}
 
     def best_first_order(self) -> np.ndarray:
@@ -135,6 +148,7 @@ class LevelGrower:
         t.n_features_in_ = self.p
         t._feature, t._bin, t._left, t._right = m(self.feature), m(self.bin), left, right
         t._depth = m(self.depth)
+        t._missing_left = m(self.missing_left).astype(np.uint8)
         t._sums, t._o = sums, self.o
         t._gain = t._gain_reg = m(self.gain)
         t._feat_gain = np.asarray(self.feat_gain)[order]

@@ -82,7 +82,8 @@ def _hist(shard, node, nb_max, C, unit, whole):
 def shard_level(shard, splits, build, nb_max, C, unit):
     """Partition the rows of the nodes split at this level, then return the histograms of the nodes in `build`.
 
-    splits: rows (node, feature, bin, left, right) of the client's chosen splits; bins 0..bin go left.
+    splits: rows (node, feature, bin, left, right, code) of the client's chosen splits: bins 0..bin go left,
+    and the missing-value code `code` too unless it is -1.
     Returns {"hist": (len(build), p, nb_max, C)}.
     """
     _apply_splits(shard, splits)
@@ -93,9 +94,9 @@ def shard_level(shard, splits, build, nb_max, C, unit):
 
 
 def _apply_splits(shard, splits):
-    for node, f, b, L, R in np.asarray(splits, dtype=np.int64).reshape(-1, 5):
+    for node, f, b, L, R, mcode in np.asarray(splits, dtype=np.int64).reshape(-1, 6):
         s, e = shard.start[int(node)], shard.stop[int(node)]
-        mid = partition(shard.codes_T[f], shard.rows, s, e, int(b), shard.tmp)
+        mid = partition(shard.codes_T[f], shard.rows, s, e, int(b), shard.tmp, int(mcode))
         shard.start[int(L)], shard.stop[int(L)] = s, mid
         shard.start[int(R)], shard.stop[int(R)] = mid, e
 
@@ -104,7 +105,7 @@ def shard_step(shard, law, tree, F0, learning_rate, next_hist, nb_max, C, unit):
     """End a round on the shard: apply the last splits, label leaves, update F, and prepare the next round.
 
     tree: None for the start (F = F_0), else a dict with ``splits`` (the last level's splits),
-    ``left``, ``right``, ``feature``, ``bin`` (provisional node arrays), ``value`` (n_nodes, K) and
+    ``left``, ``right``, ``feature``, ``bin``, ``missing_left`` (provisional node arrays), ``miss_code``, ``value`` (n_nodes, K) and
     ``mult`` (learning rate times the line-search scale).  Then the law's per-row update, loss and
     targets (``distviz.boosting.laws``) run on the shard's rows, and, when next_hist, the next tree's
     root histogram is built.  Returns the sums the client needs: ``stats`` = [sum w NLL, rows projected,
@@ -121,10 +122,10 @@ def shard_step(shard, law, tree, F0, learning_rate, next_hist, nb_max, C, unit):
         for c in range(left.shape[0]):   # leaves of earlier levels: their row segments
             if left[c] < 0 and c in shard.start:
                 leaf[shard.rows[shard.start[c]:shard.stop[c]]] = c
-        for node, f, b, L, R in np.asarray(tree["splits"], dtype=np.int64).reshape(-1, 5):
+        for node, f, b, L, R, mcode in np.asarray(tree["splits"], dtype=np.int64).reshape(-1, 6):
             # the last level's children are leaves: label their rows without partitioning (as the grower does)
             assign_children(shard.codes_T[f], shard.rows, shard.start[int(node)], shard.stop[int(node)], int(b),
-                            int(L), int(R), leaf)
+                            int(L), int(R), leaf, int(mcode))
         aux = shard.data.T if shard.w is None else row_stats(shard.data.T, shard.w, 2)
         out["aux"] = node_sums(leaf, aux, left, tree["right"], left.shape[0])
         F, proj = law.update(shard.F, tree["mult"] * tree["value"][leaf])
@@ -154,7 +155,8 @@ def valid_step(shard, law, tree, F0):
     if tree is None:
         F, _ = law.update(np.tile(F0, (n, 1)), np.zeros((n, K)))
     else:
-        leaf = apply_binned(shard.codes_T, tree["feature"], tree["bin"], tree["left"], tree["right"])
+        leaf = apply_binned(shard.codes_T, tree["feature"], tree["bin"], tree["left"], tree["right"],
+                            tree["missing_left"], tree["miss_code"])
         F, _ = law.update(shard.F, tree["mult"] * tree["value"][leaf])
     shard.F = F
     loss = law.loss(F, shard.data)

@@ -1,9 +1,11 @@
 """Bin edges of a chunked feature matrix from a distributed quantile sketch (no row leaves its worker).
 
-Each chunk's quantiles at k / max_bins are computed where the chunk lives and merged on the client,
-weighted by the chunks' lengths (``dask.array.percentile``); the edges are the distinct merged
-quantiles below each feature's maximum, the rule of ``distviz.trees.Binner`` on a subsample.  With
-given edges (``Binner.from_edges``) a distributed fit bins exactly as an in-memory one.
+Each chunk summarises every feature where the chunk lives: its quantiles at k / max_bins of the
+non-missing values, their number, their maximum and whether NaN occurs.  The client merges the
+summaries, weighted by the chunks' counts, with dask's own ``merge_percentiles``; the edges are the
+distinct merged quantiles below the feature's maximum (the rule of ``distviz.trees.Binner`` on a
+subsample), and features holding NaN get the missing-value bin.  With given edges
+(``Binner.from_edges``) a distributed fit bins exactly as an in-memory one.
 """
 
 from __future__ import annotations
@@ -16,18 +18,37 @@ from distviz.trees import Binner
 __all__ = ["sketch_binner"]
 
 
+def chunk_summary(X, q):
+    """Per feature of one chunk (m, p): (quantiles at q percent of the non-NaN values, count, max, has NaN)."""
+    out = []
+    for f in range(X.shape[1]):
+        v = X[:, f]
+        ok = ~np.isnan(v)
+        v = v[ok] if not ok.all() else v
+        out.append((np.percentile(v, q) if v.size else np.full(q.size, np.nan), int(v.size),
+                    float(v.max()) if v.size else -np.inf, bool(not ok.all())))
+    return out
+
+
 def sketch_binner(X, max_bins) -> Binner:
-    """A fitted Binner for the dask array X (n, p) from per-chunk quantiles merged on the client."""
+    """A fitted Binner for the dask array X (n, p) from per-chunk quantile summaries merged on the client."""
     import dask
-    import dask.array as da
+    from dask.array.percentile import merge_percentiles
 
     if isinstance(max_bins, str) or not (isinstance(max_bins, (int, np.integer)) and 2 <= max_bins <= 65536):
         raise ConfigError(f"max_bins must be an integer in [2, 65536] for a fit on a dask array, got {max_bins!r}.")
     q = 100.0 * np.arange(1, int(max_bins)) / int(max_bins)
-    parts = [da.percentile(X[:, f], q) for f in range(X.shape[1])]
-    *qs, hi = dask.compute(*parts, X.max(axis=0), optimize_graph=False)   # keys as the fit will send them
-    edges = []
-    for f, e in enumerate(qs):
+    qfine = np.linspace(0.0, 100.0, 4 * int(max_bins) + 1)   # each chunk's summary: 4x finer than the bins
+    parts = [dask.delayed(chunk_summary)(b, qfine) for b in X.to_delayed(optimize_graph=False).ravel()]
+    summaries = dask.compute(*parts, optimize_graph=False)   # unoptimised: the same task keys as the fit sends
+    edges, has_missing = [], []
+    for f in range(X.shape[1]):
+        s = [c[f] for c in summaries if c[f][1] > 0]
+        has_missing.append(any(c[f][3] for c in summaries))
+        if not s:
+            edges.append(np.zeros(0))
+            continue
+        e = merge_percentiles(q, [qfine] * len(s), [c[0] for c in s], Ns=[c[1] for c in s], method="linear")
         e = np.unique(np.asarray(e, dtype=np.float64))
-        edges.append(e[e < hi[f]])
-    return Binner.from_edges(edges, max_bins=max_bins)
+        edges.append(e[e < max(c[2] for c in s)])
+    return Binner.from_edges(edges, max_bins=max_bins, has_missing=np.asarray(has_missing))
