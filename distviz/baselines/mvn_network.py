@@ -206,10 +206,10 @@ class MVNNetwork(RegressorMixin, BaseEstimator):
         return [_layers(self.hidden_layer_sizes)]
 
     @staticmethod
-    def _finite_X(X, name="X"):
+    def _finite_X(X, name="X", n_features=None):
         from distviz.validation import check_X
 
-        return check_X(X, allow_nan=False, name=name, model="the network")
+        return check_X(X, allow_nan=False, name=name, n_features=n_features, model="MVNNetwork")
 
     def __sklearn_tags__(self):
         """scikit-learn tags: a regressor that takes 2-D Y (one column per output)."""
@@ -340,10 +340,7 @@ class MVNNetwork(RegressorMixin, BaseEstimator):
     def predict_params(self, X) -> np.ndarray:
         """Chart parameters theta (n, dim) = (mu, v) on X, with the best epoch's weights."""
         self._check_fitted()
-        X = self._finite_X(X)
-        if X.shape[1] != self.n_features_in_:
-            raise DataError(f"X has {X.shape[1]} features but the network was fitted on {self.n_features_in_}; "
-                            "pass the same columns.")
+        X = self._finite_X(X, n_features=self.n_features_in_)
         return forward(self.params_, (X - self.x_loc_) / self.x_scale_, self.activation)
 
     def predict_dist(self, X):

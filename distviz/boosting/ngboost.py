@@ -276,9 +276,9 @@ def select_rounds_per_param(model, X_val, y_val, w_val=None, sweeps: int = 2, ma
 _NORMAL_MIN_SD = 1e-5  # the Normal chart's initial variance is floored at 1e-12 (sd 1e-6)
 
 
-def _check_X(X, name="X", allow_nan=True) -> np.ndarray:
+def _check_X(X, name="X", allow_nan=True, n_features=None, model="this model") -> np.ndarray:
     """Features checked by distviz.validation.check_X; NaN is a missing value the trees route natively."""
-    return check_X(X, allow_nan=allow_nan, name=name)
+    return check_X(X, allow_nan=allow_nan, name=name, n_features=n_features, model=model)
 
 
 def _check_y(y, n, name="y") -> np.ndarray:
@@ -489,17 +489,11 @@ class NGBoost(RegressorMixin, BaseEstimator):
         return np.full(self.law_.dim, min(int(n_rounds), self.n_iter_))
 
     def _binned(self, X):
-        X = _check_X(X)
-        if X.shape[1] != self.n_features_in_:
-            raise DataError(f"X has {X.shape[1]} features but the model was fitted on {self.n_features_in_}; "
-                            "pass the same columns.")
+        X = _check_X(X, n_features=self.n_features_in_, model=type(self).__name__)
         return self.binner_.transform(X)
 
     def _X(self, X) -> np.ndarray:
-        X = _check_X(X)
-        if X.shape[1] != self.n_features_in_:
-            raise DataError(f"X has {X.shape[1]} features but the model was fitted on {self.n_features_in_}; "
-                            "pass the same columns.")
+        X = _check_X(X, n_features=self.n_features_in_, model=type(self).__name__)
         return X
 
     def staged_predict_params(self, X, n_rounds=None):
@@ -815,6 +809,12 @@ class skGB(_MultiOutputGaussian):
         self.use_best = use_best
         self.random_state = random_state
 
+    def __sklearn_tags__(self):
+        """scikit-learn tags: NaN in X only with backend='hist' (GradientBoostingRegressor refuses it)."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = self.backend == "hist"
+        return tags
+
     def fit(self, X, y, sample_weight=None, eval_set=None, progress=None):
         """Fit one GradientBoostingRegressor per output column with early stopping on eval_set."""
         from sklearn.ensemble import GradientBoostingRegressor, HistGradientBoostingRegressor
@@ -828,6 +828,9 @@ class skGB(_MultiOutputGaussian):
             check_int("early_stopping_rounds", self.early_stopping_rounds, example="50")
         t0 = time.perf_counter()
         X, y, w, ev = self._prep(X, y, sample_weight, eval_set)
+        if self.backend == "gbr":  # GradientBoostingRegressor has no missing-value support (the 'hist' backend has)
+            for Z, nm in ((X, "X"),) + (((ev[0], "X_val"),) if ev is not None else ()):
+                check_X(Z, allow_nan=False, name=nm, model="skGB with backend='gbr' (use backend='hist' for missing values)")
         P = y.shape[1]
         self.models_, best, n_iter, self.var_, self.var_all_ = [], [], [], [], []
         patience = self.early_stopping_rounds
@@ -886,7 +889,7 @@ class skGB(_MultiOutputGaussian):
     def predict_dist(self, X, n_rounds=None) -> GaussianPrediction:
         """Mean from each dimension's boosting, constant diagonal covariance from training residuals."""
         self._check_fitted()
-        X = _check_X(X)
+        X = _check_X(X, n_features=self.n_features_in_, model=type(self).__name__, allow_nan=self.backend == "hist")
         stops, var = self._stops(n_rounds)
         var = self.var_ if var is None else var
         mean = self.forest_.predict(X, self.init_, np.maximum(np.asarray(stops, dtype=np.int64), 1))
@@ -895,7 +898,7 @@ class skGB(_MultiOutputGaussian):
     def staged_predict_dist(self, X, n_rounds=None):
         """Yield the GaussianPrediction after 1, 2, ... rounds (constant covariance)."""
         self._check_fitted()
-        X = _check_X(X)
+        X = _check_X(X, n_features=self.n_features_in_, model=type(self).__name__, allow_nan=self.backend == "hist")
         stops, var = self._stops(n_rounds)
         cov = self._cov(X.shape[0], self.var_ if var is None else var)
         staged = self.forest_.staged_predict(X, self.init_, np.maximum(np.asarray(stops, dtype=np.int64), 1))
