@@ -16,25 +16,26 @@ import numpy as np
 import pytest
 
 from distviz.boosting import WGBoost
+from distviz.errors import ConfigError
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "data", "wg_engine_golden.npz")
 TRACE_VARS = ("particles", "train_nll", "valid_nll", "valid_rmse", "mmd2", "n_projected", "n_nonfinite")
 
 # name: (target, estimator parameters, with an eval set); every case is a few milliseconds of boosting
 CASES = {
-    "ska": ("normal", dict(method="ska", subsample=0.8), True),
-    "fka": ("normal", dict(method="fka"), True),
-    "nka": ("normal", dict(method="nka", learning_rate=1.0), True),
-    "langevin": ("normal", dict(method="langevin", subsample=0.7), True),
-    "ska_per_particle": ("normal", dict(method="ska", tree_sharing="per_particle"), True),
-    "fka_friedman": ("normal", dict(method="fka", split_criterion="friedman_sum"), False),
-    "nka_friedman_per_particle": ("normal", dict(method="nka", split_criterion="friedman_sum",
-                                                 tree_sharing="per_particle"), True),
-    "langevin_poisson": ("poisson", dict(method="langevin", tree_sharing="per_particle", subsample=0.9), True),
-    "ska_early_both": ("normal", dict(method="ska", n_rounds=60, learning_rate=0.7, early_stopping_rounds=4,
-                                      early_stopping_metric="both"), True),
-    "ska_early_rmse": ("normal", dict(method="ska", n_rounds=60, learning_rate=0.7, early_stopping_rounds=4,
-                                      early_stopping_metric="rmse"), True),
+    "ska": ("normal", {"method": "ska", "subsample": 0.8}, True),
+    "fka": ("normal", {"method": "fka"}, True),
+    "nka": ("normal", {"method": "nka", "learning_rate": 1.0}, True),
+    "langevin": ("normal", {"method": "langevin", "subsample": 0.7}, True),
+    "ska_per_particle": ("normal", {"method": "ska", "tree_sharing": "per_particle"}, True),
+    "fka_friedman": ("normal", {"method": "fka", "split_criterion": "friedman_sum"}, False),
+    "nka_friedman_per_particle": ("normal", {"method": "nka", "split_criterion": "friedman_sum",
+                                             "tree_sharing": "per_particle"}, True),
+    "langevin_poisson": ("poisson", {"method": "langevin", "tree_sharing": "per_particle", "subsample": 0.9}, True),
+    "ska_early_both": ("normal", {"method": "ska", "n_rounds": 60, "learning_rate": 0.7, "early_stopping_rounds": 4,
+                                  "early_stopping_metric": "both"}, True),
+    "ska_early_rmse": ("normal", {"method": "ska", "n_rounds": 60, "learning_rate": 0.7, "early_stopping_rounds": 4,
+                                  "early_stopping_metric": "rmse"}, True),
 }
 
 
@@ -49,7 +50,8 @@ def _data(target):
 def _fit(name):
     target, kw, with_eval = CASES[name]
     X, y, Xv, yv = _data(target)
-    params = dict(n_particles=4, n_rounds=8, learning_rate=0.3, init_rounds=30, random_state=7, display_size=12)
+    params = {"n_particles": 4, "n_rounds": 8, "learning_rate": 0.3, "init_rounds": 30, "random_state": 7,
+              "display_size": 12}
     params.update(kw)
     est = WGBoost(target, **params)
     return est.fit(X, y, eval_set=(Xv, yv) if with_eval else None), Xv
@@ -72,16 +74,114 @@ def golden():
         return {k: f[k] for k in f.files}
 
 
+def _engine_best_round(curve, tol=1e-12):
+    """The engine's early-stopping rule on one validation curve: the start is round 0 and counts as a candidate."""
+    b, v = 0, curve[0]
+    for r in range(1, len(curve)):
+        if np.isfinite(curve[r]) and (curve[r] < v - tol or not np.isfinite(v)):
+            b, v = r, curve[r]
+    return b if np.isfinite(v) else -1
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_engine_fit_reproduces_wgboosts_own_loop(name, golden):
     got = _record(name)
     for key, value in got.items():
         ref = golden[f"{name}/{key}"]
         assert value.shape == ref.shape, (name, key)
+        if key == "best_rounds" and CASES[name][2]:
+            # the one intended change: WGBoost's own loop never counted the start (round 0) as a best round;
+            # the engine's rule does, so a metric whose start was never beaten now reports round 0
+            curves = (golden[f"{name}/valid_nll"], golden[f"{name}/valid_rmse"])
+            ref = np.array([_engine_best_round(c) for c in curves])
+            changed = ref != golden[f"{name}/best_rounds"]
+            assert all(ref[changed] == 0) and all(c[0] <= np.nanmin(c) for c, ch in zip(curves, changed) if ch)
         if value.dtype.kind in "iu":
             np.testing.assert_array_equal(value, ref, err_msg=f"{name}/{key}")
         else:
             np.testing.assert_allclose(value, ref, rtol=1e-12, atol=1e-12, equal_nan=True, err_msg=f"{name}/{key}")
+
+
+# ---------------------------------------------------------------- one loop, one rule, the same fault counters
+class _MeanLaw:
+    """Least-squares boosting of K means (a minimal engine law): F (n, K), targets y - F, loss 0.5 |y - F|^2."""
+
+    name, gain_name = "mean", "Gain^reg"
+
+    def __init__(self, K, poison=False):
+        self.dim, self.poison = K, poison
+
+    def prepare(self, y, w):
+        return np.asarray(y, dtype=float)
+
+    def init(self, data, w):
+        return data.mean(axis=0)
+
+    def loss(self, F, data):
+        return 0.5 * np.sum((data - F) ** 2, axis=1)
+
+    def targets(self, F, data, learning_rate):
+        return np.full_like(F, np.nan) if self.poison else data - F
+
+    def update(self, F, step):
+        return F + step, np.zeros(F.shape[0], dtype=bool)
+
+
+def _mean_data():
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, size=(120, 3))
+    Y = np.stack([np.sin(3 * X[:, 0]), X[:, 1] ** 2, X[:, 0] * X[:, 2], np.cos(2 * X[:, 1])], 1)
+    return X, Y + 0.1 * rng.standard_normal(Y.shape)
+
+
+def test_engine_blocks_fit_one_batched_tree_per_block_and_replay_exactly():
+    from distviz.boosting.engine import BoostingEngine, predict_raw
+    from distviz.trees import Binner, HistTree
+
+    X, Y = _mean_data()
+    Xb = Binner(32).fit_transform(X)
+    params = {"max_depth": 2, "min_weight_leaf": 1.0}
+    res = BoostingEngine(_MeanLaw(4), n_rounds=5, learning_rate=0.5, tree_params=params, tree_mode="blocks",
+                         n_blocks=2).fit(Xb, Y)
+    assert res.n_rounds == 5 and all(rnd.blocks == 2 and len(rnd.trees[0]) == 2 for rnd in res.rounds)
+    # round 1's block trees are the HistTrees of each block's columns at the constant start
+    R0 = Y - Y.mean(axis=0)
+    for b in range(2):
+        t = HistTree(**params).fit(Xb, R0[:, 2 * b:2 * b + 2])
+        np.testing.assert_array_equal(res.rounds[0].trees[0][b].value_, t.value_)
+    # replaying the rounds on the training rows gives the engine's own iterate, bit for bit
+    np.testing.assert_array_equal(predict_raw(res, _MeanLaw(4), X), res.F_train)
+    with pytest.raises(ConfigError, match="n_blocks"):
+        BoostingEngine(_MeanLaw(4), tree_mode="blocks", n_blocks=3)
+
+
+def test_engine_stops_when_every_rows_target_is_nonfinite():
+    from distviz.boosting.engine import BoostingEngine
+
+    X, Y = _mean_data()
+    res = BoostingEngine(_MeanLaw(4, poison=True), n_rounds=20, learning_rate=0.5).fit(X, Y)
+    assert res.n_rounds == 0 and "every row's pseudo-response was non-finite at round 1" in res.stop_reason
+
+
+def test_wgboost_trace_says_why_it_stopped_like_the_laws():
+    est, _ = _fit("ska_early_both")
+    tr = est.trace_
+    assert tr.attrs["stop_reason"] == "early stopping: no better validation NLL or RMSE for 4 rounds"
+    assert len(tr["round"]) - 1 == max(est.best_rounds_.values()) + 4
+    assert tr["n_nonfinite"].dtype.kind == "i" and tr["n_projected"].dtype.kind == "i"
+    # the fault counters are the engine's, round for round
+    assert est.trace_["n_nonfinite"].values[0] == 0 and est.trace_["n_projected"].values[0] == 0
+
+
+def test_wgboost_refuses_early_stopping_on_a_metric_its_target_lacks_before_fitting():
+
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(size=(40, 2)), rng.integers(0, 3, size=40)
+    est = WGBoost("categorical", n_particles=3, n_rounds=5, init="normal", early_stopping_rounds=2,
+                  early_stopping_metric="rmse")
+    with pytest.raises(ConfigError, match="needs the validation RMSE"):
+        est.fit(X[:30], y[:30], eval_set=(X[30:], y[30:]))
+    assert not hasattr(est, "init_particles_")   # refused before any particle moved
 
 
 def _write():

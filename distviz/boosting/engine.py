@@ -25,6 +25,17 @@ Law protocol (duck-typed; see ``distviz.boosting.laws`` for the exponential-fami
                                                      # (family=..., T=... for Gain^ent)
         def entropy(self, tree, w, data) -> float    # generalised entropy of the tree's partition
                                                      # H = -sum_J W_J/W A*(eta*_J) (note, H_A)
+        def mean_loss(self, F, data, w) -> float     # the monitored mean NLL (default: weighted mean of loss)
+        def targets_checked(self, F, data, lr) -> (R, n_nonfinite, n_damped)   # finite targets, the rows
+                                                     # that were not (set to 0 by the law) and rows whose
+                                                     # step the law shortened; replaces the engine's zeroing
+        def round_weights(self, w, n) -> w_r         # the tree weights of this round (e.g. a subsample)
+        def metrics(self, F, data) -> dict           # extra validation metrics named in metric_names
+        has_loss: bool = True                        # False: loss is NaN by design; rounds are checked by
+                                                     # the finiteness of F instead
+        finite_iterate: bool = False                 # True: also drop a round that makes F non-finite
+        target_name: str = "pseudo-response"         # how stop reasons name the targets
+        metric_names: tuple = ()                     # names of metrics(); early_stopping_metric may use them
 
 Engine::
 
@@ -33,7 +44,13 @@ Engine::
                          tree_mode="shared",        # one vector-leaf tree per round, or
                                                     # "separate": one tree per coordinate
                          line_search=False,         # NGBoost Algorithm 1 step-size search
-                         early_stopping_rounds=None, tol=0.0)
+                         early_stopping_rounds=None, tol=0.0,
+                         early_stopping_metric="nll",   # or a law metric name, or a tuple of names:
+                                                        # stop when every one stalled (WGBoost's "both")
+                         n_blocks=None,             # tree_mode="blocks": B trees per round in one fit_many
+                                                    # call, tree b feeding columns [b K/B, (b+1) K/B)
+                         learner=None)              # tree learner with fit / fit_many / predict /
+                                                    # predict_many (wg_trees.TreeLearner); None: HistTree
     res = eng.fit(Xb, y, sample_weight=None, valid=(Xb_valid, y_valid, w_valid),
                   callbacks=[cb, ...], progress=lambda r, n: ...)
 
@@ -57,8 +74,17 @@ round (``info.round`` = number of rounds done, 1-based) and may
 ``res`` is a :class:`BoostingResult`: ``init`` (K,), ``rounds`` (list of :class:`Round`:
 ``trees``, ``groups`` = output columns each tree feeds, ``multiplier`` = lr * line-search
 scale), ``train_loss`` / ``valid_loss`` (weighted mean NLL, index 0 = the start),
-``n_projected``, ``entropy``, ``scales``, ``best_iteration`` (the round with the least
-validation loss, or the last round without validation data), ``F_train`` / ``F_valid``.
+``n_projected``, ``n_nonfinite``, ``entropy``, ``scales``, ``valid_metrics`` (name -> per-round list),
+``best_rounds`` (metric -> round with its least validation value, the start counting as round 0; None
+for a metric that was never finite), ``best_iteration`` (the best round of the first early-stopping
+metric, or the last round without validation data), ``stop_reason``, ``F_train`` / ``F_valid``.
+
+Early stopping (the one rule of every boosting fit): a round is a metric's new best when its
+validation value is finite and below the best so far minus ``tol``; boosting stops once every metric in
+``early_stopping_metric`` has gone ``early_stopping_rounds`` rounds without a new best.
+Faults: a row with a non-finite target gets no update that round (``n_nonfinite``); when every row's
+target is non-finite, or a round would make the monitored NLL (or, with ``law.finite_iterate``, F)
+non-finite, the round is dropped and boosting stops with ``stop_reason`` saying why.
 ``predict_raw(res, law, X, n_rounds)`` and ``staged_predict_raw`` replay the additive model
 on new rows, applying ``law.update`` (with its projection) after every round exactly as in
 training, so training rows get bit-identical iterates.
@@ -102,6 +128,7 @@ class Round:
     trees: list
     groups: list          # list of int arrays: output columns fed by each tree
     multiplier: float     # learning_rate * line-search scale
+    blocks: int = 0       # > 0: trees[0] is a batch of this many trees (fit_many) feeding groups[0] in blocks
 
 
 @dataclass
@@ -153,6 +180,8 @@ class BoostingResult:
     entropy: list = field(default_factory=list)
     scales: list = field(default_factory=list)
     seconds: list = field(default_factory=list)
+    valid_metrics: dict = field(default_factory=dict)   # law metric name -> per-round validation values
+    best_rounds: dict = field(default_factory=dict)     # metric -> best validation round (None: never finite)
     best_iteration: int = 0
     F_train: np.ndarray | None = None
     F_valid: np.ndarray | None = None
@@ -184,19 +213,70 @@ def _tree_predict(tree, X, n_out: int) -> np.ndarray:
     return out.reshape(out.shape[0], n_out)
 
 
+def _batch_predict(trees, X) -> np.ndarray:
+    """Output of a batch of B trees (a fit_many Forest or a list of trees) on rows X, shape (B, m, k)."""
+    if isinstance(trees, list):
+        return np.stack([np.asarray(t.predict(X), dtype=float) for t in trees])
+    return np.asarray(trees.predict(X), dtype=float)
+
+
+def _blocks_to_columns(out: np.ndarray) -> np.ndarray:
+    """(B, n, k) block outputs as (n, B k) columns, block b in columns [b k, (b+1) k)."""
+    B, n, k = out.shape
+    return out.transpose(1, 0, 2).reshape(n, B * k)
+
+
+def _round_output(rnd: Round, X, K: int, learner=None) -> np.ndarray:
+    """The (m, K) output f(x) of one round's trees on rows X (before the multiplier)."""
+    m = _n_rows(X)
+    f = np.zeros((m, K))
+    if rnd.blocks:
+        pm = learner.predict_many(rnd.trees[0], X) if learner is not None else _batch_predict(rnd.trees[0], X)
+        f[:, rnd.groups[0]] = _blocks_to_columns(np.asarray(pm, dtype=float))
+        return f
+    for t, g in zip(rnd.trees, rnd.groups):
+        f[:, g] = (_tree_predict(t, X, len(g)) if learner is None else
+                   np.asarray(learner.predict(t, X), dtype=float).reshape(m, len(g)))
+    return f
+
+
+class _HistLearner:
+    """The default batched learner of tree_mode="blocks": distviz.trees.fit_many with the engine's tree_params."""
+
+    def __init__(self, tree_params):
+        self.tree_params = tree_params
+
+    def fit_many(self, Xb, R, w=None):
+        """B trees on R (B, n, k) in one call; (Forest, training-row outputs (B, n, k))."""
+        from distviz.trees import fit_many
+
+        f = fit_many(Xb, R, sample_weight=w, shared=False, **self.tree_params)
+        return f, f.train_predict_
+
+
 class BoostingEngine:
     """Stagewise additive boosting of a law's iterate with histogram trees (see module docstring)."""
 
     def __init__(self, law, n_rounds: int = 100, learning_rate: float = 0.1, tree_params: dict | None = None,
                  tree_mode: str = "shared", line_search: bool = False,
-                 early_stopping_rounds: int | None = None, tol: float = 0.0):
+                 early_stopping_rounds: int | None = None, tol: float = 0.0,
+                 early_stopping_metric: str | Sequence[str] = "nll", n_blocks: int | None = None, learner=None):
         """Configure the loop; nothing is fitted until :meth:`fit`."""
         if int(n_rounds) < 0:
             raise ConfigError(f"n_rounds must be >= 0, got {n_rounds}; pass e.g. n_rounds=100.")
         if not (np.isfinite(learning_rate) and learning_rate > 0):
             raise ConfigError(f"learning_rate must be a positive number, got {learning_rate}; pass e.g. 0.1.")
-        if tree_mode not in ("shared", "separate"):
-            raise ConfigError(f"tree_mode must be 'shared' or 'separate', got {tree_mode!r}.")
+        if tree_mode not in ("shared", "separate", "blocks"):
+            raise ConfigError(f"tree_mode must be 'shared', 'separate' or 'blocks', got {tree_mode!r}.")
+        if tree_mode == "blocks" and not (isinstance(n_blocks, (int, np.integer)) and n_blocks >= 1
+                                          and law.dim % int(n_blocks) == 0):
+            raise ConfigError(f"tree_mode='blocks' needs n_blocks, a positive divisor of the {law.dim} output "
+                              f"coordinates, got {n_blocks!r}.")
+        watched = (early_stopping_metric,) if isinstance(early_stopping_metric, str) else tuple(early_stopping_metric)
+        known = ("nll",) + tuple(getattr(law, "metric_names", ()))
+        if not watched or any(m not in known for m in watched):
+            raise ConfigError(f"early_stopping_metric must name validation metrics among {', '.join(known)}, "
+                              f"got {early_stopping_metric!r}.")
         if early_stopping_rounds is not None and int(early_stopping_rounds) < 1:
             raise ConfigError(f"early_stopping_rounds must be a positive integer or None, got {early_stopping_rounds}.")
         self.law = law
@@ -207,6 +287,9 @@ class BoostingEngine:
         self.line_search = bool(line_search)
         self.early_stopping_rounds = None if early_stopping_rounds is None else int(early_stopping_rounds)
         self.tol = float(tol)
+        self.early_stopping_metric = watched
+        self.n_blocks = None if n_blocks is None else int(n_blocks)
+        self.learner = learner
 
     # ------------------------------------------------------------------ pieces
     def _fit_tree(self, Xb, R, w, cols, tree_kwargs):
@@ -223,6 +306,13 @@ class BoostingEngine:
         n, K = R.shape
         out = np.zeros((n, K))
         trees, groups = [], []
+        if self.tree_mode == "blocks":
+            return self._fit_blocks(Xb, R, w, cols)
+        if self.learner is not None and self.tree_mode == "shared":
+            Rc = R if len(cols) == K else R[:, cols]
+            t, pred = self.learner.fit(Xb, Rc, w)
+            out[:, cols] = np.asarray(pred, dtype=float).reshape(n, len(cols))
+            return [t], [np.asarray(cols)], out
         if self.tree_mode == "shared":
             t = self._fit_tree(Xb, R, w, cols, tree_kwargs)
             out[:, cols] = _leaf_output(t, len(cols))
@@ -235,6 +325,23 @@ class BoostingEngine:
                 trees.append(t)
                 groups.append(np.asarray([k]))
         return trees, groups, out
+
+    def _fit_blocks(self, Xb, R, w, cols):
+        """B trees in one batched fit (shared X bins), tree b on block b's columns; blocks with a frozen column are skipped."""
+        n, K = R.shape
+        k = K // self.n_blocks
+        active = np.zeros(K, dtype=bool)
+        active[cols] = True
+        blk = [b for b in range(self.n_blocks) if active[b * k:(b + 1) * k].all()]
+        out = np.zeros((n, K))
+        if not blk:
+            return [], [], out
+        g = np.concatenate([np.arange(b * k, (b + 1) * k) for b in blk])
+        Rb = R[:, g].reshape(n, len(blk), k).transpose(1, 0, 2)
+        learner = self.learner if self.learner is not None else _HistLearner(self.tree_params)
+        trees, pred = learner.fit_many(Xb, np.ascontiguousarray(Rb), w)
+        out[:, g] = _blocks_to_columns(np.asarray(pred, dtype=float))
+        return [trees], [g], out
 
     def _line_search(self, F, f, data, w, loss0):
         """NGBoost's step-size search (Duan et al. 2020, Alg. 1): grow while the loss falls, then halve."""
@@ -268,12 +375,24 @@ class BoostingEngine:
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         data = law.prepare(y, w)
         tree_kwargs = law.tree_kwargs(data) if hasattr(law, "tree_kwargs") else {}
-        self._tree_ctx = _make_tree_context(Xb, w, tree_kwargs)
+        self._tree_ctx = _make_tree_context(Xb, w, tree_kwargs) if self.learner is None else None
         init = np.asarray(law.init(data, w), dtype=float).reshape(law.dim)
         n_train = _n_rows(Xb)
+        # optional law hooks (module docstring)
+        if hasattr(law, "mean_loss"):
+            mean_loss = law.mean_loss
+        else:
+            def mean_loss(F, d, wt):
+                return weighted_mean(law.loss(F, d), wt)
+        has_loss = bool(getattr(law, "has_loss", True))
+        check_F = bool(getattr(law, "finite_iterate", False))
+        checked_targets = getattr(law, "targets_checked", None)
+        round_weights = getattr(law, "round_weights", None)
+        metric_names = tuple(getattr(law, "metric_names", ()))
+        watched = self.early_stopping_metric
         F, proj = law.update(np.tile(init, (n_train, 1)), np.zeros((n_train, law.dim)))
         res = BoostingResult(init=init)
-        res.train_loss.append(weighted_mean(law.loss(F, data), w))
+        res.train_loss.append(mean_loss(F, data, w))
         res.n_projected.append(int(np.count_nonzero(proj)))
         res.n_nonfinite.append(0)
         res.entropy.append(np.nan)
@@ -286,7 +405,8 @@ class BoostingEngine:
             wv = None if len(valid) < 3 or valid[2] is None else np.asarray(valid[2], dtype=float)
             vdata = law.prepare(yv, wv)
             Fv, _ = law.update(np.tile(init, (_n_rows(Xv), 1)), np.zeros((_n_rows(Xv), law.dim)))
-            res.valid_loss.append(weighted_mean(law.loss(Fv, vdata), wv))
+            res.valid_loss.append(mean_loss(Fv, vdata, wv))
+            res.valid_metrics = {m: [v] for m, v in law.metrics(Fv, vdata).items()} if metric_names else {}
         else:
             res.valid_loss.append(np.nan)
 
@@ -295,8 +415,9 @@ class BoostingEngine:
                 cb.start(F)
         active = np.ones(law.dim, dtype=bool)
         n_trees = np.zeros(law.dim, dtype=int)
-        best_round, best_val = 0, res.valid_loss[0]
-        if not (np.isfinite(res.train_loss[0]) and (Fv is None or np.isfinite(res.valid_loss[0]))):
+        best = {"nll": [0, res.valid_loss[0]]}   # metric -> [best round, best value]
+        best.update({m: [0, v[0]] for m, v in res.valid_metrics.items()})
+        if has_loss and not (np.isfinite(res.train_loss[0]) and (Fv is None or np.isfinite(res.valid_loss[0]))):
             res.stop_reason = ("the NLL of the constant start is not finite, so no round was fitted; "
                                "rescale y to order one")
         # fused rounds: one pass over the rows for update, NLL and next targets (law.fused_round), for a
@@ -309,8 +430,11 @@ class BoostingEngine:
             t0 = time.perf_counter()
             info = None   # the last round's RoundInfo (and the arrays only it held) is done with
             cols = np.flatnonzero(active)
+            n_damped = 0
             if R_next is not None:   # T(y) - F from the previous fused pass: finite by construction
                 R, n_bad = R_next, 0
+            elif checked_targets is not None:
+                R, n_bad, n_damped = checked_targets(F, data, self.learning_rate)
             else:
                 R = law.targets(F, data, self.learning_rate)
                 finite = np.isfinite(R)
@@ -318,6 +442,11 @@ class BoostingEngine:
                 if not finite.all():   # a row whose target overflowed gets no update this round
                     n_bad = int(np.count_nonzero(~finite.all(axis=1)))
                     R = np.where(finite, R, 0.0)
+            if n_bad and n_bad == n_train:
+                res.stop_reason = (f"every row's {getattr(law, 'target_name', 'pseudo-response')} was non-finite at "
+                                   f"round {r}, so boosting stopped; lower learning_rate (now {self.learning_rate:g}).")
+                break
+            w_tree = w if round_weights is None else round_weights(w, n_train)
             R_next = fused_out = None
             if fused and len(cols) == law.dim:
                 t = self._fit_tree(Xb, R, w, cols, tree_kwargs)
@@ -331,7 +460,7 @@ class BoostingEngine:
                     f = np.zeros(R.shape)
                     f[:, cols] = _leaf_output(t, len(cols))
             else:
-                trees, groups, f = self._fit_trees(Xb, R, w, cols, tree_kwargs)
+                trees, groups, f = self._fit_trees(Xb, R, w_tree, cols, tree_kwargs)
             scale = self._line_search(F, f, data, w, res.train_loss[-1]) if self.line_search else 1.0
             if scale == 0.0:
                 # no step along this round's trees lowers the training NLL (the tree direction is not a
@@ -347,27 +476,27 @@ class BoostingEngine:
             else:
                 step = mult * f
                 F_new, proj = law.update(F, step)
-                n_proj = int(np.count_nonzero(proj))
-                loss = weighted_mean(law.loss(F_new, data), w)
+                n_proj = int(np.count_nonzero(proj)) + n_damped
+                loss = mean_loss(F_new, data, w)
                 R_new = None
+            blocks = len(groups[0]) // (law.dim // self.n_blocks) if self.tree_mode == "blocks" and trees else 0
+            rnd = Round(trees, groups, mult, blocks)
             Fv_new = vl = None
             if Fv is not None:
-                fv = np.zeros_like(Fv)
-                for t, g in zip(trees, groups):
-                    fv[:, g] = _tree_predict(t, Xv, len(g))
-                Fv_new, _ = law.update(Fv, mult * fv)
-                vl = weighted_mean(law.loss(Fv_new, vdata), wv)
-            if not (np.isfinite(loss) and (vl is None or np.isfinite(vl))):
-                # the round would make the monitored NLL NaN / inf: drop it and stop (never chart a NaN)
-                res.stop_reason = (f"round {r} made the {'training' if not np.isfinite(loss) else 'validation'} "
-                                   f"NLL non-finite, so boosting stopped after round {r - 1}; lower the "
-                                   f"learning rate or rescale y")
+                Fv_new, _ = law.update(Fv, mult * _round_output(rnd, Xv, law.dim, self.learner))
+                vl = mean_loss(Fv_new, vdata, wv)
+            bad_F = check_F and not np.isfinite(F_new).all()
+            if bad_F or has_loss and not (np.isfinite(loss) and (vl is None or np.isfinite(vl))):
+                # the round would make the iterate or the monitored NLL NaN / inf: drop it and stop (never chart a NaN)
+                what = ("iterate" if bad_F else "training NLL" if not np.isfinite(loss) else "validation NLL")
+                res.stop_reason = (f"round {r} made the {what} non-finite, so boosting stopped after round {r - 1}; "
+                                   f"lower the learning rate or rescale y")
                 break
             if fused:
                 spare.extend((F, R))   # this round's start iterate and targets: free once RoundInfo drops them
             F = F_new
             R_next = R_new
-            res.rounds.append(Round(trees, groups, mult))
+            res.rounds.append(rnd)
             n_trees[cols] += 1
             res.train_loss.append(loss)
             res.n_nonfinite.append(n_bad)
@@ -379,6 +508,9 @@ class BoostingEngine:
             res.scales.append(scale)
             if Fv is not None:
                 Fv = Fv_new
+                if metric_names:
+                    for m, v in law.metrics(Fv, vdata).items():
+                        res.valid_metrics[m].append(v)
             else:
                 vl = np.nan
             res.valid_loss.append(vl)
@@ -392,17 +524,24 @@ class BoostingEngine:
                 progress(r, self.n_rounds)
             reason = "a callback stopped boosting" if stop else ""
             if Fv is not None:
-                if vl < best_val - self.tol or not np.isfinite(best_val):
-                    best_round, best_val = r, vl
-                elif self.early_stopping_rounds is not None and r - best_round >= self.early_stopping_rounds:
-                    stop, reason = True, f"early stopping: no better validation NLL for {self.early_stopping_rounds} rounds"
+                for m, b in best.items():
+                    v = vl if m == "nll" else res.valid_metrics[m][-1]
+                    if np.isfinite(v) and (v < b[1] - self.tol or not np.isfinite(b[1])):
+                        b[0], b[1] = r, v
+                esr = self.early_stopping_rounds
+                if esr is not None and all(r - best[m][0] >= esr for m in watched):
+                    names = " or ".join(m.upper() for m in watched)
+                    stop, reason = True, f"early stopping: no better validation {names} for {esr} rounds"
             if not active.any():
                 stop, reason = True, reason or "every output coordinate is frozen"
             if stop:
                 res.stop_reason = reason if r < self.n_rounds else ""
                 break
         self._tree_ctx = None
-        res.best_iteration = best_round if Fv is not None else len(res.rounds)
+        if Fv is not None:
+            res.best_rounds = {m: (b[0] if np.isfinite(b[1]) else None) for m, b in best.items()}
+        first = res.best_rounds.get(watched[0])
+        res.best_iteration = first if first is not None else len(res.rounds)
         res.F_train, res.F_valid, res.active, res.n_trees = F, Fv, active, n_trees
         return res
 
@@ -464,10 +603,7 @@ def staged_predict_raw(res: BoostingResult, law, X, n_rounds: int | None = None)
     yield F
     stop = len(res.rounds) if n_rounds is None else min(int(n_rounds), len(res.rounds))
     for rnd in res.rounds[:stop]:
-        f = np.zeros_like(F)
-        for t, g in zip(rnd.trees, rnd.groups):
-            f[:, g] = _tree_predict(t, X, len(g))
-        F, _ = law.update(F, rnd.multiplier * f)
+        F, _ = law.update(F, rnd.multiplier * _round_output(rnd, X, law.dim))
         yield F
 
 

@@ -8,16 +8,18 @@ direction of KL(. | pi_i) at the current particles and moves them, F^n <- F^n + 
   nka      v = K H^{-1} (-G*)        (eq. 17, Algorithm 4; batched (N d) x (N d) solves, regularised:
                                      PD Hessian blocks + Levenberg ridge, and a damped step per round)
   langevin v = grad log pi + sqrt(2/nu) xi   (App. B, Algorithm 2)
-The current particles at the training rows are kept from round to round (no re-prediction of
-earlier trees), and a trace records particles, NLL and MMD^2 per round for the pages, with the same
+The rounds run on the shared boosting engine (`distviz.boosting.engine.BoostingEngine`, with the law
+`distviz.boosting.wg_law.WGLaw`): the current particles at the training rows are kept from round to
+round (no re-prediction of earlier trees), early stopping is the engine's rule (on the validation NLL,
+RMSE or both), and a trace records particles, NLL and MMD^2 per round for the pages, with the same
 fault counters as the law trace: ``n_projected`` (rows whose NKA step was damped into the trust region),
 ``n_nonfinite`` (rows whose direction was NaN / inf and got no update) and attribute ``stop_reason``
-(why boosting stopped early, e.g. a round that would make the NLL non-finite; "" otherwise).
+(why boosting stopped early, e.g. early stopping or a round that would make the NLL non-finite; ""
+when it ran every round).
 """
 
 from __future__ import annotations
 
-import json
 import time
 import warnings
 
@@ -26,10 +28,12 @@ import xarray as xr
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import DataConversionWarning
 
-from distviz.boosting import wg_kernels as K
-from distviz.boosting.wg_init import VARIANTS as FLOW_VARIANTS, init_flow
-from distviz.boosting.wg_targets import Target, lse, make_target
+from distviz.boosting.engine import BoostingEngine
 from distviz.boosting.params import check_int, check_number
+from distviz.boosting.wg_init import VARIANTS as FLOW_VARIANTS
+from distviz.boosting.wg_init import init_flow
+from distviz.boosting.wg_law import ParticleTrace, WGLaw
+from distviz.boosting.wg_targets import Target, lse, make_target
 from distviz.boosting.wg_trees import TreeLearner, wg_forest
 from distviz.errors import ConfigError, DataError, check_fitted
 from distviz.validation import check_X
@@ -44,20 +48,6 @@ _PARAMS = ("target", "n_particles", "method", "bandwidth", "learning_rate", "n_r
 def _check_X(X, name="X", n_features=None):
     """Features checked by distviz.validation.check_X; NaN is a missing value the trees route natively."""
     return check_X(X, allow_nan=True, n_features=n_features, name=name)
-
-
-# NKA's trust region: a particle moves at most this far (Euclidean, in theta) per round before the tree
-# fit; the full Newton direction of eq. 17 can be very long where a row's posterior is flat or not
-# log-concave, and one such step sends sigma to 0 in the normal target (a damped Newton step).
-_NKA_MAX_STEP = 1.0
-
-
-def _damp(V, lr, max_step):
-    """Scale each particle's direction so that lr * |v| <= max_step; returns (V, rows that were damped)."""
-    norm = np.sqrt(np.sum(V * V, axis=2, keepdims=True))
-    scale = np.minimum(1.0, max_step / np.maximum(lr * norm, 1e-300))
-    damped = (scale < 1.0).any(axis=(1, 2))
-    return V * scale, damped
 
 
 class WGBoost(RegressorMixin, BaseEstimator):
@@ -136,18 +126,6 @@ class WGBoost(RegressorMixin, BaseEstimator):
             raise ConfigError("init must be 'flow', 'normal', 'zeros' or an array of N x d initial particles.")
 
     # ------------------------------------------------------------------ fitting
-    def _direction(self, P, Y, rng):
-        t, h = self.target_, float(self.bandwidth)
-        if self.method == "ska":
-            G, Hd = t.grad_hess_diag(P, Y)
-            return K.ska_direction(P, G, Hd, h)
-        G = t.grad(P, Y)
-        if self.method == "fka":
-            return K.fka_direction(P, G, h)
-        if self.method == "nka":
-            return K.nka_direction(P, G, t.hess(P, Y), h)
-        return K.langevin_direction(G, float(self.learning_rate), rng)
-
     def _initial(self, Y, rng, d):
         N = int(self.n_particles)
         if not isinstance(self.init, str):
@@ -167,10 +145,6 @@ class WGBoost(RegressorMixin, BaseEstimator):
         if not np.all(np.isfinite(out)):
             raise ConfigError("The initial particle flow diverged; lower init_lr or use init='normal'.")
         return out
-
-    def _nll(self, P, Y):
-        """Negative log predictive (eq. 6) averaged over rows."""
-        return K.mixture_nll(self.target_.log_likelihood_rows(Y, P))
 
     def fit(self, X, y, eval_set=None, progress=None):
         """Fit the N particle boostings to the pointwise posteriors of (X, y); eval_set=(X_val, y_val)."""
@@ -205,139 +179,61 @@ class WGBoost(RegressorMixin, BaseEstimator):
         if self.early_stopping_rounds is not None and not has_eval:
             raise ConfigError("early_stopping_rounds needs eval_set=(X_val, y_val) to monitor.")
 
+        watched = ("nll", "rmse") if self.early_stopping_metric == "both" else (self.early_stopping_metric,)
+        if self.early_stopping_rounds is not None:
+            rmse_ok = Ye.shape[1] == 1 and np.ndim(tgt.point(np.zeros((1, N, d)))) == 1
+            for m, ok in (("nll", tgt.has_likelihood), ("rmse", rmse_ok)):
+                if m in watched and not ok:
+                    raise ConfigError(f"early stopping on '{self.early_stopping_metric}' needs the validation "
+                                      f"{m.upper()}, which this target does not give; use early_stopping_metric="
+                                      f"'{'rmse' if m == 'nll' else 'nll'}'.")
+
         t0 = time.perf_counter()
         self.init_particles_ = self._initial(Y, rng, d)
         self.init_seconds_ = time.perf_counter() - t0
         learner = TreeLearner(int(self.max_depth), self.max_bins, self.split_criterion)
         Xb = learner.prepare(X)
-
-        P = np.repeat(self.init_particles_[None], n, axis=0)
-        Pe = np.repeat(self.init_particles_[None], Xe.shape[0], axis=0) if has_eval else None
+        law = WGLaw(tgt, self.method, self.init_particles_, self.bandwidth, rng, self.subsample)
+        shared = self.tree_sharing == "shared"
+        engine = BoostingEngine(law, n_rounds=int(self.n_rounds), learning_rate=lr,
+                                tree_mode="shared" if shared else "blocks", n_blocks=None if shared else N,
+                                learner=learner, early_stopping_rounds=self.early_stopping_rounds, tol=1e-12,
+                                early_stopping_metric=watched)
 
         # trace on a display subset: rows evenly spaced in the order of the first feature
         m = min(n, int(self.display_size))
         obs = np.sort(np.argsort(X[:, 0], kind="stable")[np.linspace(0, n - 1, m).astype(int)])
-        M = int(self.n_rounds)
-        tr_p = np.full((M + 1, m, N, d), np.nan, dtype=np.float32)
-        tr_train = np.full(M + 1, np.nan)
-        tr_valid = np.full(M + 1, np.nan)
-        tr_vrmse = np.full(M + 1, np.nan)
-        tr_mmd = np.full(M + 1, np.nan)
-        tr_sec = np.full(M + 1, np.nan)
-        tr_damped = np.zeros(M + 1, dtype=np.int64)     # rows whose particle step was damped (trust region)
-        tr_nonfinite = np.zeros(M + 1, dtype=np.int64)  # rows whose direction was non-finite (no update)
-        gauss = tgt.gaussian(Y[obs])
-        like = tgt.has_likelihood
+        recorder = ParticleTrace(law, obs, tgt.gaussian(Y[obs]))
+        res = engine.fit(Xb, Y, valid=(Xe, Ye) if has_eval else None, callbacks=[recorder], progress=progress)
 
-        def record(r, secs):
-            tr_p[r] = P[obs]
-            tr_sec[r] = secs
-            if like:
-                tr_train[r] = self._nll(P, Y)
-                if has_eval:
-                    tr_valid[r] = self._nll(Pe, Ye)
-            if has_eval and Ye.shape[1] == 1:
-                pt = tgt.point(Pe)
-                if pt.ndim == 1:
-                    tr_vrmse[r] = float(np.sqrt(np.mean((Ye[:, 0] - pt) ** 2)))
-            if gauss is not None:
-                tr_mmd[r] = float(np.mean(K.mmd2_gaussian_rows(P[obs], gauss[0], gauss[1], 0.025)))
-
-        record(0, 0.0)
-        trees = []
-        metrics = {"nll": tr_valid, "rmse": tr_vrmse}
-        watched = ["nll", "rmse"] if self.early_stopping_metric == "both" else [self.early_stopping_metric]
-        best = {m: np.inf for m in metrics}
-        best_r = {m: 0 for m in metrics}
-        stall = {m: 0 for m in metrics}
-        shared = self.tree_sharing == "shared"
-        n_sub = max(1, int(round(self.subsample * n)))
-        fit_secs = 0.0
-        stop_reason = ""
-        for r in range(1, M + 1):
-            ts = time.perf_counter()
-            V = self._direction(P, Y, rng)
-            bad = ~np.isfinite(V).all(axis=(1, 2))
-            tr_nonfinite[r] = int(bad.sum())
-            if bad.all():
-                stop_reason = (f"every row's direction was non-finite at round {r}, so boosting stopped; "
-                               f"lower learning_rate (now {lr:g}).")
-                break
-            if bad.any():  # a row whose direction overflowed gets no update this round (as the law engine does)
-                V[bad] = 0.0
-            if self.method == "nka":
-                V, damped = _damp(V, lr, _NKA_MAX_STEP)
-                tr_damped[r] = int(damped.sum())
-            w = None
-            if n_sub < n:
-                w = np.zeros(n)
-                w[rng.permutation(n)[:n_sub]] = 1.0
-            P_old = P.copy()
-            Pe_old = Pe.copy() if has_eval else None
-            if shared:
-                tree, pred = learner.fit(Xb, V.reshape(n, N * d), w)
-                P += lr * pred.reshape(n, N, d)
-                if has_eval:
-                    Pe += lr * learner.predict(tree, Xe).reshape(-1, N, d)
-            else:
-                tree, pred = learner.fit_many(Xb, np.ascontiguousarray(V.transpose(1, 0, 2)), w)
-                P += lr * pred.transpose(1, 0, 2)
-                if has_eval:
-                    Pe += lr * learner.predict_many(tree, Xe).transpose(1, 0, 2)
-            fit_secs += time.perf_counter() - ts
-            record(r, fit_secs)
-            if not (np.all(np.isfinite(P)) and (not like or np.isfinite(tr_train[r]))
-                    and (not (like and has_eval) or np.isfinite(tr_valid[r]))):
-                # drop the round: its particles or NLL are not finite (a leaf overflowed the likelihood)
-                P, Pe = P_old, Pe_old
-                stop_reason = (f"the NLL became non-finite at round {r}, so boosting stopped after round "
-                               f"{r - 1}; lower learning_rate (now {lr:g}) or max_depth.")
-                break
-            trees.append(tree)
-            if progress is not None:
-                progress(r, M)
-            if has_eval:
-                for mname, arr in metrics.items():
-                    if arr[r] < best[mname] - 1e-12:
-                        best[mname], best_r[mname], stall[mname] = arr[r], r, 0
-                    else:
-                        stall[mname] += 1
-                if self.early_stopping_rounds is not None and all(
-                        stall[m] >= self.early_stopping_rounds for m in watched):
-                    break
-        n_done = len(trees)
-        self.best_rounds_ = {m: (int(best_r[m]) if best_r[m] > 0 else None) for m in metrics} if has_eval else {}
-        primary = "rmse" if self.early_stopping_metric == "rmse" else "nll"
-        self.best_round_ = int(best_r[primary]) if has_eval and best_r[primary] > 0 else n_done
+        n_done = res.n_rounds
+        self.best_rounds_ = dict(res.best_rounds) if has_eval else {}
+        self.best_round_ = int(res.best_iteration)
         keep = n_done
         if self.early_stopping_rounds is not None:
-            if any(best_r[m] == 0 for m in watched):
-                raise ConfigError(f"early stopping on '{self.early_stopping_metric}' needs that metric on the "
-                                  f"validation set; the target gives no {'NLL' if primary == 'nll' else 'RMSE'}.")
-            keep = max(best_r[m] for m in watched)
-        self.trees_ = trees[:keep]
+            keep = max(res.best_rounds[m] for m in watched)
+        self.trees_ = [rnd.trees[0] for rnd in res.rounds[:keep]]
         self.n_rounds_ = len(self.trees_)
-        self.fit_seconds_ = fit_secs
-        self._learner = learner
-        self.forest_ = wg_forest(self.trees_, self.tree_sharing == "shared", N, d, lr, X.shape[1])
-        rounds = np.arange(n_done + 1)
+        self.fit_seconds_ = float(np.sum(res.seconds))
+        self.forest_ = wg_forest(self.trees_, shared, N, d, lr, X.shape[1])
+        nan = np.full(n_done + 1, np.nan)
         ds = xr.Dataset(
             {
-                "particles": (("round", "obs", "particle", "param"), tr_p[:n_done + 1]),
-                "train_nll": (("round",), tr_train[:n_done + 1]),
-                "valid_nll": (("round",), tr_valid[:n_done + 1]),
-                "valid_rmse": (("round",), tr_vrmse[:n_done + 1]),
-                "mmd2": (("round",), tr_mmd[:n_done + 1]),
-                "seconds": (("round",), tr_sec[:n_done + 1]),
-                "n_projected": (("round",), tr_damped[:n_done + 1]),
-                "n_nonfinite": (("round",), tr_nonfinite[:n_done + 1]),
+                "particles": (("round", "obs", "particle", "param"), np.stack(recorder.particles[:n_done + 1])),
+                "train_nll": (("round",), np.asarray(res.train_loss, dtype=float)),
+                "valid_nll": (("round",), np.asarray(res.valid_loss, dtype=float)),
+                "valid_rmse": (("round",), np.asarray(res.valid_metrics["rmse"]) if has_eval else nan),
+                "mmd2": (("round",), np.asarray(recorder.mmd2[:n_done + 1], dtype=float)),
+                "seconds": (("round",), np.cumsum(res.seconds)),
+                "n_projected": (("round",), np.asarray(res.n_projected, dtype=np.int64)),
+                "n_nonfinite": (("round",), np.asarray(res.n_nonfinite, dtype=np.int64)),
                 "x": (("obs", "feature"), X[obs]),
             },
-            coords={"round": rounds, "obs": obs, "particle": np.arange(N), "param": np.arange(d),
+            coords={"round": np.arange(n_done + 1), "obs": obs, "particle": np.arange(N), "param": np.arange(d),
                     "feature": np.arange(X.shape[1])},
             attrs={"method": self.method, "tree_sharing": self.tree_sharing, "learning_rate": lr,
                    "bandwidth": float(self.bandwidth), "best_round": int(self.best_round_),
-                   "mmd_bandwidth": 0.025, "target": tgt.name, "stop_reason": stop_reason},
+                   "mmd_bandwidth": 0.025, "target": tgt.name, "stop_reason": res.stop_reason},
         )
         if Y.shape[1] >= 1:
             ds["y"] = (("obs", "ycol"), Y[obs])
