@@ -91,7 +91,7 @@ def test_estimators_share_the_rules():
     """Every estimator refuses the same bad input with the same kind of sentence; NaN only where trees route it."""
     from distviz.baselines import MVNNetwork
     from distviz.boosting import DistributionalBoosting
-    from distviz.boosting.ngboost import NGB
+    from distviz.boosting.ngboost import NGB, skGB
     from distviz.boosting.wgboost import WGBoost
     from distviz.gp import SparseGP
     from distviz.trees import HistTree
@@ -104,7 +104,8 @@ def test_estimators_share_the_rules():
     y, Y = rng.poisson(2.0, 12).astype(float), rng.normal(size=(12, 2))
     fits = [lambda X: DistributionalBoosting("poisson", n_rounds=1).fit(X, y), lambda X: NGB(n_estimators=1).fit(X, Y),
             lambda X: WGBoost("normal", n_rounds=1).fit(X, y), lambda X: HistTree().fit(X, y),
-            lambda X: SparseGP().fit(X, y), lambda X: MVNNetwork(max_epochs=1).fit(X, Y)]
+            lambda X: SparseGP().fit(X, y), lambda X: MVNNetwork(max_epochs=1).fit(X, Y),
+            lambda X: skGB(n_estimators=1).fit(X, Y)]  # GradientBoostingRegressor: no missing values
     for fit in fits:
         for X, match in ((Xc, "Complex data not supported"), (Xs, "non-numeric values in column 0"),
                          (Xinf, "infinite values"), (np.empty((12, 0)), "0 feature")):
