@@ -100,6 +100,9 @@ def test_weights_missing_values_eval_set_early_stopping_and_dask_predict(client)
     pd = m1.predict_mean(_chunked(Xv))
     assert dd.is_dask_collection(pd) and pd.shape == (N, 2)
     np.testing.assert_array_equal(pd.compute(), m1.predict_mean(Xv))
+    py = m1.predict(_chunked(Xv))
+    assert dd.is_dask_collection(py) and py.shape == (N,)
+    np.testing.assert_array_equal(py.compute(), m1.predict(Xv))
 
 
 def test_fit_dispatches_on_dask_input_with_sketched_edges(client):

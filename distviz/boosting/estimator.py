@@ -239,6 +239,9 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
 
     def predict(self, X, n_rounds=None) -> np.ndarray:
         """E[y | x] as an array: shape (n,) for a scalar y, (n, P) for the mvn family (scikit-learn's predict)."""
+        if is_dask_collection(X):   # a dask array of predictions, chunk by chunk
+            self._check_fitted()
+            return distviz.distributed.predict_blocks(self.predict, X, None, n_rounds=n_rounds)
         return self.predict_params(X, n_rounds)["mean"]
 
     def predict_params(self, X, n_rounds=None) -> dict:

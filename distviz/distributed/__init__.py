@@ -28,9 +28,18 @@ def fit(model, X, y, sample_weight=None, eval_set=None, progress=None, *, binner
                       "(X.compute()) or use DistributionalBoosting.")
 
 
-def predict_blocks(method, X, n_out: int, **kw):
-    """method(block, **kw) on every row chunk of the dask collection X: a dask array (n, n_out) of float64."""
+def predict_blocks(method, X, n_out, **kw):
+    """method(block, **kw) on every row chunk of the dask collection X: a float64 dask array (n, n_out), or (n,)
+    and so on as method returns it when n_out is None (its shape read from one probe row)."""
+    import numpy as np
+
     from .collections import as_dask_array
 
     X = as_dask_array(X, "X", 2)
-    return X.map_blocks(lambda b: method(b, **kw), dtype=float, chunks=(X.chunks[0], (n_out,)))
+    if n_out is None:
+        tail = np.asarray(method(np.zeros((1, X.shape[1])), **kw)).shape[1:]
+    else:
+        tail = (int(n_out),)
+    chunks = (X.chunks[0],) + tuple((d,) for d in tail)
+    return X.map_blocks(lambda b: np.asarray(method(b, **kw), dtype=float), dtype=float, chunks=chunks,
+                        drop_axis=[] if tail else [1])
