@@ -425,7 +425,7 @@ class BoostingEngine:
         fused = (hasattr(law, "fused_round") and self.tree_mode == "shared" and not self.line_search
                  and type(self)._fit_trees is BoostingEngine._fit_trees)
         R_next = info = None
-        spare = []   # iterates and targets of past rounds, reused by fused rounds once nothing else holds them
+        spare: list[np.ndarray] = []   # iterates and targets of past rounds, reused by fused rounds once nothing else holds them
         for r in range(1, self.n_rounds + 1 if not res.stop_reason else 1):
             t0 = time.perf_counter()
             info = None   # the last round's RoundInfo (and the arrays only it held) is done with
@@ -515,7 +515,7 @@ class BoostingEngine:
                 vl = np.nan
             res.valid_loss.append(vl)
             res.seconds.append(time.perf_counter() - t0)
-            info = RoundInfo(r, trees, groups, R, step, F, Fv, res.train_loss[-1], vl,
+            info = RoundInfo(r, trees, groups, R, step, F, Fv, res.train_loss[-1], res.valid_loss[-1],
                              res.n_projected[-1], ent, scale, active, res.seconds[-1])
             stop = False
             for cb in callbacks:
@@ -525,7 +525,7 @@ class BoostingEngine:
             reason = "a callback stopped boosting" if stop else ""
             if Fv is not None:
                 for m, b in best.items():
-                    v = vl if m == "nll" else res.valid_metrics[m][-1]
+                    v = res.valid_loss[-1] if m == "nll" else res.valid_metrics[m][-1]
                     if np.isfinite(v) and (v < b[1] - self.tol or not np.isfinite(b[1])):
                         b[0], b[1] = r, v
                 esr = self.early_stopping_rounds

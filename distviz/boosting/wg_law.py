@@ -137,7 +137,8 @@ class ParticleTrace:
     def __init__(self, law: WGLaw, obs, gauss=None, mmd_bandwidth=0.025):
         """obs: training rows to record; gauss: (mean, sd) of each recorded row's Gaussian posterior, or None."""
         self.law, self.obs, self.gauss, self.h = law, np.asarray(obs), gauss, float(mmd_bandwidth)
-        self.particles, self.mmd2 = [], []
+        self.particles: list[np.ndarray] = []
+        self.mmd2: list[float] = []
 
     def _record(self, F):
         P = self.law._particles(F)[self.obs]
