@@ -3,18 +3,29 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+SUM := $(shell cksum pyproject.toml | cut -d' ' -f1)
+# `run` needs the app's extras, `test` everything (.[all] includes what `run` needs, so its stamp serves both);
+# a stamp names pyproject.toml's checksum, so an edited pyproject.toml reinstalls.
+RUN_STAMP := $(VENV)/.installed-run-$(SUM)
+ALL_STAMP := $(VENV)/.installed-all-$(SUM)
 
-.PHONY: run serve test bench install clean
+.PHONY: run serve test lint bench install clean
 
-$(STAMP): pyproject.toml
+$(ALL_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e ".[test,bench]"
+	$(BIN)/python -m pip install -q -e ".[all]"
 	rm -f $(VENV)/.installed-*
-	touch $(STAMP)
+	touch $(ALL_STAMP) $(RUN_STAMP)
 
-install: $(STAMP)
+$(RUN_STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e ".[app,data,gp,dask]"
+	find $(VENV) -maxdepth 1 -name '.installed-*' ! -name '*-$(SUM)' -delete
+	touch $(RUN_STAMP)
+
+install: $(ALL_STAMP)
 
 # `run` serves this machine only (127.0.0.1, .streamlit/config.toml) and makes no outbound request;
 # `serve` opens the app to the network on purpose (a class): `make serve [ADDRESS=0.0.0.0] [PORT=8501]`
@@ -22,16 +33,21 @@ install: $(STAMP)
 ADDRESS ?= 0.0.0.0
 PORT ?= 8501
 
-run: $(STAMP)
+run: $(RUN_STAMP)
 	$(BIN)/python -m distviz.ui.serve
 
-serve: $(STAMP)
+serve: $(RUN_STAMP)
 	$(BIN)/python -m distviz.ui.serve --address $(ADDRESS) --port $(PORT)
 
-test: $(STAMP)
+# lint (ruff) and types (mypy on distviz/)
+lint: $(ALL_STAMP)
+	$(BIN)/ruff check distviz benchmarks tests app.py app_pages scripts
+	$(BIN)/mypy distviz
+
+test: $(ALL_STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 -q
 
-bench: $(STAMP)
+bench: $(ALL_STAMP)
 	for f in benchmarks/[!_]*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:

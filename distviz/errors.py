@@ -15,6 +15,10 @@ class ConfigError(DistvizError, ValueError):
     """A parameter out of range or an unknown option name."""
 
 
+class MissingDependencyError(DistvizError, ModuleNotFoundError):
+    """An optional package (an extra such as distviz[app]) is not installed; the sentence names the extra."""
+
+
 class NotFittedError(ConfigError, _SklearnNotFittedError):
     """A predict, score or staged method called before fit (also scikit-learn's NotFittedError)."""
 

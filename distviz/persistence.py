@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from distviz._optional import missing
 from distviz.errors import ConfigError, DataError
 from distviz.trees.flat import ARRAY_FIELDS, FlatForest
 
@@ -211,9 +212,13 @@ def _classes() -> dict:
     from distviz.boosting.estimator import DistributionalBoosting
     from distviz.boosting.ngboost import GB, NGB, IndepNGB, NGBoost, skGB
     from distviz.boosting.wgboost import WGBoost
-    from distviz.gp.model import SparseGP
 
-    return {c.__name__: c for c in (DistributionalBoosting, NGBoost, NGB, GB, IndepNGB, skGB, WGBoost, SparseGP)}
+    classes = {c.__name__: c for c in (DistributionalBoosting, NGBoost, NGB, GB, IndepNGB, skGB, WGBoost)}
+    try:
+        from distviz.gp.model import SparseGP
+    except ModuleNotFoundError:  # the sparse GP is the [gp] extra; load() says so for a SparseGP file
+        return classes
+    return {**classes, "SparseGP": SparseGP}
 
 
 def save(est, path) -> None:
@@ -231,6 +236,8 @@ def load(path):
         raise DataError(f"Cannot read {name} as a distviz model file (not a readable NetCDF file); pass a file "
                         f"written by an estimator's save().") from None
     classes = _classes()
+    if cls_name == "SparseGP" and cls_name not in classes:
+        raise missing("autograd", f"Loading {name} (a SparseGP model file)")
     if cls_name not in classes:
         raise DataError(f"{name} is not a distviz model file (it names no known estimator); pass a file written by "
                         f"an estimator's save().")

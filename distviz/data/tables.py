@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from distviz._optional import missing
 from distviz.errors import DataError
 
 #: Delimiters tried by the sniffer, in order of preference on ties (a comma may also be a decimal mark).
@@ -266,8 +267,11 @@ _PYTABLES_LOCK = threading.RLock()
 @contextlib.contextmanager
 def literal_only_pytables():
     """Within this block PyTables decodes pickled attributes and object atoms as plain literals only (never runs code)."""
-    import tables.atom
-    import tables.attributeset
+    try:
+        import tables.atom
+        import tables.attributeset
+    except ModuleNotFoundError:
+        raise missing("tables", "Reading HDF5 tables") from None
 
     mods = (tables.attributeset, tables.atom)
     with _PYTABLES_LOCK:
@@ -401,7 +405,11 @@ def _read_table(h, group, where: str) -> dict:
 def read_hdf_frame(path, key: str | None = None, *, what: str | None = None):
     """The DataFrame that `df.to_hdf(path, key)` wrote (format 'fixed' or 'table'), read without unpickling anything."""
     import pandas as pd
-    import tables
+
+    try:
+        import tables
+    except ModuleNotFoundError:
+        raise missing("tables", "Reading HDF5 tables") from None
 
     path = Path(path)
     where = what or f"the HDF5 file {path.name}"

@@ -7,12 +7,10 @@ import time
 
 import numpy as np
 
+from distviz._optional import missing
 from distviz.errors import ConfigError, DataError
 from distviz.experiments import registry
 from distviz.experiments.parallel import is_distributed, map_units
-from distviz.gp import estimators as E
-from distviz.gp.likelihoods import make_likelihood
-from distviz.gp.model import SparseGP, beta_grid, select_beta
 
 # --------------------------------------------------------------------------------------- gradient bias
 
@@ -23,6 +21,9 @@ def gradient_bias(y=5, mu=0.0, sigma=1.0, sample_sizes=(1, 10, 100, 1000), repli
 
     Truth by 200-node Gauss-Hermite quadrature. Each estimator is drawn `replicates` times per L.
     """
+    from distviz.gp import estimators as E
+    from distviz.gp.likelihoods import make_likelihood
+
     if sigma <= 0 or y < 0 or y != int(y) or replicates < 2:
         raise ConfigError("Need sigma > 0, a non-negative integer y and at least 2 replicates.")
     lik = make_likelihood("poisson")
@@ -100,8 +101,8 @@ def load_counts(n_train=1000, n_test=2000, seed=0):
     """RAND health-insurance experiment counts (statsmodels' bundled `randhie`): doctor visits on 9 covariates."""
     try:
         from statsmodels.datasets import randhie
-    except ImportError as exc:  # pragma: no cover - statsmodels is a declared dependency
-        raise DataError("The count data set needs statsmodels (pip install statsmodels).") from exc
+    except ModuleNotFoundError:
+        raise missing("statsmodels", "The count data set (randhie)") from None
     df = randhie.load_pandas().data
     y = df["mdvis"].to_numpy(float)
     X = df.drop(columns=["mdvis"]).to_numpy(float)
@@ -131,6 +132,8 @@ def dlm_vs_elbo(data="concrete", split=0, n_inducing=20, max_iter=100, max_train
     ELBO/DLM-log and squared error for DLM-square. Fixed variants reuse the ELBO fit's hyperparameters
     and inducing inputs (Section 6.1).
     """
+    from distviz.gp.model import SparseGP, beta_grid, select_beta
+
     t_start = time.perf_counter()
     if data == "randhie":
         likelihood = "poisson"

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from distviz._optional import missing
 from distviz.errors import ConfigError
 
 _ACTIVE: list[Any] = []  # stack of dask.distributed.Client entered by use_scheduler
@@ -50,7 +51,12 @@ def use_scheduler(scheduler: str | None, workers: int | None = None) -> Iterator
         return
     scheduler = str(scheduler).strip()
     _check_spec(scheduler, workers)
-    from dask.distributed import Client, LocalCluster
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ModuleNotFoundError as e:
+        if e.name is None or e.name.split(".")[0] not in ("dask", "distributed"):
+            raise
+        raise missing("distributed", "Running studies with --scheduler") from None
 
     with contextlib.ExitStack() as stack:
         if scheduler == "local":

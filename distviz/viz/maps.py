@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from distviz._optional import missing
 from distviz.errors import ConfigError
 
 #: kind -> (variable, colour-bar label, colormap, diverging?)
@@ -31,8 +32,20 @@ _PLOTLY_SCALES = {"viridis": "Viridis", "RdBu_r": "RdBu_r", "PuOr_r": [[0, "#542
                   "cividis": "Cividis"}
 
 
+def _require_static() -> None:
+    """Raise the [app] extra's sentence unless matplotlib and cartopy (the static maps' packages) are installed."""
+    try:
+        import cartopy  # noqa: F401
+        import matplotlib  # noqa: F401
+    except ModuleNotFoundError as e:
+        if e.name not in ("cartopy", "matplotlib"):
+            raise
+        raise missing(e.name, "The paper's static maps") from None
+
+
 def configure_cartopy() -> str:
     """Point cartopy at the vendored Natural Earth folder (no downloads); returns that folder."""
+    _require_static()
     import cartopy
 
     from distviz.data import naturalearth as ne
@@ -156,6 +169,7 @@ def _draw_kind(ax, fig, binned, kind, *, colorbar=True, title=None):
 
 def map_figure(binned, kind: str = "nll_diff", *, title: str | None = None, scale: str = "50m", figsize=(7.5, 5.5)):
     """One static cartopy map of a binned result (2x2 degree or the 0.5 degree zoom) for `kind`."""
+    _require_static()
     import matplotlib.pyplot as plt
 
     fig = plt.figure(figsize=figsize)
@@ -167,6 +181,7 @@ def map_figure(binned, kind: str = "nll_diff", *, title: str | None = None, scal
 
 def summary_maps_figure(binned, *, title: str | None = None, scale: str = "50m", figsize=(13, 10)):
     """The four panels of Figure 4 (or 6 for the zoom): counts, NLL difference, rho, currents."""
+    _require_static()
     import matplotlib.pyplot as plt
 
     fig = plt.figure(figsize=figsize)
@@ -299,6 +314,7 @@ def trajectory_ellipses_figure(predictions, drifter_id=None, *, start=None, days
     (1 cm/s -> 0.864 km), from the drifter's position; axes are easting/northing (km) of a transverse
     Mercator projection centred on the trajectory.
     """
+    _require_static()
     import cartopy.crs as ccrs
     import matplotlib.pyplot as plt
     from matplotlib.patches import Polygon

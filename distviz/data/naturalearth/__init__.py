@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from distviz._optional import missing
 from distviz.errors import ConfigError
 
 #: Folder to give cartopy as ``cartopy.config["pre_existing_data_dir"]`` (cartopy's own layout below it).
@@ -23,9 +24,21 @@ def shapefile_path(name: str = "land", scale: str = "50m") -> Path:
     return DATA_DIR / "shapefiles" / "natural_earth" / "physical" / f"ne_{scale}_{name}.shp"
 
 
+def _require_shapes() -> None:
+    """Raise the extra's sentence unless shapely and pyshp (which read the shapefiles) are installed."""
+    try:
+        import shapefile  # noqa: F401
+        import shapely  # noqa: F401
+    except ModuleNotFoundError as e:
+        if e.name not in ("shapefile", "shapely"):
+            raise
+        raise missing(e.name, "Reading the Natural Earth shapefiles") from None
+
+
 @lru_cache(maxsize=16)
 def geometry(name: str = "land", scale: str = "50m", bbox: tuple[float, float, float, float] | None = None):
     """The layer as one shapely geometry, clipped to bbox (lon0, lon1, lat0, lat1) when given."""
+    _require_shapes()
     import shapefile
     import shapely
     from shapely.geometry import box, shape
@@ -43,6 +56,7 @@ def geometry(name: str = "land", scale: str = "50m", bbox: tuple[float, float, f
 
 def on_land(lon, lat, scale: str = "50m", bbox=None) -> np.ndarray:
     """Boolean array: whether each (lon, lat) lies on Natural Earth land."""
+    _require_shapes()
     import shapely
 
     return shapely.contains_xy(geometry("land", scale, None if bbox is None else tuple(bbox)),
@@ -51,6 +65,7 @@ def on_land(lon, lat, scale: str = "50m", bbox=None) -> np.ndarray:
 
 def lines(name: str = "coastline", scale: str = "50m", bbox=None) -> tuple[np.ndarray, np.ndarray]:
     """Coastline or land outlines as (lon, lat) arrays with NaN separating the pieces (for line plots)."""
+    _require_shapes()
     import shapely
 
     g = geometry(name, scale, None if bbox is None else tuple(bbox))
