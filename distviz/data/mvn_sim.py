@@ -39,12 +39,6 @@ def true_params(x, vanilla: bool = False) -> tuple[np.ndarray, np.ndarray]:
     return mu, cov
 
 
-def true_rho(x) -> np.ndarray:
-    """True correlation rho(x) = sin(2.5x) cos(0.5x) (paper eq. 5)."""
-    x = np.asarray(x, dtype=np.float64).reshape(-1)
-    return np.sin(2.5 * x) * np.cos(0.5 * x)
-
-
 def simulate(n: int, rng=None, x_high: float = np.pi, vanilla: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Draw n pairs (X (n, 1), Y (n, 2)) from the Section 4 simulation, X ~ Uniform(0, x_high)."""
     if int(n) != n or n < 1:

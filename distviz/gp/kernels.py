@@ -14,8 +14,3 @@ def rbf(X1, X2, lengthscale, variance):
     B = X2 / lengthscale
     d2 = anp.sum(A * A, axis=1)[:, None] + anp.sum(B * B, axis=1)[None, :] - 2.0 * anp.dot(A, B.T)
     return variance * anp.exp(-0.5 * anp.maximum(d2, 0.0))
-
-
-def rbf_diag(X, variance):
-    """Diagonal of the RBF kernel matrix k(x_i, x_i) = variance (stationary kernel)."""
-    return variance * anp.ones(X.shape[0])

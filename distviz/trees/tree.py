@@ -48,14 +48,6 @@ def _capacity(depth: int, leaves: int, n_pos: int) -> int:
     return 2 * cap - 1
 
 
-def _bin_input(X, binner_or_max_bins, sample_weight=None):
-    """(codes_T, binner) from raw X (fitting a new Binner) or from a BinnedX."""
-    if isinstance(X, BinnedX):
-        return X.codes_T, X.binner
-    binner = Binner(binner_or_max_bins).fit(X, sample_weight=sample_weight)
-    return binner.transform(X).codes_T, binner
-
-
 def _check_targets(R, n: int, name: str = "R") -> np.ndarray:
     """Targets as a finite C-contiguous float64 (n, K) array (distviz.validation.check_y)."""
     return check_y(R, n, name=name, ndim=2)

@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 from .jobs import check_budget, result_store, run_fit
-from .lab import FitConfig, fit_model, wg_round_seconds
+from .lab import FitConfig, wg_round_seconds
 
 CDE_DATA = {"faithful": "Old Faithful", "bone": "bone density", "synthetic": "synthetic Normal (known truth)"}
 METHODS = ["ska", "fka", "nka", "langevin"]
@@ -19,13 +19,6 @@ METHODS = ["ska", "fka", "nka", "langevin"]
 APP_E = {"n": 200, "n_particles": 10, "d": 1, "p": 1, "depth": 3}
 #: UCI segment without 'sky': about 1580 training rows, 18 features, 6 classes (5 log-ratio coordinates).
 OOD = {"n": 1580, "n_particles": 10, "d": 5, "p": 18, "depth": 3}
-
-
-def cde_fit(data: str, method: str, rounds: int, depth: int):
-    """SKA/FKA/NKA/Langevin WGBoost with a Normal target on a 1-D data set (through the Lab's governed fits)."""
-    cfg = FitConfig(family="normal", dataset=data, n=300, algorithm=f"wg_{method}", n_rounds=int(rounds),
-                    learning_rate=0.1, max_depth=int(depth), n_particles=10)
-    return fit_model(cfg)
 
 
 def method_comparison_seconds(rounds: int, methods: tuple) -> float:
