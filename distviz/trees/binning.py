@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit, prange
 
 from distviz.errors import ConfigError, DataError
-from distviz.validation import check_X, check_sample_weight
+from distviz.validation import check_sample_weight, check_X
 
 __all__ = ["Binner", "BinnedX"]
 

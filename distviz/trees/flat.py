@@ -184,7 +184,10 @@ class FlatForest:
         sizes = np.array([len(t["left"]) for t in trees], dtype=np.int64)
         offs = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         K = trees[0]["value"].shape[1] if T else (n_outputs or 1)
-        cat = (lambda k, shape, dt: np.concatenate([t[k] for t in trees]) if T else np.zeros(shape, dt))
+
+        def cat(k, shape, dt):
+            return np.concatenate([t[k] for t in trees]) if T else np.zeros(shape, dt)
+
         rs = np.ones(T, dtype=np.int64) if round_sizes is None else np.asarray(round_sizes, dtype=np.int64)
         return cls(cat("feature", (0,), np.int64), cat("threshold", (0,), float), cat("missing_left", (0,), np.uint8),
                    cat("left", (0,), np.int64), cat("right", (0,), np.int64), cat("value", (0, K), float), offs,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from distviz.errors import ConfigError, DataError
-
 from distviz.validation import check_X
 
 from .binning import BinnedX, Binner

@@ -26,8 +26,8 @@ scan learns each split's missing direction (splitting.py) and the node arrays ge
 
 from __future__ import annotations
 
-import numpy as np
 import numba
+import numpy as np
 from numba import njit, prange
 
 from ._cache import ensure_parallel_runtime

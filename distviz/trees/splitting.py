@@ -31,8 +31,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["best_split_variance", "best_split_variance_missing", "best_split_entropy", "partition", "partition_parallel", "assign_children",
-           "assign_children_parallel", "REL_TOL"]
+__all__ = ["best_split_variance", "best_split_variance_missing", "best_split_entropy", "partition", "partition_parallel",
+           "assign_children", "assign_children_parallel", "REL_TOL"]
 
 # a split must beat zero by this fraction of the magnitude of its terms (rounding noise is no gain)
 REL_TOL = 1e-12

@@ -7,7 +7,6 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from distviz.errors import ConfigError, DataError, check_fitted
-
 from distviz.validation import check_sample_weight, check_X, check_y
 
 from .binning import BinnedX, Binner
@@ -390,7 +389,8 @@ class HistTree(BaseEstimator):
             new[leaves] = v
         else:
             raise DataError(
-                f"leaf values must have shape ({leaves.size}, {K}) (one row per leaf) or ({self.node_count_}, {K}), got {v.shape}."
+                f"leaf values must have shape ({leaves.size}, {K}) (one row per leaf) or ({self.node_count_}, {K}), "
+                f"got {v.shape}."
             )
         self.value_ = new
         return self
