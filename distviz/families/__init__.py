@@ -47,7 +47,8 @@ def get(name, **kwargs) -> ExponentialFamily:
     """A family by name (aliases such as 'gaussian' and 'multivariate_normal' accepted); K= / P= / margin=."""
     if isinstance(name, ExponentialFamily):
         if kwargs:
-            raise ConfigError(f"options {sorted(kwargs)} cannot be applied to an existing family {name!r}; pass its name instead.")
+            raise ConfigError(f"options {sorted(kwargs)} cannot be applied to an existing family {name!r}; "
+                              f"pass its name instead.")
         return name
     if not isinstance(name, str):
         raise ConfigError(f"family name must be a string, got {name!r}; choose one of {', '.join(available())}.")

@@ -121,7 +121,8 @@ class ExponentialFamily:
             if a.ndim != 2 or a.shape[1] != self.y_dim:
                 raise DataError(
                     f"{self.name} family: y must have shape (n, {self.y_dim}) (one column per output), "
-                    f"got shape {a.shape}; pass a 2-D array with {self.y_dim} columns or choose P={a.shape[-1] if a.ndim else 1}.")
+                    f"got shape {a.shape}; pass a 2-D array with {self.y_dim} columns or "
+                    f"choose P={a.shape[-1] if a.ndim else 1}.")
         if a.shape[0] == 0:
             raise DataError(f"{self.name} family: y is empty; pass at least one observation.")
         finite = np.isfinite(a) if a.ndim == 1 else np.isfinite(a).all(axis=1)

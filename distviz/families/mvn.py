@@ -22,7 +22,7 @@ from numba import njit
 
 from distviz.errors import ConfigError
 
-from ._linalg import _chol, _cho_substitute, spd_inv_logdet, spd_ok, spd_solve
+from ._linalg import _cho_substitute, _chol, spd_inv_logdet, spd_ok
 from .base import ExponentialFamily, as_rng
 
 __all__ = ["MultivariateNormal"]
@@ -225,7 +225,7 @@ def _fisher_row(mu, S, iu0, iu1, G):
     for r in range(q):
         i, j = iu0[r], iu1[r]
         for c in range(r, q):
-            k, l = iu0[c], iu1[c]
+            k, l = iu0[c], iu1[c]  # noqa: E741  (the indices i, j, k, l of the formula)
             v = (S[i, k] * S[j, l] + S[i, l] * S[j, k] + mu[i] * mu[k] * S[j, l] + mu[i] * mu[l] * S[j, k]
                  + mu[j] * mu[k] * S[i, l] + mu[j] * mu[l] * S[i, k])
             G[P + r, P + c] = v

@@ -390,7 +390,8 @@ class MVNCholesky(Chart):
         yy = self._y(y)
         n = yy.shape[0]
         if n < self.p + 1:
-            raise DataError(f"Need at least {self.p + 1} rows to fit a {self.p}-variate Normal, got {n} sample{'s' if n != 1 else ''}.")
+            raise DataError(f"Need at least {self.p + 1} rows to fit a {self.p}-variate Normal, got {n} "
+                            f"sample{'s' if n != 1 else ''}.")
         w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
         if w.shape != (n,) or np.any(w < 0) or not np.all(np.isfinite(w)) or w.sum() <= 0:
             raise DataError("sample_weight must be n finite non-negative numbers with a positive sum.")

@@ -74,7 +74,8 @@ class Poisson(ExponentialFamily):
         return ["rate"]
 
     def _check_support(self, y):
-        self._support_error(y, y < 0, "is negative", "Poisson targets are counts 0, 1, 2, ...; remove negative values or choose another family")
+        self._support_error(y, y < 0, "is negative",
+                            "Poisson targets are counts 0, 1, 2, ...; remove negative values or choose another family")
         self._support_error(y, y != np.floor(y), "is not an integer",
                             "Poisson targets must be whole counts; round them or choose the Gamma or Normal family")
 
