@@ -21,10 +21,10 @@ from threadpoolctl import threadpool_limits
 
 from distviz.boosting.params import check_number
 from distviz.errors import ConfigError, DataError, check_fitted
-from distviz.validation import check_X, check_y
 from distviz.gp import objectives as obj
 from distviz.gp.kernels import rbf
 from distviz.gp.likelihoods import LIKELIHOODS, make_likelihood
+from distviz.validation import check_X, check_y
 
 _OPTIMIZERS = ("auto", "lbfgs", "adam")
 
@@ -478,8 +478,9 @@ def select_beta(estimator: SparseGP, X, y, X_val, y_val, grid=None, metric=None,
 
     The grid runs from large to small beta; with warm_start each fit starts at the previous beta's
     solution (off by default: a large beta can collapse q(u) to the prior and the kernel variance to
-    zero, a stationary point that warm-started fits then never leave). Returns (fitted estimator, best beta, {beta: validation score}); with refit=True the
-    returned estimator is refitted on X (+) X_val with the chosen beta, else it is the one fitted on X.
+    zero, a stationary point that warm-started fits then never leave). Returns (fitted estimator, best beta,
+    {beta: validation score}); with refit=True the returned estimator is refitted on X (+) X_val with the chosen
+    beta, else it is the one fitted on X.
     """
     X, X_val = _check_X(X), _check_X(X_val, "X_val")
     y, y_val = _check_y(y, X.shape[0]), _check_y(y_val, X_val.shape[0], "y_val")

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import autograd.numpy as anp
 import numpy as np
-from autograd import make_vjp, value_and_grad
+from autograd import value_and_grad
 from autograd.scipy.linalg import solve_triangular
 
 from distviz.gp import estimators
@@ -120,7 +120,8 @@ def marginals(p: dict, X, jitter: float):
 
 def marginals_np(p: dict, X: np.ndarray, jitter: float):
     """Numpy forward pass of :func:`marginals` that also returns the cache for :func:`marginals_backward`."""
-    from scipy.linalg import cholesky, solve_triangular as st
+    from scipy.linalg import cholesky
+    from scipy.linalg import solve_triangular as st
     ell, sf2, c = np.exp(p["log_ell"]), float(np.exp(p["log_sf2"])), float(p["mean"])
     Z = p["Z"]
     M = Z.shape[0]
