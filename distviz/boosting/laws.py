@@ -95,7 +95,8 @@ class ExpFamilyLaw:
 
         domain="project" (default): rows that leave the domain are mapped back with the family's
         project_mean / project_natural.  domain="backtrack": their step is halved until the row goes at
-        most half way to the boundary (``_backtrack``).  Rows whose sum is not finite (an overflowing step) keep their previous iterate.
+        most half way to the boundary (``_backtrack``).  Rows whose sum is not finite (an overflowing step) keep
+        their previous iterate.
         """
         if self.domain == "backtrack":
             return _backtrack(self.family, F, step, self.coord)

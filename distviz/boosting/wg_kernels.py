@@ -10,8 +10,7 @@ All functions take theta, G = grad log pi, H = Hessian (diagonal or full) of sha
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
-
+from numba import njit
 
 _XMAX = 300.0  # kernel exponents beyond this give k < 1e-130: set to 0 (no subnormal arithmetic)
 
