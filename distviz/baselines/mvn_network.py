@@ -250,7 +250,8 @@ class MVNNetwork(RegressorMixin, BaseEstimator):
         P = Y.shape[1]
         chart = MVNCholesky(P)
         if X.shape[0] < P + 1:
-            raise DataError(f"Need at least {P + 1} training rows to fit a {P}-variate Normal, got {X.shape[0]} sample{'s' if X.shape[0] != 1 else ''}.")
+            raise DataError(f"Need at least {P + 1} training rows to fit a {P}-variate Normal, got {X.shape[0]} "
+                            f"sample{'s' if X.shape[0] != 1 else ''}.")
         if self.input_scaling == "standard":
             loc, scale = X.mean(axis=0), X.std(axis=0)
         elif self.input_scaling == "minmax":
@@ -404,8 +405,8 @@ class MVNNetwork(RegressorMixin, BaseEstimator):
         """Read a network written by save(); DataError when the file is not a valid one."""
         import xarray as xr
 
-        from distviz.persistence import engine as _engine
         from distviz.families.mvn_cholesky import MVNCholesky
+        from distviz.persistence import engine as _engine
 
         name = Path(path).name
         try:
