@@ -8,7 +8,7 @@ import time
 import numpy as np
 
 from distviz._optional import missing
-from distviz.errors import ConfigError, DataError
+from distviz.errors import ConfigError
 from distviz.experiments import registry
 from distviz.experiments.parallel import is_distributed, map_units
 

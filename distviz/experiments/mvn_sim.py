@@ -167,7 +167,8 @@ def _format_table(result: dict) -> str:
     if "sizes" in result:  # several N: one block per N
         return "\n\n".join(f"N = {n}\n" + _format_table(r) for n, r in result["sizes"].items())
     cfg = result.get("config", {})
-    cols = [(f"KL(p||t) {cfg.get('scoring', 'paper')}", "kl_pred_true"), ("KL(p||t) best", "kl_pred_true_best"), ("KL(p||t) all", "kl_pred_true_all"),
+    cols = [(f"KL(p||t) {cfg.get('scoring', 'paper')}", "kl_pred_true"), ("KL(p||t) best", "kl_pred_true_best"),
+            ("KL(p||t) all", "kl_pred_true_all"),
             ("KL(t||p) best", "kl_true_pred_best"), ("KL(t||p) all", "kl_true_pred_all"),
             ("best it", "best_iteration"), ("iters", "iterations"), ("fit s", "fit_seconds")]
     head = f"{'method':10s}" + "".join(f"{c:>20s}" for c, _ in cols)
@@ -204,7 +205,8 @@ def _format_table(result: dict) -> str:
                         "headline rule: 'paper' (authors' code: all trees for NGB and GB, best round otherwise), "
                         "'best-round' or 'all-trees' for every method"),
         registry.Option("variant", str, "paper", "'paper' (eq. 5 with the x and -x^2 terms) or 'vanilla' (Williams 1996)"),
-        registry.Option("nn-hidden", str, "auto", "NN hidden layers: 'auto' (authors' grid, chosen on validation NLL) or e.g. 100 or 50,20"),
+        registry.Option("nn-hidden", str, "auto",
+                        "NN hidden layers: 'auto' (authors' grid, chosen on validation NLL) or e.g. 100 or 50,20"),
         registry.Option("quiet", int, 0, "1 to suppress progress lines on stderr"),
     ],
     format_table=_format_table,
