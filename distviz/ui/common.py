@@ -57,7 +57,8 @@ def fit_summary(res: FitResult) -> None:
     model = res.model
     tr = getattr(model, "trace_", None)
     cols = st.columns(4)
-    cols[0].metric("fit time", f"{res.seconds:.2f} s", help="Wall time of the fit when it was computed; a cached fit is reused instantly.")
+    cols[0].metric("fit time", f"{res.seconds:.2f} s",
+                   help="Wall time of the fit when it was computed; a cached fit is reused instantly.")
     cols[1].metric("rows", f"{len(res.data.y)}")
     if res.kind == "gp":
         h = getattr(model, "history_", None)

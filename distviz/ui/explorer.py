@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from distviz import families
-from distviz.viz import explorer as vx
 from distviz.ui.figures import charts
+from distviz.viz import explorer as vx
 
 from .layout import static_table
 from .state import qp_key, sync_query_params, user_errors

@@ -318,10 +318,9 @@ def trajectory_ellipses_figure(predictions, drifter_id=None, *, start=None, days
     import cartopy.crs as ccrs
     import matplotlib.pyplot as plt
     from matplotlib.patches import Polygon
-
-    from distviz.data import naturalearth as ne
     from matplotlib.ticker import FuncFormatter
 
+    from distviz.data import naturalearth as ne
     from distviz.viz.palette import OKABE_ITO
 
     configure_cartopy()
@@ -422,8 +421,8 @@ def trajectory_ellipses_plotly(predictions, drifter_id=None, *, start=None, days
     import plotly.graph_objects as go
 
     from distviz.viz.geo import KM_PER_DEG, km_lines, lat_label, lon_label
-    from distviz.viz.style import presenter_figure
     from distviz.viz.palette import OKABE_ITO, hex_to_rgba
+    from distviz.viz.style import presenter_figure
 
     rows = trajectory_rows(predictions, drifter_id, start, days)
     did = int(predictions["id"].values[rows[0]])
@@ -472,7 +471,10 @@ def trajectory_ellipses_plotly(predictions, drifter_id=None, *, start=None, days
             origin[1] + y0 / KM_PER_DEG - 1, origin[1] + y1 / KM_PER_DEG + 1)   # land drawn past the axes
     lx, ly = km_lines("land", back, origin, scale)
     cx, cy = km_lines("coastline", back, origin, scale)
-    nn = (lambda a: np.where(np.isnan(a), None, a))
+
+    def nn(a):
+        return np.where(np.isnan(a), None, a)
+
     base = [go.Scatter(x=nn(lx), y=nn(ly), mode="lines", fill="toself", fillcolor="#d9d9d9", line=dict(width=0),
                        hoverinfo="skip", name="land", showlegend=False),
             go.Scatter(x=nn(cx), y=nn(cy), mode="lines", line=dict(width=0.8, color="#4d4d4d"), hoverinfo="skip",

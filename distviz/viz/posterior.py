@@ -103,7 +103,8 @@ def gp_bands_figure(ds, x, y, *, density=None, x_label="x", y_label="y", title=N
     if density is not None:
         gx, m, lo, hi, algo = density
         c = algo_color(algo)
-        fig.add_scatter(x=gx, y=lo, mode="lines", line=dict(color=c, dash="dot", width=2), name=f"{algo_label(algo)}: {int(level * 100)}% band")
+        fig.add_scatter(x=gx, y=lo, mode="lines", line=dict(color=c, dash="dot", width=2),
+                        name=f"{algo_label(algo)}: {int(level * 100)}% band")
         fig.add_scatter(x=gx, y=hi, mode="lines", line=dict(color=c, dash="dot", width=2), showlegend=False)
     fig.update_xaxes(title_text=x_label)
     fig.update_yaxes(title_text=y_label)

@@ -7,13 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from .palette import COORD_COLORS, OKABE_ITO, ROLE_COLORS
-from .style import apply_style, axis_grid, axis_key, make_figure
+from .style import axis_grid, axis_key, make_figure
 
-__all__ = ["round_nodes", "tree_figure", "leaf_value_names", "LABEL_FONT", "top_splits", "gain_scatter_figure", "importance_figure",
-           "criterion_comparison_figure", "leafwise_nll"]
+__all__ = ["round_nodes", "tree_figure", "leaf_value_names", "LABEL_FONT", "top_splits", "gain_scatter_figure",
+           "importance_figure", "criterion_comparison_figure", "leafwise_nll"]
 
 
 def round_nodes(trace, r: int) -> pd.DataFrame:
@@ -239,7 +238,8 @@ def criterion_comparison_figure(x, T, preds: dict, *, stat_names, x_label="x", t
     colors = {"variance": OKABE_ITO["blue"], "entropy": OKABE_ITO["vermillion"]}
     tr = []
     for j in range(cols):
-        tr.append(dict(type="scatter", x=x[o], y=T[o, j], mode="markers", marker=dict(color=ROLE_COLORS["data"], size=4, opacity=0.4),
+        tr.append(dict(type="scatter", x=x[o], y=T[o, j], mode="markers",
+                       marker=dict(color=ROLE_COLORS["data"], size=4, opacity=0.4),
                        name="T(y) of the rows", showlegend=j == 0, **ref(1, j + 1)))
         for crit, P in preds.items():
             col = colors.get(crit, "#555")
