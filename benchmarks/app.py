@@ -55,9 +55,9 @@ def default_fits() -> dict:
         with np.errstate(all="ignore"):
             make_estimator(cfg).fit(data.X, data.y)
         out[name] = time.perf_counter() - t0
-    from distviz.ui.drifters import available_sources
-    from distviz.experiments.drifters import run_drifter_comparison
     from distviz.data.paths import shared_data_path
+    from distviz.experiments.drifters import run_drifter_comparison
+    from distviz.ui.drifters import available_sources
 
     src = available_sources()[0]
     data = str(shared_data_path("drifters", "gdp_north_atlantic_subset.csv")) if src == "real" else "sample"

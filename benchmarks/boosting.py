@@ -22,8 +22,6 @@ import argparse
 import time
 
 import numpy as np
-
-
 from _peers import LoadWatch, interleaved_best, thread_counts, threads  # noqa: E402  (benchmarks/ is on sys.path)
 
 

@@ -36,7 +36,7 @@ import numpy as np
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [q for q in sys.path if os.path.abspath(q or ".") != _HERE] + [_HERE]
 
-from _peers import LoadWatch, cores, interleaved_best
+from _peers import LoadWatch, cores, interleaved_best  # noqa: E402  (after the sys.path fix above)
 
 P = 10
 

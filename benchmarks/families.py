@@ -106,7 +106,8 @@ def main(argv=None):
         print(f"{name:<75} {p * 1e3:>11.2f} {o * 1e3:>9.2f} {p / o:>7.1f}")
 
     print("\ngeometry maps (ms per call, n rows)")
-    print(f"{'family':<16}" + "".join(f"{k:>14}" for k in ("to_mean", "to_natural", "conjugate", "log_partition", "solve_fisher")))
+    names = ("to_mean", "to_natural", "conjugate", "log_partition", "solve_fisher")
+    print(f"{'family':<16}" + "".join(f"{k:>14}" for k in names))
     for name, kw in [("poisson", {}), ("bernoulli", {}), ("normal", {}), ("gamma", {}), ("exponential", {}),
                      ("categorical", {"K": 5}), ("mvn", {"P": 2}), ("mvn", {"P": 3})]:
         f = F.get(name, **kw)

@@ -14,13 +14,10 @@ Each timing is the best of `repeats` runs (the machine is shared). Run:
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
-from threadpoolctl import threadpool_limits
-
-
 from _timing import best_of  # noqa: E402  (benchmarks/ is on sys.path when a script runs)
+from threadpoolctl import threadpool_limits
 
 
 def sine(n, seed=0):

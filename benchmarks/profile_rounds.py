@@ -16,7 +16,6 @@ import io
 import pstats
 
 import numpy as np
-
 from _peers import load_average, threads  # noqa: E402  (benchmarks/ is on sys.path)
 from _timing import best_cpu_of  # noqa: E402
 

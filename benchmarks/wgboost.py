@@ -21,9 +21,8 @@ import argparse
 import time
 
 import numpy as np
-from sklearn.tree import DecisionTreeRegressor
-
 from _peers import LoadWatch, thread_counts, threads  # noqa: E402  (benchmarks/ is on sys.path)
+from sklearn.tree import DecisionTreeRegressor
 
 from distviz.boosting import WGBoost
 from distviz.boosting.wg_targets import NormalTarget, gaussian_location_target
