@@ -3,13 +3,23 @@
 import numpy as np
 import streamlit as st
 
-from distviz.ui.jobs import FitCancelled
-from distviz.ui.common import explainer, static_table
 from distviz.experiments.drifters import APP_DEFAULTS
-from distviz.ui.drifters import (REAL_FINDING, REAL_HOWTO, SAMPLE_TRAIN_ROWS, SOURCES, SYNTHETIC_FINDING, available_sources,
-                                 metrics_frame, precomputed, predict_drifter_seconds, publication_downloads,
-                                 run_comparison)
+from distviz.ui.common import explainer, static_table
+from distviz.ui.drifters import (
+    REAL_FINDING,
+    REAL_HOWTO,
+    SAMPLE_TRAIN_ROWS,
+    SOURCES,
+    SYNTHETIC_FINDING,
+    available_sources,
+    metrics_frame,
+    precomputed,
+    predict_drifter_seconds,
+    publication_downloads,
+    run_comparison,
+)
 from distviz.ui.figures import show_figure
+from distviz.ui.jobs import FitCancelled
 from distviz.ui.lab import MAX_UPLOAD_MB
 from distviz.ui.state import error_sentence, qp_key, recall, remember, sync_query_params, user_errors
 
@@ -31,13 +41,14 @@ one-day displacement. Maps are drawn offline from vendored Natural Earth coastli
 
 st.sidebar.header("Drifter data")
 sources = available_sources()
-source = st.sidebar.selectbox("Data", sources, format_func=lambda k: SOURCES[k], key=qp_key(PAGE, "source", sources[0], options=sources),
+source = st.sidebar.selectbox("Data", sources, format_func=lambda k: SOURCES[k],
+                              key=qp_key(PAGE, "source", sources[0], options=sources),
                               help="The synthetic sample ships with distviz. " + REAL_HOWTO)
 upload = None
 if source == "upload":
     up = st.sidebar.file_uploader(f"Drifter CSV (up to {MAX_UPLOAD_MB} MB)", type=["csv", "txt", "tsv"], key=f"{PAGE}.upload",
-                                  help="Columns as the processed drifter table: Tx, Ty, Wx, Wy, u_av, v_av, lon, lat, t, u, v, id. "
-                                       "Parsed as data only.")
+                                  help="Columns as the processed drifter table: Tx, Ty, Wx, Wy, u_av, v_av, lon, lat, "
+                                       "t, u, v, id. Parsed as data only.")
     upload = None if up is None else up.getvalue()
 D = APP_DEFAULTS
 ROUNDS, RATES, TRAIN = [30, 60, 100, 200, 300], [0.02, 0.05, 0.1, 0.2], [1000, 2000, 5000, 10000, 30000]
@@ -47,7 +58,8 @@ lr = st.sidebar.select_slider("Learning rate", RATES, key=qp_key(PAGE, "dlr", D[
                               help="Shrinkage of every tree (the paper uses 0.01 with many more rounds).")
 max_train = None
 if source == "sample":
-    max_train = st.sidebar.select_slider("Training rows (sample)", TRAIN, key=qp_key(PAGE, "train", D["max_train"], options=TRAIN),
+    max_train = st.sidebar.select_slider("Training rows (sample)", TRAIN,
+                                         key=qp_key(PAGE, "train", D["max_train"], options=TRAIN),
                                          help="A random subset of the training rows; with all 30,000 NGB's edge over "
                                               "IndepNGB shows (fewer rows fit faster and blur it).")
 nn = st.sidebar.toggle("Add the neural-network baseline (NN)", key=qp_key(PAGE, "nn", False),

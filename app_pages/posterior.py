@@ -5,9 +5,19 @@ import streamlit as st
 
 from distviz.ui.common import explainer, fit_or_last, lazy_tabs, static_table
 from distviz.ui.figures import show_figure
-from distviz.ui.posterior import (CDE_DATA, METHODS, OOD_DEFAULT_ROUNDS, OOD_FIT, OOD_ROUNDS, gp_bands, load_ood_result,
-                                  method_comparison, ood_demo, ood_demo_seconds)
 from distviz.ui.lab import FitConfig
+from distviz.ui.posterior import (
+    CDE_DATA,
+    METHODS,
+    OOD_DEFAULT_ROUNDS,
+    OOD_FIT,
+    OOD_ROUNDS,
+    gp_bands,
+    load_ood_result,
+    method_comparison,
+    ood_demo,
+    ood_demo_seconds,
+)
 from distviz.ui.state import qp_key, sync_query_params, user_errors
 from distviz.viz import palette
 from distviz.viz import posterior as vp
@@ -36,7 +46,8 @@ if section == "conditional density":
     st.sidebar.header("Conditional density")
     dkeys = list(CDE_DATA)
     data = st.sidebar.selectbox("Data set", dkeys, format_func=CDE_DATA.get, key=qp_key(PAGE, "data", "faithful", options=dkeys))
-    method = st.sidebar.selectbox("Method", METHODS, format_func=palette.algo_label, key=qp_key(PAGE, "method", "ska", options=METHODS),
+    method = st.sidebar.selectbox("Method", METHODS, format_func=palette.algo_label,
+                                  key=qp_key(PAGE, "method", "ska", options=METHODS),
                                   help="SKA is the paper's default; Langevin samples with noise.")
     rounds = st.sidebar.select_slider("Rounds", [50, 100, 200, 500], key=qp_key(PAGE, "rounds", 100, options=[50, 100, 200, 500]),
                                       help="The paper uses 500 rounds of depth-1 trees.")
@@ -63,7 +74,8 @@ if section == "conditional density":
                 st.caption("Sparse Gaussian processes with 20 inducing points (distviz.gp), fitted on the same data.")
                 ds, gd = gp_bands(data)
                 gx = ds["x"].values
-                G = gx[:, None] if res.data.X.shape[1] == 1 else np.column_stack([gx] + [np.full_like(gx, np.median(c)) for c in res.data.X[:, 1:].T])
+                G = (gx[:, None] if res.data.X.shape[1] == 1
+                     else np.column_stack([gx] + [np.full_like(gx, np.median(c)) for c in res.data.X[:, 1:].T]))
                 yv = np.asarray(res.data.y, dtype=float)
                 yg = np.linspace(yv.min() - 0.3 * yv.std(), yv.max() + 0.3 * yv.std(), 300)
                 m, lo, hi = vp.density_band(yg, res.model.predict_density(G, yg))
@@ -82,7 +94,8 @@ elif section == "method comparison":
                         key="post.compare")
             static_table(vp.comparison_table(out))
 else:
-    rounds = st.sidebar.select_slider("Rounds", OOD_ROUNDS, key=qp_key(PAGE, "ood_rounds", OOD_DEFAULT_ROUNDS, options=OOD_ROUNDS),
+    rounds = st.sidebar.select_slider("Rounds", OOD_ROUNDS,
+                                      key=qp_key(PAGE, "ood_rounds", OOD_DEFAULT_ROUNDS, options=OOD_ROUNDS),
                                       help="Section 4.3 uses 4000 rounds with learning rate 0.4; fewer rounds leave the "
                                            "two groups overlapping.")
     refit = False
