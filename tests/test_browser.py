@@ -150,7 +150,8 @@ def test_lazy_tab_in_browser(server, browser, path, label, n_plots, name):
     n_exc = page.locator('[data-testid="stException"]').count()
     url = page.url
     ctx.close()
-    outside = [u for u in requests if urlparse(u).scheme in ("http", "https", "ws", "wss") and urlparse(u).hostname != "127.0.0.1"]
+    outside = [u for u in requests
+               if urlparse(u).scheme in ("http", "https", "ws", "wss") and urlparse(u).hostname != "127.0.0.1"]
     assert not outside, f"requests left 127.0.0.1: {outside[:5]}"
     assert n_exc == 0, f"{path}: the {label!r} tab shows an exception"
     assert "view=" in url, f"the open tab is in the page address: {url}"

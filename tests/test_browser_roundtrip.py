@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from test_browser import browser, server  # noqa: F401  (module fixtures: Chromium and a 127.0.0.1 app)
 
 pytestmark = pytest.mark.browser

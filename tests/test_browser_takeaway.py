@@ -9,7 +9,6 @@ from __future__ import annotations
 from urllib.parse import urlparse
 
 import pytest
-
 from test_browser import browser, server  # noqa: F401  (module-scoped fixtures: the app on 127.0.0.1, Chromium)
 
 pytestmark = pytest.mark.browser

@@ -261,7 +261,8 @@ def test_split_gains_tab_and_top_splits_height(monkeypatch):
 
     seen = []
     real = st.dataframe
-    monkeypatch.setattr(st, "dataframe", lambda data, *a, **kw: seen.append((len(data), kw.get("height"))) or real(data, *a, **kw))
+    monkeypatch.setattr(st, "dataframe",
+                        lambda data, *a, **kw: seen.append((len(data), kw.get("height"))) or real(data, *a, **kw))
     at = page("app_pages/split_gains.py", n="200", srounds="20")
     assert not at.exception
     at.session_state["split.view"] = "Top splits"

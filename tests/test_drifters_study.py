@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from distviz.data.drifters import load_drifters
-from distviz.errors import ConfigError, DataError
+from distviz.errors import ConfigError
 from distviz.experiments import drifters as st
 
 
@@ -76,8 +76,9 @@ def test_binned_results_roundtrip_netcdf(comparison, tmp_path):
 
 
 def test_trajectory_figures_from_the_fit(comparison):
-    import cartopy.io
     import warnings
+
+    import cartopy.io
 
     from distviz.viz import maps
 

@@ -18,9 +18,11 @@ def _rep(R, *vals):
 def test_quadrature_matches_adaptive_integration():
     for y, mu, s in [(5, 0.0, 1.0), (0, 1.0, 1.5), (20, 2.0, 0.3)]:
         q = E.quadrature(POIS, y, mu, s * s, NOPAR)
-        dens = lambda f, k=0: stats.norm.pdf(f, mu, s) * np.exp(POIS.log_p(y, f, NOPAR)) * ((f - mu) / s**2) ** k
+        def dens(f, k=0, y=y, mu=mu, s=s):
+            return stats.norm.pdf(f, mu, s) * np.exp(POIS.log_p(y, f, NOPAR)) * ((f - mu) / s**2) ** k
+
         Z = integrate.quad(dens, mu - 12 * s, mu + 12 * s, epsabs=0, epsrel=1e-12)[0]
-        d_mu = integrate.quad(lambda f: dens(f, 1), mu - 12 * s, mu + 12 * s, epsabs=0, epsrel=1e-12)[0] / Z
+        d_mu = integrate.quad(dens, mu - 12 * s, mu + 12 * s, args=(1,), epsabs=0, epsrel=1e-12)[0] / Z
         assert q.value[0] == pytest.approx(np.log(Z), rel=1e-8)
         assert q.d_mu[0] == pytest.approx(d_mu, rel=1e-7, abs=1e-10)
 

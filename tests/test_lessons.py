@@ -15,6 +15,7 @@ from distviz.ui import lessons as L  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 from apptest_pages import open_page  # noqa: E402  (tests/ is on sys.path)
+
 SCRIPT = {"lab": None, **{p: f"app_pages/{p}.py" for p in L.PAGES if p != "lab"}}
 LESSONS, PROBLEMS = L.load_lessons()
 STEPS = [(ls.number, i, s) for ls in LESSONS for i, s in enumerate(ls.steps, start=1)]

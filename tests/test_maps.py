@@ -8,7 +8,7 @@ import pytest
 import xarray as xr
 
 from distviz.errors import ConfigError
-from distviz.experiments.drifters import binned_dataset, bin_edges
+from distviz.experiments.drifters import bin_edges, binned_dataset
 
 
 @pytest.fixture(autouse=True)

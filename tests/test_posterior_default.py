@@ -7,7 +7,6 @@ import json
 
 import numpy as np
 import pytest
-
 from apptest_pages import open_page
 
 

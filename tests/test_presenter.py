@@ -10,9 +10,10 @@ import pytest
 st_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = st_testing.AppTest
 
+from apptest_pages import open_page  # noqa: E402  (tests/ is on sys.path)
+
 from distviz.viz import style  # noqa: E402
 
-from apptest_pages import open_page  # noqa: E402  (tests/ is on sys.path)
 PAGES = [None, "app_pages/evolution.py", "app_pages/split_gains.py", "app_pages/drifters.py",
          "app_pages/posterior.py", "app_pages/explorer.py"]
 FONT_KEYS = set(style._FONT_KEYS)

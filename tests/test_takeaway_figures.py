@@ -8,7 +8,6 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 import pytest
-
 from apptest_pages import open_page
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -437,7 +437,8 @@ def test_parallel_histogram_kernel_equals_serial():
 
 @pytest.mark.parametrize("K", [1, 3])
 def test_row_major_histogram_kernel_equals_gathered_column_kernel(K):
-    """hist_rows (row-major codes, no gather; features in 1-3 groups) and the root from cached weight columns equal the old kernels bit for bit."""
+    """hist_rows (row-major codes, no gather; features in 1-3 groups) and the root from cached weight columns equal the
+    old kernels bit for bit."""
     from distviz.trees.histogram import gather_rows, hist_root_targets, hist_rows, hist_serial, lead_hist, row_stats
 
     rng = np.random.default_rng(22)

@@ -4,8 +4,8 @@ item 2).
 
 The parameters are not listed here: each page is opened once per *context* (the few settings that make
 conditional widgets appear: a family, an algorithm, a tab) and the names it then writes into its address
-(`sync_query_params` writes every parameter a page registered in the run) are what the hostile runs fill.  A coverage check makes sure every
-parameter name written literally in a page's source is reached by one of its contexts, so a new widget
+(`sync_query_params` writes every parameter a page registered in the run) are what the hostile runs fill.  A coverage
+check makes sure every parameter name written literally in a page's source is reached by one of its contexts, so a new widget
 cannot slip past this file unnoticed.
 """
 

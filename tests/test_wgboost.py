@@ -6,8 +6,7 @@ import pytest
 from distviz.boosting import WGBoost
 from distviz.boosting import wg_kernels as K
 from distviz.boosting.wg_init import init_flow
-from distviz.boosting.wg_targets import (CallableTarget, CategoricalTarget, NormalTarget, PoissonTarget,
-                                         gaussian_location_target)
+from distviz.boosting.wg_targets import CallableTarget, CategoricalTarget, NormalTarget, PoissonTarget, gaussian_location_target
 from distviz.errors import ConfigError, DataError
 
 XE = np.linspace(-3.5, 3.5, 200)[:, None]
@@ -31,7 +30,7 @@ def _reference_directions(theta, G, Hd, Hf, h):
     """Algorithms 3 and 4 written as plain loops over one row (the paper's pseudocode)."""
     N, d = theta.shape
     k = lambda a, b: np.exp(-np.sum((a - b) ** 2) / h)          # noqa: E731
-    gk = lambda a, b: -(2 / h) * (a - b) * k(a, b)               # grad wrt a (the averaged particle)
+    gk = lambda a, b: -(2 / h) * (a - b) * k(a, b)               # noqa: E731  (grad wrt a, the averaged particle)
     g = np.zeros((N, d))
     hd = np.zeros((N, d))
     for n in range(N):
