@@ -127,13 +127,15 @@ def main():
     ap.add_argument("--lr", type=float, default=0.1)
     ap.add_argument("--repeats", type=int, default=2, help="interleaved repeats, best time kept")
     ap.add_argument("--lightgbm", action="store_true", help="run LightGBM also above 1e7 rows")
+    ap.add_argument("--no-lightgbm", action="store_true",
+                    help="fit ours only, once (its workers' peak RSS is then ours alone)")
     args = ap.parse_args()
     for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
         os.environ[k] = str(args.threads)   # the worker processes inherit these
     from distributed import Client, LocalCluster
 
     chunk = args.chunk or min(max(args.rows // 8, 1), 1_000_000)
-    with_lgb = args.rows <= 10_000_000 or args.lightgbm
+    with_lgb = (args.rows <= 10_000_000 or args.lightgbm) and not args.no_lightgbm
     with LocalCluster(n_workers=args.workers, threads_per_worker=args.threads, processes=True,
                       dashboard_address=":0", memory_limit=0) as lc, Client(lc) as client:
         X, y = make_data(args.rows, chunk)

@@ -186,7 +186,7 @@ def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=
             splits, build = g.choose()
             if not build:
                 break
-            lvl = cl.run(shard_level, shards, where, splits, build, nb_max, C, unit)
+            lvl = cl.run(shard_level, shards, where, [splits], [build], nb_max, C, unit)
             g.receive(lvl["hist"])
         tree = dict(g.arrays(), splits=splits, mult=lr, miss_code=int(binner.missing_bin_))
         out = cl.run(shard_step, shards, where, law, tree, None, lr, r < n_rounds, nb_max, C, unit)

@@ -1,29 +1,76 @@
 """Worker side: one chunk of training (or validation) rows, binned once and kept in a worker's memory.
 
-A :class:`Shard` holds a chunk's bin codes, its T(y) and log h(y) (``law.prepare``), its weights, the
-current iterate F and targets R, and the row partition of the tree being grown (``rows`` with a segment
-``rows[start[c]:stop[c]]`` per node, as in ``distviz.trees.grower``).  The functions below are the tasks
-the client submits, pinned to the worker that holds the shard; they change the shard in place and
-return only small arrays (node histograms, sums), never rows.  The histogram and partition kernels are
-the in-memory path's own (``distviz.trees.histogram.hist_serial``, ``distviz.trees.splitting.partition``).
+A :class:`Shard` holds a chunk's bin codes, its prepared targets (``law.prepare``: T(y) and log h(y),
+or y for a chart), its weights, the current iterate F and, per tree grown this round (one per
+parameter group: all K outputs for ``DistributionalBoosting``, one per parameter for NGBoost), the
+tree's row statistics G and row partition (:class:`Part`: ``rows`` with a segment
+``rows[start[c]:stop[c]]`` per node, as in ``distviz.trees.grower``).  The functions below are the
+tasks the client submits, pinned to the worker that holds the shard; they change the shard in place
+and return only small arrays (node histograms, sums), never rows.  The histogram and partition
+kernels are the in-memory path's own (``distviz.trees.histogram.hist_serial``,
+``distviz.trees.splitting.partition``).
+
+Memory per row: the partition is int32; the partition scratch and the leaf labels are int32 buffers of
+the worker thread (:func:`scratch`), reused by every shard and every call instead of held per shard.
 """
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
+from numba import njit
 
 from distviz.trees.grower import node_sums
 from distviz.trees.histogram import hist_serial, row_stats
 from distviz.trees.predictor import apply_binned
 from distviz.trees.splitting import assign_children, partition
 
-__all__ = ["Shard", "make_shard", "merge", "shard_level", "shard_stats", "shard_step", "valid_step"]
+__all__ = ["Part", "Shard", "finite_targets", "label_leaves", "make_shard", "merge", "reset_trees", "scratch", "shard_level",
+           "shard_stats", "shard_step", "valid_step"]
+
+_local = threading.local()
+
+
+def scratch(name: str, n: int) -> np.ndarray:
+    """This worker thread's int32 buffer `name` of n entries, kept between calls (grown, never shrunk)."""
+    a = getattr(_local, name, None)
+    if a is None or a.size < n:
+        a = np.empty(n, dtype=np.int32)
+        setattr(_local, name, a)
+    return a[:n]
+
+
+@njit(cache=True)
+def _iota(rows):
+    """rows[i] = i in place (the root's partition, with no temporary array)."""
+    for i in range(rows.shape[0]):
+        rows[i] = i
+
+
+class Part:
+    """One tree's state on a shard: row statistics G and the row partition (rows, start / stop per node)."""
+
+    __slots__ = ("G", "rows", "start", "stop")
+
+    def __init__(self, n):
+        """An unsplit root over n rows (no statistics yet)."""
+        self.G = None
+        self.rows = np.empty(n, dtype=np.int32)
+        _iota(self.rows)
+        self.start, self.stop = {0: 0}, {0: n}
+
+    def reset(self, G):
+        """Start a new tree on row statistics G: every row back in the root."""
+        self.G = G
+        _iota(self.rows)
+        self.start, self.stop = {0: 0}, {0: self.rows.shape[0]}
 
 
 class Shard:
-    """One chunk of rows on a worker: bin codes, T(y), weights, iterate, targets and the current row partition."""
+    """One chunk of rows on a worker: bin codes, prepared targets, weights, iterate and one Part per tree."""
 
-    def __init__(self, codes_T, data, w, disp):
+    def __init__(self, codes_T, data, w, disp, n_trees=1):
         """codes_T (p, n) bin codes; data: law.prepare(y, w); w (n,) or None; disp: local rows to report each round."""
         self.codes_T = codes_T
         self.data = data
@@ -32,35 +79,33 @@ class Shard:
         n = codes_T.shape[1]
         self.n = n
         self.F = None
-        self.R = None
-        self.G = None
-        self.n_bad = 0
-        self.rows = np.arange(n, dtype=np.int32)
-        self.tmp = np.empty(n, dtype=np.int32)
-        self.leaf = np.empty(n, dtype=np.int64)
-        self.start = {0: 0}
-        self.stop = {0: n}
+        self.f = None      # NGBoost: the round's tree output (n, K) between the line search and the step
+        self.parts = [Part(n) for _ in range(int(n_trees))]
 
     def nbytes(self) -> dict:
-        """Bytes held: the bin codes and the per-row state (T, log h, weights, F, R, partition)."""
-        per_row = sum(a.nbytes for a in (self.data.T, self.data.log_h, self.rows, self.tmp, self.leaf)
-                      if a is not None)
-        for a in (self.w, self.F, self.R):
-            per_row += 0 if a is None else a.nbytes
-        if self.G is not None and self.G is not self.R:
-            per_row += self.G.nbytes
+        """Bytes held: the bin codes and the per-row state (prepared targets, weights, F, G, partitions)."""
+        d = self.data
+        arrays = list(d.values()) if isinstance(d, dict) else [d.T, d.log_h]
+        arrays += [self.w, self.F, self.f]
+        for p in self.parts:
+            arrays += [p.rows, p.G]
+        seen, per_row = set(), 0
+        for a in arrays:
+            if isinstance(a, np.ndarray) and id(a) not in seen:
+                seen.add(id(a))
+                per_row += a.nbytes
         return {"codes": int(self.codes_T.nbytes), "rows": int(per_row)}
 
 
-def make_shard(X, y, w, binner, law, disp, check):
-    """Validate a chunk, bin it with the fitted binner and prepare T(y): the Shard that stays on the worker.
+def make_shard(X, y, w, binner, law, disp, check, n_trees=1):
+    """Validate a chunk, bin it with the fitted binner and prepare its targets: the Shard that stays on the worker.
 
     check(X, y, w) validates the raw chunk (the estimator's own checks) and returns (X, y, w).
     """
     X, y, w = check(X, y, w)
     codes_T = binner.transform(X).codes_T
     del X
-    return Shard(codes_T, law.prepare(y, w), w, np.asarray(disp, dtype=np.int64))
+    return Shard(codes_T, law.prepare(y, w), w, np.asarray(disp, dtype=np.int64), n_trees)
 
 
 def shard_stats(shard):
@@ -71,34 +116,58 @@ def shard_stats(shard):
     return np.concatenate(([shard.w.sum()], shard.w @ T))
 
 
-def _hist(shard, node, nb_max, C, unit, whole):
+def _hist(shard, part, node, nb_max, C, unit, whole):
     """Histogram (p, nb_max, C) of one node's rows with the in-memory kernel (whole: the root, rows in order)."""
     out = np.empty((shard.codes_T.shape[0], nb_max, C))
-    s, e = shard.start[node], shard.stop[node]
-    hist_serial(shard.codes_T, shard.rows, s, e, shard.G, 0 if whole else 1, unit, out)
+    hist_serial(shard.codes_T, part.rows, part.start[node], part.stop[node], part.G, 0 if whole else 1, unit, out)
     return out
 
 
 def shard_level(shard, splits, build, nb_max, C, unit):
     """Partition the rows of the nodes split at this level, then return the histograms of the nodes in `build`.
 
-    splits: rows (node, feature, bin, left, right, code) of the client's chosen splits: bins 0..bin go left,
-    and the missing-value code `code` too unless it is -1.
-    Returns {"hist": (len(build), p, nb_max, C)}.
+    splits[t]: rows (node, feature, bin, left, right, code) of the client's chosen splits of tree t: bins
+    0..bin go left, and the missing-value code `code` too unless it is -1; build[t]: the nodes of tree t
+    to histogram.  Returns {"hist": (total nodes to build, p, nb_max, C)}, tree by tree.
     """
-    _apply_splits(shard, splits)
-    out = np.empty((len(build), shard.codes_T.shape[0], nb_max, C))
-    for i, c in enumerate(build):
-        out[i] = _hist(shard, int(c), nb_max, C, unit, False)
+    tmp = scratch("tmp", shard.n)
+    hists = []
+    for part, sp, bl in zip(shard.parts, splits, build):
+        _apply_splits(shard, part, sp, tmp)
+        hists += [_hist(shard, part, int(c), nb_max, C, unit, False) for c in bl]
+    out = np.stack(hists) if hists else np.empty((0, shard.codes_T.shape[0], nb_max, C))
     return {"hist": out}
 
 
-def _apply_splits(shard, splits):
+def _apply_splits(shard, part, splits, tmp):
     for node, f, b, L, R, mcode in np.asarray(splits, dtype=np.int64).reshape(-1, 6):
-        s, e = shard.start[int(node)], shard.stop[int(node)]
-        mid = partition(shard.codes_T[f], shard.rows, s, e, int(b), shard.tmp, int(mcode))
-        shard.start[int(L)], shard.stop[int(L)] = s, mid
-        shard.start[int(R)], shard.stop[int(R)] = mid, e
+        s, e = part.start[int(node)], part.stop[int(node)]
+        mid = partition(shard.codes_T[f], part.rows, s, e, int(b), tmp, int(mcode))
+        part.start[int(L)], part.stop[int(L)] = s, mid
+        part.start[int(R)], part.stop[int(R)] = mid, e
+
+
+def label_leaves(shard, part, tree):
+    """Every row's leaf (provisional node id) in this worker thread's int32 buffer: leaves of earlier levels
+    from their row segments, the last level's children (tree["splits"]) labelled without a partition."""
+    leaf = scratch("leaf", shard.n)
+    left = tree["left"]
+    for c in range(left.shape[0]):
+        if left[c] < 0 and c in part.start:
+            leaf[part.rows[part.start[c]:part.stop[c]]] = c
+    for node, f, b, L, R, mcode in np.asarray(tree["splits"], dtype=np.int64).reshape(-1, 6):
+        assign_children(shard.codes_T[f], part.rows, part.start[int(node)], part.stop[int(node)], int(b),
+                        int(L), int(R), leaf, int(mcode))
+    return leaf
+
+
+def reset_trees(shard, Gs, nb_max, C, unit):
+    """Start the next round's trees on row statistics Gs (one per tree): (n_trees, p, nb_max, C) root histograms."""
+    out = np.empty((len(Gs), shard.codes_T.shape[0], nb_max, C))
+    for t, (part, G) in enumerate(zip(shard.parts, Gs)):
+        part.reset(G)
+        out[t] = _hist(shard, part, 0, nb_max, C, unit, True)
+    return out
 
 
 def shard_step(shard, law, tree, F0, learning_rate, next_hist, nb_max, C, unit):
@@ -117,17 +186,11 @@ def shard_step(shard, law, tree, F0, learning_rate, next_hist, nb_max, C, unit):
     if tree is None:
         F, proj = law.update(np.tile(F0, (n, 1)), np.zeros((n, K)))
     else:
-        leaf = shard.leaf
         left = tree["left"]
-        for c in range(left.shape[0]):   # leaves of earlier levels: their row segments
-            if left[c] < 0 and c in shard.start:
-                leaf[shard.rows[shard.start[c]:shard.stop[c]]] = c
-        for node, f, b, L, R, mcode in np.asarray(tree["splits"], dtype=np.int64).reshape(-1, 6):
-            # the last level's children are leaves: label their rows without partitioning (as the grower does)
-            assign_children(shard.codes_T[f], shard.rows, shard.start[int(node)], shard.stop[int(node)], int(b),
-                            int(L), int(R), leaf, int(mcode))
+        leaf = label_leaves(shard, shard.parts[0], tree)
         aux = shard.data.T if shard.w is None else row_stats(shard.data.T, shard.w, 2)
         out["aux"] = node_sums(leaf, aux, left, tree["right"], left.shape[0])
+        shard.parts[0].G = None   # this round's targets are done with: free them before the next ones
         F, proj = law.update(shard.F, tree["mult"] * tree["value"][leaf])
     shard.F = F
     loss = law.loss(F, shard.data)
@@ -135,18 +198,22 @@ def shard_step(shard, law, tree, F0, learning_rate, next_hist, nb_max, C, unit):
     out["disp"] = [(shard.disp, F[shard.disp[:, 1]] if shard.disp.size else np.zeros((0, K)))]
     n_bad = 0
     if next_hist:
-        R = law.targets(F, shard.data, learning_rate)
-        finite = np.isfinite(R)
-        if not finite.all():   # a row whose target overflowed gets no update this round (as in the engine)
-            n_bad = int(np.count_nonzero(~finite.all(axis=1)))
-            R = np.where(finite, R, 0.0)
-        shard.R = np.ascontiguousarray(R)
-        shard.G = shard.R if unit else row_stats(shard.R, shard.w, 2)
-        shard.rows[:] = np.arange(n, dtype=np.int32)
-        shard.start, shard.stop = {0: 0}, {0: n}
-        out["hist"] = _hist(shard, 0, nb_max, C, unit, True)[None]
+        R, n_bad = finite_targets(law, F, shard.data, learning_rate)
+        out["hist"] = reset_trees(shard, [R if unit else row_stats(R, shard.w, 2)], nb_max, C, unit)
     out["stats"] = np.array([lsum, float(np.count_nonzero(proj)), float(n_bad)])
     return out
+
+
+def finite_targets(law, F, data, learning_rate):
+    """(law.targets as a C-contiguous (n, K) array with non-finite entries set to 0, rows that had one): a row
+    whose target overflowed gets no update this round, as in the engine."""
+    R = law.targets(F, data, learning_rate)
+    finite = np.isfinite(R)
+    n_bad = 0
+    if not finite.all():
+        n_bad = int(np.count_nonzero(~finite.all(axis=1)))
+        R = np.where(finite, R, 0.0)
+    return np.ascontiguousarray(R), n_bad
 
 
 def valid_step(shard, law, tree, F0):
@@ -168,7 +235,6 @@ def merge(a, b):
     if not isinstance(a, dict):
         return a + b
     return {k: a[k] + b[k] for k in a}
-
 
 
 def run_shards(fn, shards, *args):
