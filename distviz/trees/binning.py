@@ -141,7 +141,7 @@ class Binner:
         max_bins = self._max_bins()
         if sample_weight is not None:
             w = check_sample_weight(sample_weight, X.shape[0])
-            if not (w > 0).all():
+            if w is not None and not (w > 0).all():
                 X = X[w > 0]
         n, p = X.shape
         if max_bins is not None and self.subsample is not None and n > self.subsample:

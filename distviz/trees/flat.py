@@ -219,7 +219,7 @@ class FlatForest:
             raise DataError(problem)
         return cls(*(arrays[k] for k in ("feature", "threshold", "missing_left", "left", "right", "value",
                                          "tree_offsets", "round_offsets", "multiplier", "out_col")),
-                   n_features=n_features, n_outputs=n_outputs, float32_input=float32_input)
+                   n_features=n_features, n_outputs=n_outputs, float32_input=float32_input)  # type: ignore[misc]
 
     # ------------------------------------------------------------------ sizes
     @property

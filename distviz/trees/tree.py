@@ -278,7 +278,7 @@ class HistTree(BaseEstimator):
         self._gain = gain
         self._gain_reg = gain_reg
         self._feat_gain = feat_gain
-        self._threshold = None
+        self._threshold: np.ndarray | None = None
         self.value_ = sums[:, o:] / (sums[:, :1] + l2)
         self.train_leaf_ = train_leaf
         if family is not None:
@@ -290,7 +290,7 @@ class HistTree(BaseEstimator):
                 self._gain_ent = _entropy_gains(family, S[:, 0], S[:, 2:], left, right, nn, ctx.W_root)
         else:
             self._gain_ent = None
-        self._nodes = None
+        self._nodes: TreeNodes | None = None
         return self
 
     # -- fitted structure ----------------------------------------------------------------------
