@@ -203,7 +203,7 @@ class MVNCholesky(Chart):
         names = [f"mu{i + 1}" for i in range(self.p)]
         for i, j in zip(self._urow, self._ucol):
             names.append(f"v{i + 1}{j + 1}" if self.p < 10 else f"v{i + 1}_{j + 1}")
-        self.param_names = tuple(names)
+        self.param_names = tuple(names)  # type: ignore[assignment]  # Chart declares a list
         self.name = "mvn_cholesky"
         self._family = None
 
