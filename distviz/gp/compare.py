@@ -66,14 +66,14 @@ def compare_1d(X, y, x_grid, objectives=("elbo", "dlm_log", "dlm_square"), likel
     perm = rng.permutation(n)
     n_val = max(1, int(round(val_fraction * n)))
     tr, va = perm[n_val:], perm[:n_val]
-    out = {k: [] for k in ("mean", "lower", "upper", "latent_lower", "latent_upper")}
+    out: dict[str, list] = {k: [] for k in ("mean", "lower", "upper", "latent_lower", "latent_upper")}
     betas, train_ll = [], []
     elbo_hp = None
     if any(o in fixed_hyperparameters for o in objectives):
         elbo_hp = SparseGP(likelihood=likelihood, n_inducing=n_inducing, max_iter=max_iter,
                            random_state=random_state).fit(X[:, None], y).hyperparameters_
     for k, o in enumerate(objectives):
-        extra = dict(fit_hyperparameters=False, **elbo_hp) if o in fixed_hyperparameters else {}
+        extra = dict(fit_hyperparameters=False, **(elbo_hp or {})) if o in fixed_hyperparameters else {}
         base = SparseGP(likelihood=likelihood, objective="elbo" if o == "beta_elbo" else o, beta=float(beta)
                         if beta != "select" else 1.0, n_inducing=n_inducing, max_iter=max_iter,
                         random_state=random_state, **extra)

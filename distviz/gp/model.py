@@ -510,7 +510,7 @@ def select_beta(estimator: SparseGP, X, y, X_val, y_val, grid=None, metric=None,
         if progress is not None:
             progress(k + 1, len(grid))
     finite = {b: s for b, s in scores.items() if np.isfinite(s)}
-    best = min(finite, key=finite.get) if finite else grid[0]
+    best = min(finite, key=finite.__getitem__) if finite else grid[0]
     if refit:
         est = estimator.__class__(**{**base, "beta": float(best)})
         est.fit(np.vstack([X, X_val]), np.concatenate([y, y_val]))
