@@ -35,7 +35,8 @@ from distviz.boosting.params import check_int, check_number
 from distviz.errors import ConfigError, DataError, check_fitted
 from distviz.validation import check_sample_weight, check_X, check_y
 
-__all__ = ["ChartLaw", "NGBoost", "NGB", "GB", "IndepNGB", "skGB", "GaussianPrediction", "select_rounds_per_param"]
+__all__ = ["ChartLaw", "NGBoost", "NGB", "GB", "IndepNGB", "skGB", "GaussianPrediction", "ngboost_scale",
+           "select_rounds_per_param"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -157,7 +158,7 @@ class _Engine(BoostingEngine):
         super().__init__(law, **kw)
         self.line_search_rule = line_search_rule
         self.ls_tol = float(ls_tol)
-        self.forests = []
+        self.forests: list = []
 
     def _fit_trees(self, Xb, R, w, cols, tree_kwargs):
         """One tree per output in ONE batched call (trees.fit_many) instead of a Python loop of fits."""
@@ -193,22 +194,27 @@ class _Engine(BoostingEngine):
                 cache[s] = v if np.isfinite(v) else np.inf
             return cache[s]
 
-        # ngboost.NGBoost.line_search: scale up while the loss stays <= the start, then halve until below
-        s = 1.0
-        while True:
-            v = loss_at(s)
-            if not np.isfinite(v) or v > loss0 or s > 256:
-                break
-            s *= 2.0
-        norm = float(np.mean(np.sqrt((f * f).sum(axis=1))))
-        while True:
-            v = loss_at(s)
-            if s * norm < self.ls_tol:
-                break
-            if np.isfinite(v) and v < loss0:
-                break
-            s *= 0.5
-        return s
+        return ngboost_scale(loss_at, float(np.mean(np.sqrt((f * f).sum(axis=1)))), loss0, self.ls_tol)
+
+
+def ngboost_scale(loss_at, norm: float, loss0: float, tol: float) -> float:
+    """ngboost.NGBoost.line_search's rule: scale up from 1 while the loss stays <= loss0 (up to 512), then halve
+    until it is below loss0 or scale * norm < tol; loss_at(s) is the mean NLL at F + s f (inf when not finite),
+    norm the mean row norm of f.  The distributed fit replays it on loss values computed on the workers."""
+    s = 1.0
+    while True:
+        v = loss_at(s)
+        if not np.isfinite(v) or v > loss0 or s > 256:
+            break
+        s *= 2.0
+    while True:
+        v = loss_at(s)
+        if s * norm < tol:
+            break
+        if np.isfinite(v) and v < loss0:
+            break
+        s *= 0.5
+    return s
 
 
 def select_rounds_per_param(model, X_val, y_val, w_val=None, sweeps: int = 2, max_rows: int = 4000) -> np.ndarray:
@@ -274,6 +280,12 @@ def select_rounds_per_param(model, X_val, y_val, w_val=None, sweeps: int = 2, ma
 # ---------------------------------------------------------------------------------------------
 # input checks
 _NORMAL_MIN_SD = 1e-5  # the Normal chart's initial variance is floored at 1e-12 (sd 1e-6)
+
+
+def _is_dask(X) -> bool:
+    """True for a dask collection (fitted by distviz.distributed); False without importing dask."""
+    from distviz.distributed import is_dask_collection
+    return is_dask_collection(X)
 
 
 def _check_X(X, name="X", allow_nan=True, n_features=None, model="this model") -> np.ndarray:
@@ -406,6 +418,11 @@ class NGBoost(RegressorMixin, BaseEstimator):
         self._check_params()
         if y is None:
             raise DataError("NGBoost requires y to be passed, but the target y is None; call fit(X, y) with the targets.")
+        if _is_dask(X):   # dask array / DataFrame / chunked xarray: fit on the Client's workers (distviz.distributed)
+            if callbacks:
+                raise ConfigError("callbacks are not available for a fit on a dask array; pass progress instead.")
+            import distviz.distributed
+            return distviz.distributed.fit(self, X, y, sample_weight, eval_set, progress)
         t0 = time.perf_counter()
         X = _check_X(X)
         y = _check_y(y, X.shape[0])
@@ -681,17 +698,15 @@ class IndepNGB(_MultiOutputGaussian):
 
     def fit(self, X, y, sample_weight=None, eval_set=None, progress=None):
         """Fit one univariate NGBoost per output column; eval_set=(X_val, y_val[, w_val])."""
+        if _is_dask(X):   # dask collections: each output's NGBoost fits on the Client's workers (distviz.distributed)
+            import distviz.distributed
+            return distviz.distributed.fit(self, X, y, sample_weight, eval_set, progress)
         t0 = time.perf_counter()
         X, y, w, ev = self._prep(X, y, sample_weight, eval_set)
         P = y.shape[1]
         self.models_ = []
         for k in range(P):
-            m = NGBoost("normal", natural_gradient=True, n_estimators=self.n_estimators,
-                        learning_rate=self.learning_rate, max_depth=self.max_depth,
-                        min_samples_leaf=self.min_samples_leaf, max_bins=self.max_bins, tree_mode="separate",
-                        line_search=self.line_search, early_stopping_rounds=self.early_stopping_rounds,
-                        validation_fraction=0.1, per_parameter_early_stopping=False, use_best=self.use_best,
-                        random_state=self.random_state)
+            m = self._univariate()
             prog = None if progress is None else (lambda r, n, k=k: progress(k * n + r, P * n))
             evk = None if ev is None else (ev[0], ev[1][:, k], ev[2])
             m.fit(X, y[:, k], sample_weight=w, eval_set=evk, progress=prog)
@@ -700,6 +715,15 @@ class IndepNGB(_MultiOutputGaussian):
         self.n_iter_ = np.array([m.n_iter_ for m in self.models_])
         self.fit_seconds_ = time.perf_counter() - t0
         return self
+
+    def _univariate(self) -> NGBoost:
+        """The unfitted univariate Normal NGBoost of one output column."""
+        return NGBoost("normal", natural_gradient=True, n_estimators=self.n_estimators,
+                       learning_rate=self.learning_rate, max_depth=self.max_depth,
+                       min_samples_leaf=self.min_samples_leaf, max_bins=self.max_bins, tree_mode="separate",
+                       line_search=self.line_search, early_stopping_rounds=self.early_stopping_rounds,
+                       validation_fraction=0.1, per_parameter_early_stopping=False, use_best=self.use_best,
+                       random_state=self.random_state)
 
     def _combine(self, Fs) -> GaussianPrediction:
         mean = np.stack([F[:, 0] for F in Fs], axis=1)
@@ -1050,7 +1074,9 @@ def _skgb_forest(models, n_iter, n_features: int):
     """FlatForest and start values of skGB's per-dimension regressors, their first n_iter[k] trees each."""
     from distviz.trees.flat import FlatForest, sklearn_tree_arrays
 
-    per_dim, init, f32 = [], [], True
+    per_dim: list = []
+    init: list = []
+    f32 = True
     for m in models:
         if hasattr(m, "estimators_"):
             per_dim.append([sklearn_tree_arrays(e) for e in m.estimators_[: int(n_iter[len(per_dim)]), 0]])

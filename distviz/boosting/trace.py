@@ -62,7 +62,7 @@ class TraceRecorder:
         """`idx`: training rows to record."""
         self.law = law
         self.idx = np.asarray(idx)
-        self.F = []
+        self.F: list[np.ndarray] = []
 
     def start(self, F_train: np.ndarray) -> None:
         """Record the constant start (round 0)."""
@@ -93,7 +93,7 @@ def _pad_nodes(tables: list[dict], K: int):
             if k not in fields:
                 shape = (R, M) + v.shape[1:]
                 fill = -1 if v.dtype.kind in "biu" else np.nan
-                dt = np.int64 if v.dtype.kind in "biu" else np.float64
+                dt: type = np.int64 if v.dtype.kind in "biu" else np.float64
                 if v.dtype.kind == "b":
                     dt, fill = np.int8, -1
                 fields[k] = np.full(shape, fill, dtype=dt)

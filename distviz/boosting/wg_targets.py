@@ -139,7 +139,7 @@ class Target:
         """(mean, sd) of a Gaussian target per row, or None when the target is not a known Gaussian."""
         return None
 
-    def spec(self) -> dict:
+    def spec(self) -> dict | None:
         """JSON-able description used by save/load; None for targets that cannot be rebuilt by name."""
         return None
 
