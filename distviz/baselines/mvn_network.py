@@ -379,7 +379,7 @@ class MVNNetwork(RegressorMixin, BaseEstimator):
         from distviz.persistence import engine as _engine
 
         self._check_fitted()
-        data = {"x_loc": ("feature", self.x_loc_), "x_scale": ("feature", self.x_scale_),
+        data: dict[str, tuple] = {"x_loc": ("feature", self.x_loc_), "x_scale": ("feature", self.x_scale_),
                 "train_loss": ("epoch", self.train_loss_), "valid_loss": ("epoch", self.valid_loss_)}
         for k in range(len(self.params_) // 2):
             W, b = self.params_[2 * k], self.params_[2 * k + 1]
