@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import time
+from typing import Any
 
 import numpy as np
 
@@ -32,12 +33,14 @@ def gradient_bias(y=5, mu=0.0, sigma=1.0, sample_sizes=(1, 10, 100, 1000), repli
     v = sigma * sigma
     q = E.quadrature(lik, float(y), mu, v, par)
     truth = np.array([q.d_mu[0], 2.0 * sigma * q.d_v[0]])
-    rows, plot = {}, {"L": list(sample_sizes)}
+    rows: dict[str, Any] = {}
+    plot: dict[str, Any] = {"L": list(sample_sizes)}
     R = int(replicates)
     yy, mm, vv = np.full(R, float(y)), np.full(R, float(mu)), np.full(R, v)
     methods = [(f"bMC-{f}", f) for f in forms] + [("uPS", None)]
     for name, form in methods:
-        series = {k: [] for k in ("bias_mu", "bias_sigma", "sd_mu", "sd_sigma", "se_mu", "se_sigma", "seconds")}
+        series: dict[str, list[float]] = {k: [] for k in ("bias_mu", "bias_sigma", "sd_mu", "sd_sigma", "se_mu",
+                                                           "se_sigma", "seconds")}
         for L in sample_sizes:
             t0 = time.perf_counter()
             if form is None:
@@ -200,7 +203,7 @@ def dlm_vs_elbo_splits(splits=(0,), **kw) -> dict:
     runs = map_units(functools.partial(_one_split, kw=kw), splits)  # one unit per split: serial or Dask tasks
     if len(runs) == 1:
         return runs[0]
-    out = {}
+    out: dict[str, Any] = {}
     for k in runs[0]:
         if k == "info":
             continue

@@ -27,7 +27,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -225,9 +225,9 @@ class DrifterComparison:
     table: dict
     subsets: dict
     averaging: dict
-    binned: object  # xarray.Dataset over 2x2 degree bins
-    zoom: object  # xarray.Dataset over 0.5 degree bins of the Gulf Stream box
-    predictions: object  # xarray.Dataset over test rows (obs): positions, observed and predicted laws
+    binned: Any  # xarray.Dataset over 2x2 degree bins
+    zoom: Any  # xarray.Dataset over 0.5 degree bins of the Gulf Stream box
+    predictions: Any  # xarray.Dataset over test rows (obs): positions, observed and predicted laws
     info: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
@@ -560,7 +560,7 @@ def run_drifter_comparison(data="sample", *, rounds: int = 300, learning_rate: f
     zoom = binned_dataset(pred.isel(obs=np.flatnonzero(zoom_sel)), np.arange(-80.0, -73.9, 0.5),
                           np.arange(31.0, 35.01, 0.5), all_m, attrs)
 
-    subsets = {}
+    subsets: dict[str, dict[str, Any]] = {}
     for sname, mask in subsets_masks.items():
         if mask.sum() == 0:
             continue
@@ -583,10 +583,10 @@ def run_drifter_comparison(data="sample", *, rounds: int = 300, learning_rate: f
 
 
 #: The paper's protocol (Sec. 4 and 5.3): learning rate 0.01, patience 50, 10 by-drifter splits; tree grid.
-PAPER_PROTOCOL = {"learning_rate": 0.01, "patience": 50, "rounds": 2000, "reps": 10,
+PAPER_PROTOCOL: dict[str, Any] = {"learning_rate": 0.01, "patience": 50, "rounds": 2000, "reps": 10,
                   "depths": (3, 4, 5, 6), "min_leaves": (1, 15, 32)}
 #: The study's default settings, fitted on the same splits beside the paper's protocol.
-DEFAULT_PROTOCOL = {"learning_rate": 0.1, "patience": 10, "rounds": 300, "max_depth": 3}
+DEFAULT_PROTOCOL: dict[str, Any] = {"learning_rate": 0.1, "patience": 10, "rounds": 300, "max_depth": 3}
 _PROTOCOL_METRICS = ("NLL", "RMSE", "PR90_cov", "PR90_area")
 
 
@@ -618,7 +618,7 @@ def _protocol_replication(r: int, *, X, Y, ids, methods, defaults, seed, reps, m
     for i, m in enumerate(methods):
         if say is not None:
             say((r + i / len(methods)) / reps, f"replication {r + 1}/{reps}: {m}")
-        best = None
+        best: tuple | None = None
         for depth, leaf in ([(None, None)] if m == "NN" else grid):
             model = _make_model(m, rounds, learning_rate, seed + r, patience, nn_options=nn_options,
                                 max_depth=depth, min_leaf=leaf)
@@ -626,6 +626,7 @@ def _protocol_replication(r: int, *, X, Y, ids, methods, defaults, seed, reps, m
             v = float(np.mean(gauss_nll(Yva, *_predict(m, model, Xva))))
             if best is None or v < best[0]:
                 best = (v, model, depth, leaf)
+        assert best is not None  # the grid has at least one (depth, leaf) pair
         row = _metrics(Yte, *_predict(m, best[1], Xte))
         row.update(val_NLL=best[0], max_depth=best[2], min_leaf=best[3], rounds_used=_rounds_used(best[1]))
         paper[m] = row
@@ -672,7 +673,7 @@ def run_paper_protocol(data="sample", *, methods=("NGB", "IndepNGB"), reps: int 
         raise DataError(f"The drifter data hold only {d.n_drifters} drifters; the by-drifter split needs at least 10.")
     X, Y = d.X, d.Y * CM
     grid = list(itertools.product(depths, min_leaves))
-    rows = {"paper": {m: [] for m in methods}, "defaults": {}}
+    rows: dict[str, dict[str, list]] = {"paper": {m: [] for m in methods}, "defaults": {}}
     pair = [m for m in ("NGB", "IndepNGB") if m in methods]
     if defaults:
         rows["defaults"] = {m: [] for m in pair}
@@ -687,11 +688,11 @@ def run_paper_protocol(data="sample", *, methods=("NGB", "IndepNGB"), reps: int 
             rows["paper"][m].append(paper[m])
         for m in rows["defaults"]:
             rows["defaults"][m].append(dflt[m])
-    out = {"protocol": "paper"}
+    out: dict[str, Any] = {"protocol": "paper"}
     for name, per in rows.items():
         if not per:
             continue
-        tab = {}
+        tab: dict[str, Any] = {}
         for m, rr in per.items():
             tab[m] = {}
             for k in _PROTOCOL_METRICS:
@@ -765,7 +766,7 @@ def clustered_mean_se(x, groups) -> tuple[float, float]:
     return float(x.mean()), float(se)
 
 
-def _rounds_used(model) -> int | None:
+def _rounds_used(model) -> int | list[int] | None:
     """Number of boosting rounds a fitted model predicts with (best iteration), when it says."""
     for attr in ("best_iteration_", "best_val_loss_itr", "n_estimators_", "n_rounds_", "best_epoch_"):
         v = getattr(model, attr, None)
