@@ -241,7 +241,7 @@ def _start_positions(rng, n: int, frac_gs: float):
     from distviz.data import naturalearth as ne
 
     n_gs = int(round(frac_gs * n))
-    pts = []
+    pts: list[np.ndarray] = []
     # Gulf Stream source region: along the upstream path nodes (Florida Straits to beyond Hatteras)
     from scipy.interpolate import splev, splprep
 
