@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import numpy as np
 import streamlit as st
@@ -54,7 +55,7 @@ def fit_or_last(cfg, upload=None, *, slot: str = "lab", progress_container=None)
 def fit_summary(res: FitResult) -> None:
     """Metric cards that apply to the fit: time and rows, then NLLs per round (boosting), the best validation
     round (NGBoost) or the optimiser's iterations and objective (sparse GP)."""
-    model = res.model
+    model: Any = res.model
     tr = getattr(model, "trace_", None)
     cols = st.columns(4)
     cols[0].metric("fit time", f"{res.seconds:.2f} s",

@@ -434,14 +434,14 @@ class ProgressUI:
 
     def __init__(self, box, label: str):
         self.box, self.label = box, label
-        self.slot = None
-        self.shown = None
+        self.slot: Any = None  # a streamlit placeholder once shown
+        self.shown: tuple | None = None
 
     def __call__(self, job: Job, own: bool, ahead: int) -> None:
         if self.slot is None:
             self.slot = self.box.empty()
         if job.state in ("new", "queued"):
-            view = ("info", f"Waiting for {max(ahead, 1)} fit{'s' if max(ahead, 1) != 1 else ''} to finish before "
+            view: tuple = ("info", f"Waiting for {max(ahead, 1)} fit{'s' if max(ahead, 1) != 1 else ''} to finish before "
                             f"{self.label} starts (this server runs {governor().cap} at a time) …")
         else:
             n = max(job.n_rounds, 1)

@@ -176,7 +176,8 @@ def lesson_files() -> list[Path]:
 
 def load_lessons(files: list[Path] | None = None) -> tuple[list[Lesson], list[str]]:
     """(lessons numbered from 1, one sentence per file that could not be read); cheap enough for every rerun."""
-    lessons, problems = [], []
+    lessons: list[Lesson] = []
+    problems: list[str] = []
     for path in (lesson_files() if files is None else files):
         try:
             if path.stat().st_size > MAX_FILE_BYTES:

@@ -7,6 +7,7 @@ across sessions, the server-wide cap, cancellation when nobody waits, and the by
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 
@@ -53,7 +54,8 @@ def method_comparison(rounds: int, methods: tuple, *, progress_container=None):
 
 #: Settings of the OOD demo's fit (Section 4.3: learning rate 0.4, depth 3, the authors' tree criterion; the
 #: first of the paper's split seeds); `rounds` is the page's choice.
-OOD_FIT = {"learning_rate": 0.4, "max_depth": 3, "init_rounds": 1000, "split_criterion": "friedman_sum", "seed": 322}
+OOD_FIT: dict[str, Any] = {"learning_rate": 0.4, "max_depth": 3, "init_rounds": 1000, "split_criterion": "friedman_sum",
+                           "seed": 322}
 #: Rounds offered on the page and the default, which is shipped precomputed (Section 4.3 uses 4000).
 OOD_ROUNDS, OOD_DEFAULT_ROUNDS = [100, 200, 400, 1000, 2000, 4000], 4000
 #: The precomputed default: written by `scripts/make_posterior_ood_default.py`, read as JSON (no pickle).

@@ -9,6 +9,11 @@ LAND_COLOR = "#d9d9d9"
 COAST_COLOR = "#4d4d4d"
 
 
+def _gaps(a):
+    """Coordinates with NaN (between pieces) as None, which plotly draws as a gap."""
+    return np.where(np.isnan(a), None, a)  # type: ignore[call-overload]
+
+
 def _bbox(bbox, pad: float = 1.0):
     """(lon0, lon1, lat0, lat1) widened by `pad` degrees and rounded, so cached clips are reused."""
     lo0, lo1, la0, la1 = bbox
@@ -21,9 +26,8 @@ def land_trace(bbox, scale: str = "50m", color: str = LAND_COLOR) -> go.Scatter:
     from distviz.data import naturalearth as ne
 
     x, y = ne.lines("land", scale, _bbox(bbox))
-    return go.Scatter(x=np.where(np.isnan(x), None, x), y=np.where(np.isnan(y), None, y), mode="lines",
-                      fill="toself", fillcolor=color, line=dict(width=0, color=color), hoverinfo="skip",
-                      name="land", showlegend=False)
+    return go.Scatter(x=_gaps(x), y=_gaps(y), mode="lines", fill="toself", fillcolor=color, line=dict(width=0, color=color),
+                      hoverinfo="skip", name="land", showlegend=False)
 
 
 def coastline_trace(bbox, scale: str = "50m", color: str = COAST_COLOR) -> go.Scatter:
@@ -31,8 +35,8 @@ def coastline_trace(bbox, scale: str = "50m", color: str = COAST_COLOR) -> go.Sc
     from distviz.data import naturalearth as ne
 
     x, y = ne.lines("coastline", scale, _bbox(bbox))
-    return go.Scatter(x=np.where(np.isnan(x), None, x), y=np.where(np.isnan(y), None, y), mode="lines",
-                      line=dict(width=0.8, color=color), hoverinfo="skip", name="coastline", showlegend=False)
+    return go.Scatter(x=_gaps(x), y=_gaps(y), mode="lines", line=dict(width=0.8, color=color), hoverinfo="skip",
+                      name="coastline", showlegend=False)
 
 
 def _step(span: float) -> float:
@@ -62,8 +66,8 @@ def lat_label(v: float) -> str:
 def degree_ticks(lo: float, hi: float, label) -> tuple[list[float], list[str]]:
     """Tick values between lo and hi at a round spacing, and their °W/°E (or °N/°S) texts from `label`."""
     step = _step(float(hi) - float(lo))
-    vals = np.arange(np.ceil(lo / step) * step, hi + 1e-9, step)
-    vals = [float(round(v, 6)) for v in vals]
+    grid = np.arange(np.ceil(lo / step) * step, hi + 1e-9, step)
+    vals = [float(round(v, 6)) for v in grid]
     return vals, [label(v) for v in vals]
 
 

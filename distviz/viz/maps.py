@@ -264,7 +264,7 @@ def pick_trajectory(predictions, days: int = 12) -> tuple[int, float]:
         k = int(np.argmax(win))
         contiguous = t[m[k + days - 1]] - t[m[k]] <= days + 1
         if contiguous and win[k] > best[2] and np.isfinite(lon[m]).all() and np.isfinite(lat[m]).all():
-            best = (int(i), float(t[m[k]]), float(win[k]))
+            best = (int(i), float(t[m[k]]), float(win[k]))  # type: ignore[assignment]  # starts (None, None, -inf)
     if best[0] is None:
         i = int(ids[0])
         return i, float(t[ids == i].min())

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import plotly.graph_objects as go
 
 __all__ = ["apply_style", "style_layout", "axis_grid", "make_figure", "presenter_figure", "set_presenter_source"]
@@ -151,7 +154,7 @@ def apply_style(fig: go.Figure, *, title: str | None = None, height: int = 420, 
 
 
 def axis_grid(rows: int, cols: int, *, titles=None, hspace: float = 0.08, vspace: float = 0.14,
-              col_widths=None, shared_x: bool = False) -> tuple[dict, callable]:
+              col_widths=None, shared_x: bool = False) -> tuple[dict, Callable[[int, int], dict]]:
     """Layout entries for a rows x cols grid of x/y axes and a function (row, col) -> trace axis refs.
 
     A light replacement for plotly's make_subplots (which costs ~0.1 s per figure): traces get
@@ -161,7 +164,8 @@ def axis_grid(rows: int, cols: int, *, titles=None, hspace: float = 0.08, vspace
     total = sum(widths)
     free = 1.0 - hspace * (cols - 1)
     h = (1.0 - vspace * (rows - 1)) / rows
-    layout, ann = {}, []
+    layout: dict[str, Any] = {}
+    ann: list[dict] = []
     x_edges = []
     x = 0.0
     for c in range(cols):

@@ -114,13 +114,16 @@ def tree_figure(trace, r: int, feature_names=None, *, gain_name=None, title=None
         if leaf[row]:
             parts = [f"{short[j] if j < len(short) else f'{sym}{j + 1}'} {a:+.3g}" for j, a in enumerate(vals[row])]
             full = [f"{vnames[j] if j < len(vnames) else f'{sym}{j + 1}'}: {a:+.4g}" for j, a in enumerate(vals[row])]
-            xl.append(x), yl.append(-d), tl.append("<br>".join([f"w = {w[row]:.0f}"] + parts))
+            xl.append(x)
+            yl.append(-d)
+            tl.append("<br>".join([f"w = {w[row]:.0f}"] + parts))
             hl.append(f"leaf {i}<br>weight {w[row]:.1f}<br>output added to {sym} (before × ν):<br>" + "<br>".join(full))
         else:
             f = int(feat[row])
             fname = names[f] if 0 <= f < len(names) else f"x{f + 1}"
             ge = "—" if not np.isfinite(gent[row]) else f"{gent[row]:.3g}"
-            xi.append(x), yi.append(-d)
+            xi.append(x)
+            yi.append(-d)
             ti.append(f"<b>{fname} ≤ {thr[row]:.3g}</b><br>{gain_name} {gain[row]:.3g}<br>Gain^ent {ge}")
             hi.append(f"node {i}: {fname} ≤ {thr[row]:.4g}<br>weight {w[row]:.1f}<br>{gain_name} {gain[row]:.4g}"
                       f"<br>Gain^ent {ge}")
