@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import xarray as xr
@@ -30,7 +31,7 @@ SCHEMA = 2  # schema 1 was DistributionalBoosting's own "distviz.DistributionalB
 _PREFIX = "model_"
 
 
-def engine() -> str:
+def engine() -> Literal["netcdf4", "h5netcdf"]:
     """The NetCDF4 backend available here: netCDF4, else h5netcdf (needs h5py)."""
     try:
         import netCDF4  # noqa: F401
@@ -137,7 +138,7 @@ class ModelFile:
         if kind is float and isinstance(v, int) and not isinstance(v, bool):
             v, ok = float(v), True
         if ok and kind in (int, float):
-            ok = bool(np.isfinite(v)) and (low is None or v >= low) and (high is None or v <= high)
+            ok = bool(np.isfinite(v)) and (low is None or v >= low) and (high is None or v <= high)  # type: ignore[arg-type]
         if not ok:
             raise self.fail(f"the fitted value {key} is missing or out of range")
         return v
