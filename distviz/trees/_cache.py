@@ -15,20 +15,55 @@ from pathlib import Path
 _STAMP = "distviz_trees_sources.sha1"
 
 
+def cache_dirs(pkg: Path) -> list[Path]:
+    """The folders where numba keeps the cache files of the modules in `pkg`.
+
+    Without ``NUMBA_CACHE_DIR`` that is the package's ``__pycache__``; with it, numba's
+    UserProvidedCacheLocator writes to ``NUMBA_CACHE_DIR/<subpath of the source folder>`` (a
+    ``<folder name>_<sha1 of its path>`` in today's numba, the mirrored source path in older ones). The
+    folder is computed for the path as imported and as resolved, in case they differ (a symlinked install).
+    """
+    from numba.core import config
+
+    root = getattr(config, "CACHE_DIR", "")  # read from the environment when numba was imported
+    if not root:
+        return [pkg / "__pycache__"]
+    try:
+        from numba.core.caching import _CacheLocator
+
+        subpath = _CacheLocator.get_suitable_cache_subpath
+    except (ImportError, AttributeError):  # pragma: no cover - numba without the locator helper
+        def subpath(py_file: str) -> str:
+            return os.path.splitdrive(os.path.dirname(os.path.abspath(py_file)))[1].lstrip(os.sep)
+    folders = {os.path.abspath(os.path.dirname(__file__)), str(pkg)}
+    return [Path(root) / subpath(os.path.join(f, "tree.py")) for f in sorted(folders)]
+
+
 def refresh_numba_cache() -> None:
-    """Delete this package's numba cache files if any of its sources changed since they were written."""
+    """Delete this package's numba cache files if any of its sources changed since they were written.
+
+    Honours ``NUMBA_CACHE_DIR``: the stamp and the cache files checked are those in the folder numba uses.
+    """
     pkg = Path(__file__).resolve().parent
-    cache_dir = pkg / "__pycache__"
     try:
         digest = hashlib.sha1()
         for src in sorted(pkg.glob("*.py")):
             digest.update(src.name.encode())
             digest.update(src.read_bytes())
         stamp = digest.hexdigest()
+    except OSError:  # unreadable sources: numba falls back to its own cache handling
+        return
+    for cache_dir in cache_dirs(pkg):
+        _refresh(cache_dir, stamp)
+
+
+def _refresh(cache_dir: Path, stamp: str) -> None:
+    """Drop the .nbi / .nbc files in `cache_dir` unless its stamp equals `stamp`, then write the stamp."""
+    try:
         stamp_file = cache_dir / _STAMP
         if stamp_file.is_file() and stamp_file.read_text().strip() == stamp:
             return
-        cache_dir.mkdir(exist_ok=True)
+        cache_dir.mkdir(parents=True, exist_ok=True)
         for f in cache_dir.iterdir():
             if f.suffix in (".nbi", ".nbc"):
                 try:
