@@ -1,9 +1,9 @@
 """Fitting and predicting on a dask.distributed cluster: the estimators' path for dask arrays (issue 19).
 
-``DistributionalBoosting.fit`` hands a dask array (or chunked xarray DataArray / dask DataFrame) X to
-:func:`fit`, which runs the boosting loop on the workers of the current ``dask.distributed.Client``
-(``distviz.distributed.boosting``): rows never leave their workers, the client picks the splits and
-keeps the ordinary in-memory model.  ``predict_*`` on a dask array return a dask array
+``DistributionalBoosting.fit`` (and ``NGBoost`` / ``NGB`` / ``IndepNGB``'s) hands a dask array (or chunked
+xarray DataArray / dask DataFrame) X to :func:`fit`, which runs the boosting loop on the workers of the
+current ``dask.distributed.Client`` (``distviz.distributed.boosting``, ``distviz.distributed.ngb``): rows
+never leave their workers, the client picks the splits and keeps the ordinary in-memory model.  ``predict_*`` on a dask array return a dask array
 (:func:`predict_blocks`, one ``map_blocks`` call).  dask is imported only when a dask collection is used.
 """
 
@@ -24,8 +24,17 @@ def fit(model, X, y, sample_weight=None, eval_set=None, progress=None, *, binner
         from .boosting import fit_distributional
         return fit_distributional(model, X, y, sample_weight=sample_weight, eval_set=eval_set, progress=progress,
                                   binner=binner)
+    from distviz.boosting.ngboost import IndepNGB, NGBoost
+    if isinstance(model, NGBoost):
+        from .ngb import fit_ngboost
+        return fit_ngboost(model, X, y, sample_weight=sample_weight, eval_set=eval_set, progress=progress,
+                           binner=binner)
+    if isinstance(model, IndepNGB):
+        from .ngb import fit_indep_ngb
+        return fit_indep_ngb(model, X, y, sample_weight=sample_weight, eval_set=eval_set, progress=progress,
+                             binner=binner)
     raise ConfigError(f"{type(model).__name__} cannot fit on a dask array yet; pass numpy arrays "
-                      "(X.compute()) or use DistributionalBoosting.")
+                      "(X.compute()) or use DistributionalBoosting, NGB or IndepNGB.")
 
 
 def predict_blocks(method, X, n_out, **kw):

@@ -53,8 +53,9 @@ class _Cluster:
         if not self.workers:
             raise ConfigError("the dask cluster has no workers; start at least one with 'dask worker ADDRESS'.")
 
-    def shards(self, X, y, w, binner, law, disp, check):
-        """One Shard future per row chunk, chunk i on worker i mod n_workers (the chunk is computed there)."""
+    def shards(self, X, y, w, binner, law, disp, check, n_trees=1):
+        """One Shard future per row chunk (n_trees: trees grown per round), chunk i on worker i mod n_workers
+        (the chunk is computed there)."""
         import dask
         # unoptimised graphs: every compute call then sends the same task for the same key (no fused renames)
         xs, ys = X.to_delayed(optimize_graph=False).ravel(), y.to_delayed(optimize_graph=False).ravel()
@@ -62,7 +63,7 @@ class _Cluster:
         futs, where = [], []
         for i in range(len(xs)):
             addr = self.workers[i % len(self.workers)]
-            d = dask.delayed(make_shard, pure=False)(xs[i], ys[i], ws[i], binner, law, disp[i], check)
+            d = dask.delayed(make_shard, pure=False)(xs[i], ys[i], ws[i], binner, law, disp[i], check, n_trees)
             futs.append(self.client.compute(d, workers=[addr], allow_other_workers=False, optimize_graph=False))
             where.append(addr)
         return futs, where

@@ -133,7 +133,8 @@ class LevelGrower:
         return new
 
     def tree(self, aux, family, W_root, unit) -> HistTree:
-        """The fitted HistTree in the in-memory grower's node order; aux: node sums of [1, T] / [w, 1{w>0}, w T]."""
+        """The fitted HistTree in the in-memory grower's node order; aux: node sums of [1, T] / [w, 1{w>0}, w T]
+        for the Gain^ent of each split, or None (no family: NaN)."""
         new = self.best_first_order()
         n = new.size
         order = np.argsort(new)
@@ -155,6 +156,10 @@ class LevelGrower:
         t._threshold = None
         t.value_ = sums[:, self.o:] / (sums[:, :1] + self.l2)
         t.train_leaf_ = np.empty(0, dtype=np.int64)   # the training rows' leaves stay on the workers
+        if aux is None:   # a chart's tree (NGBoost): no family, no Gain^ent
+            t._gain_ent = np.full(n, np.nan)
+            t._nodes = None
+            return t
         A = np.asarray(aux)[order]
         if unit:
             t._gain_ent = _entropy_gains(family, sums[:, 0], A, left, right, n, W_root)

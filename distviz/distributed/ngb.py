@@ -1,0 +1,295 @@
+"""``NGBoost`` (``NGB``) and ``IndepNGB`` fitted on the workers of a dask.distributed cluster; the result is the
+in-memory model.
+
+The loop is the shared engine's for ``NGBoost`` (``distviz.boosting.engine``; tree_mode "separate", ngboost's
+line search, early stopping on the validation NLL) with the rows on the workers (``ngb_shard``): each round
+grows one tree per chart parameter from histograms (``grow.LevelGrower``, all trees' histograms of a level
+in one round trip), then ONE round trip evaluates the training NLL at F + s f for the scales s = 2^k,
+k = -30..9 (the scales ngboost's rule can visit down to 2^-30) and the client replays the rule
+(``ngboost_scale``) on those values, choosing the scale the in-memory fit chooses; a further trip only
+when the rule halves past 2^-30.  One round costs ``max_depth + 1`` round trips.  The start theta^(0) is
+the chart's own ``init_theta`` on 2P points with the rows' weighted mean and 1/N covariance (the marginal
+MLE of the Normal and MVN charts depends on y only through those).  ``IndepNGB`` fits its P univariate
+NGBoosts this way one after another, sharing the bin edges.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+
+import numpy as np
+
+from distviz.errors import ConfigError, DataError
+
+from . import ngb_shard
+from .boosting import _Cluster
+from .collections import as_dask_array, current_client
+from .grow import LevelGrower
+from .shard import shard_level
+from .sketch import sketch_binner
+
+__all__ = ["fit_indep_ngb", "fit_ngboost"]
+
+# the first batch of line-search scales 2^k: ngboost's rule doubles up to 2^9 and halves from there
+_K_HIGH, _K_LOW = 9, -30
+
+
+def _check_chunk(chart, X, y, w):
+    """The in-memory NGBoost's checks on one chunk: X (NaN allowed), finite 2-D y, valid weights."""
+    from distviz.boosting.ngboost import _check_w, _check_X, _check_y
+    X = _check_X(X)
+    y = _check_y(y, X.shape[0])
+    return X, (y if chart.y_dim > 1 else y[:, 0]), _check_w(w, X.shape[0])
+
+
+def _start_theta(chart, mean, cov):
+    """chart.init_theta on 2P equally weighted points with this mean and (1/N) covariance: m +- sqrt(P l_j) v_j."""
+    vals, vecs = np.linalg.eigh(cov)
+    d = (np.sqrt(np.maximum(vals, 0.0) * mean.size) * vecs).T
+    pts = np.concatenate([mean + d, mean - d])
+    return np.asarray(chart.init_theta(pts if chart.y_dim > 1 else pts[:, 0], None), dtype=float)
+
+
+def _rows(cl, X, y, w, binner, law, check, K, name=""):
+    """Shards of (X, y[, w]) on the workers; y (n, P) dask array; returns (shards, where)."""
+    y = y.rechunk((X.chunks[0], -1))
+    w = None if w is None else w.rechunk((X.chunks[0],))
+    empty = [np.zeros((0, 2), np.int64)] * len(X.chunks[0])
+    return cl.shards(X, y, w, binner, law, empty, check, K)
+
+
+def _eval_set(eval_set, X, P):
+    if not isinstance(eval_set, (tuple, list)) or len(eval_set) not in (2, 3):
+        raise ConfigError("eval_set must be a pair (X_val, y_val) or a triple (X_val, y_val, w_val).")
+    Xv = as_dask_array(eval_set[0], "X_val", 2)
+    yv = as_dask_array(eval_set[1], "y_val", 2)
+    if Xv.shape[1] != X.shape[1]:
+        raise DataError(f"X_val has {Xv.shape[1]} features but X has {X.shape[1]}; pass the same columns.")
+    if yv.shape[0] != Xv.shape[0] or yv.shape[1] != P:
+        raise DataError(f"y_val must have one row per row of X_val and {P} column(s), like y; pass matching arrays.")
+    wv = None if len(eval_set) < 3 or eval_set[2] is None else as_dask_array(eval_set[2], "w_val", 1)
+    return Xv, yv, wv
+
+
+def _grow(cl, shards, where, hists, binner, o, tp, nb_max, C, unit):
+    """Grow one tree per parameter from the root histograms; every level of all trees in one round trip.
+    Returns (growers, the last level's splits of each tree)."""
+    growers = [LevelGrower(h, binner, o, 1, tp["max_depth"], tp["min_weight_leaf"], tp["min_samples_leaf"], 0.0)
+               for h in hists]
+    while True:
+        chosen = [g.choose() for g in growers]
+        splits, build = [c[0] for c in chosen], [c[1] for c in chosen]
+        if not any(build):
+            return growers, splits
+        h = cl.run(shard_level, shards, where, splits, build, nb_max, C, unit)["hist"]
+        i = 0
+        for g, b in zip(growers, build):
+            g.receive(h[i:i + len(b)])
+            i += len(b)
+
+
+def _scale(cl, shards, where, law, search, W, n, loss0, tol):
+    """ngboost's rule replayed on the workers' NLL sums (search: the first batch's result)."""
+    from distviz.boosting.ngboost import ngboost_scale
+
+    table = dict(zip(2.0 ** np.arange(_K_LOW, _K_HIGH + 1), search["ls"] / W))
+    norm = float(search["norm"][0]) / n
+
+    class _Missing(Exception):
+        pass
+
+    def loss_at(s):
+        if s not in table:
+            raise _Missing(s)
+        v = table[s]
+        return v if np.isfinite(v) else np.inf
+
+    while True:
+        try:
+            return ngboost_scale(loss_at, norm, loss0, tol)
+        except _Missing as e:   # halved past the table: the next 31 scales below it, one more trip
+            k = int(np.log2(e.args[0]))
+            more = 2.0 ** np.arange(k - 30, k + 1)
+            table.update(zip(more, cl.run(ngb_shard.more_scales, shards, where, law, more)["ls"] / W))
+
+
+def fit_ngboost(model, X, y, sample_weight=None, eval_set=None, progress=None, binner=None):
+    """Fit an NGBoost (NGB, GB) on the current Client's workers (see module doc); returns the model."""
+    from distviz.boosting.engine import BoostingResult, Round
+    from distviz.boosting.ngboost import _NORMAL_MIN_SD, ChartLaw, _ngb_forest, _resolve_chart, select_rounds_per_param
+    from distviz.families.mvn_cholesky import MVNCholesky
+
+    t_fit = time.perf_counter()
+    model._check_params()
+    if eval_set is None and model.early_stopping_rounds is not None:
+        raise ConfigError("a fit on a dask array takes its validation rows from eval_set; pass eval_set=(X_val, y_val) "
+                          "or early_stopping_rounds=None.")
+    if model.line_search not in ("ngboost", False, None):
+        raise ConfigError(f"line_search={model.line_search!r} is not available for a fit on a dask array; use "
+                          "'ngboost' (the default) or False.")
+    if model.tree_mode != "separate":
+        raise ConfigError("a fit on a dask array grows one tree per parameter; pass tree_mode='separate'.")
+    client = current_client()
+    cl = _Cluster(client)
+    X = as_dask_array(X, "X", 2)
+    y = as_dask_array(y, "y", 2)
+    if y.shape[0] != X.shape[0]:
+        raise DataError(f"X has {X.shape[0]} rows but y has {y.shape[0]}; pass one target per row.")
+    P = int(y.shape[1])
+    chart = _resolve_chart(model.chart, P)
+    if not (isinstance(chart, MVNCholesky) or getattr(chart, "name", "") == "normal"):
+        raise ConfigError(f"the {getattr(chart, 'name', 'given')} chart cannot fit on a dask array; use 'normal' or "
+                          "'mvn_cholesky', or pass numpy arrays (X.compute()).")
+    if chart.y_dim != P:
+        raise DataError(f"the {chart.name} chart models {chart.y_dim} output(s) but y has {P} columns; pass "
+                        "matching y or another chart.")
+    law = ChartLaw(chart, model.natural_gradient)
+    K = law.dim
+    w = None if sample_weight is None else as_dask_array(sample_weight, "sample_weight", 1)
+    if binner is None:
+        binner = sketch_binner(X, model.max_bins)
+    elif getattr(binner, "n_features_in_", None) != X.shape[1]:
+        raise DataError(f"the binner was fitted on {getattr(binner, 'n_features_in_', 0)} features but X has "
+                        f"{X.shape[1]}; pass a Binner fitted on the same columns.")
+    check = functools.partial(_check_chunk, chart)
+    shards, where = _rows(cl, X, y, w, binner, law, check, K)
+    ev = None if eval_set is None else _eval_set(eval_set, X, P)
+    vshards = vwhere = None
+    if ev is not None:
+        vshards, vwhere = _rows(cl, ev[0], ev[1], ev[2], binner, law, check, 0)
+
+    # the start: weighted mean and 1/N covariance (two passes, as the in-memory formulas)
+    n = int(X.shape[0])
+    m1 = cl.run(ngb_shard.moments, shards, where)
+    W, mw, mu = float(m1[1]), m1[2:2 + P] / m1[1], m1[2 + P:] / n
+    m2 = cl.run(ngb_shard.moments, shards, where, (mw, mu))
+    cov, ss = m2[:P * P].reshape(P, P) / W, m2[P * P:]
+    sd = float(np.sqrt(ss[0] / n)) if chart.name == "normal" else 1.0
+    if 0 < sd < _NORMAL_MIN_SD:
+        raise DataError(f"y varies by only {sd:.3g}, below what the Normal chart's start resolves; multiply y "
+                        f"by {10.0 ** np.ceil(-np.log10(sd)):.0e} before fitting and divide predictions by it.")
+    init = _start_theta(chart, mw, cov).reshape(K)
+
+    unit = w is None
+    o = 1 if unit else 2
+    C, nb_max = o + 1, int(binner.n_hist_bins_)
+    tp = {"max_depth": int(model.max_depth), "min_samples_leaf": float(model.min_samples_leaf),
+          "min_weight_leaf": 1e-3}   # HistTree's default, as the in-memory fit_many
+    n_rounds, lr = int(model.n_estimators), float(model.learning_rate)
+    res = BoostingResult(init=init)
+    out = cl.run(ngb_shard.start, shards, where, law, init, lr, n_rounds > 0, nb_max, C, unit)
+    res.train_loss.append(out["stats"][0] / W)
+    for lst, v in ((res.n_projected, 0), (res.n_nonfinite, 0), (res.entropy, np.nan), (res.scales, np.nan),
+                   (res.seconds, 0.0)):
+        lst.append(v)
+    Wv = 1.0
+    if vshards is not None:
+        Wv = float(cl.run(ngb_shard.moments, vshards, vwhere)[1])
+        res.valid_loss.append(cl.run(ngb_shard.valid, vshards, vwhere, law, None, 0.0, init)["stats"][0] / Wv)
+    else:
+        res.valid_loss.append(np.nan)
+    best_round, best_val = 0, res.valid_loss[0]
+    if not (np.isfinite(res.train_loss[0]) and (vshards is None or np.isfinite(res.valid_loss[0]))):
+        res.stop_reason = ("the NLL of the constant start is not finite, so no round was fitted; "
+                           "rescale y to order one")
+    esr = model.early_stopping_rounds
+    for r in range(1, n_rounds + 1 if not res.stop_reason else 1):
+        t0 = time.perf_counter()
+        n_bad = int(out["stats"][1])
+        if n_bad and n_bad == n:
+            res.stop_reason = (f"every row's pseudo-response was non-finite at round {r}, so boosting stopped; "
+                               f"lower learning_rate (now {lr:g}).")
+            break
+        growers, last = _grow(cl, shards, where, out["hist"], binner, o, tp, nb_max, C, unit)
+        trees = [dict(g.arrays(), splits=s) for g, s in zip(growers, last)]
+        scales = 2.0 ** np.arange(_K_LOW, _K_HIGH + 1) if model.line_search == "ngboost" else np.zeros(0)
+        found = cl.run(ngb_shard.search, shards, where, law, trees, scales)
+        scale = _scale(cl, shards, where, law, found, W, n, res.train_loss[-1], 1e-4) if scales.size else 1.0
+        mult = lr * scale
+        out = cl.run(ngb_shard.step, shards, where, law, mult, lr, r < n_rounds, nb_max, C, unit)
+        loss = out["stats"][0] / W
+        vl = None
+        if vshards is not None:
+            vtrees = [dict(t, miss_code=int(binner.missing_bin_)) for t in trees]
+            vl = cl.run(ngb_shard.valid, vshards, vwhere, law, vtrees, mult, None)["stats"][0] / Wv
+        if not (np.isfinite(loss) and (vl is None or np.isfinite(vl))):
+            what = "training NLL" if not np.isfinite(loss) else "validation NLL"
+            res.stop_reason = (f"round {r} made the {what} non-finite, so boosting stopped after round {r - 1}; "
+                               f"lower the learning rate or rescale y")
+            break
+        res.rounds.append(Round([g.tree(None, None, W, unit) for g in growers], [np.asarray([k]) for k in range(K)],
+                                mult))
+        res.train_loss.append(loss)
+        res.n_nonfinite.append(n_bad)
+        res.n_projected.append(0)
+        res.entropy.append(np.nan)
+        res.scales.append(scale)
+        res.valid_loss.append(np.nan if vl is None else vl)
+        res.seconds.append(time.perf_counter() - t0)
+        if progress is not None:
+            progress(r, n_rounds)
+        if vl is not None:
+            if np.isfinite(vl) and (vl < best_val or not np.isfinite(best_val)):
+                best_round, best_val = r, vl
+            if esr is not None and r - best_round >= int(esr):
+                res.stop_reason = f"early stopping: no better validation NLL for {int(esr)} rounds" if r < n_rounds else ""
+                break
+    del shards, vshards   # the workers drop the chunks' state
+    if ev is not None:
+        res.best_rounds = {"nll": best_round if np.isfinite(best_val) else None}
+    first = res.best_rounds.get("nll")
+    res.best_iteration = first if first is not None else len(res.rounds)
+    res.active, res.n_trees = np.ones(K, dtype=bool), np.full(K, len(res.rounds))
+    model.binner_ = binner
+    model.chart_, model.law_ = chart, law
+    model.forests_ = None
+    model.result_ = res
+    model.n_outputs_, model.n_features_in_ = P, int(X.shape[1])
+    model.init_params_ = res.init
+    model.forest_ = _ngb_forest(res, int(X.shape[1]), K)
+    model.n_iter_ = res.n_rounds
+    model.best_iteration_ = int(res.best_iteration) if ev is not None else res.n_rounds
+    model.best_iteration_per_param_ = np.full(K, model.best_iteration_)
+    model.train_loss_ = np.asarray(res.train_loss)
+    model.valid_loss_ = np.asarray(res.valid_loss)
+    model.scalings_ = np.asarray(res.scales[1:])
+    if model.per_parameter_early_stopping:
+        if ev is None:
+            raise ConfigError("per_parameter_early_stopping needs validation data: pass eval_set.")
+        model.best_iteration_per_param_ = select_rounds_per_param(model, *_valid_subset(client, ev))
+    model.fit_seconds_ = time.perf_counter() - t_fit
+    return model
+
+
+def _valid_subset(client, ev, max_rows=4000):
+    """The validation rows select_rounds_per_param reads (its own fixed subset of at most max_rows), gathered."""
+    Xv, yv, wv = ev
+    nv = int(Xv.shape[0])
+    keep = np.arange(nv)
+    if nv > max_rows:
+        keep = np.sort(np.random.default_rng(0).choice(nv, max_rows, replace=False))
+    parts = [Xv[keep], yv[keep]] + ([] if wv is None else [wv[keep]])
+    got = [np.asarray(a) for a in client.compute(parts, sync=True)]
+    return got[0], got[1], (got[2] if wv is not None else None)
+
+
+def fit_indep_ngb(model, X, y, sample_weight=None, eval_set=None, progress=None, binner=None):
+    """Fit an IndepNGB on the current Client's workers: its P univariate NGBoosts one after another (shared edges)."""
+    t0 = time.perf_counter()
+    X = as_dask_array(X, "X", 2)
+    y = as_dask_array(y, "y", 2)
+    if binner is None:
+        binner = sketch_binner(X, model.max_bins)
+    P = int(y.shape[1])
+    ev = None if eval_set is None else _eval_set(eval_set, X, P)
+    model.models_ = []
+    for k in range(P):
+        prog = None if progress is None else (lambda r, nr, k=k: progress(k * nr + r, P * nr))
+        evk = None if ev is None else (ev[0], ev[1][:, k], ev[2])
+        model.models_.append(fit_ngboost(model._univariate(), X, y[:, k], sample_weight, evk, prog, binner))
+    model.n_outputs_, model.n_features_in_ = P, int(X.shape[1])
+    model.best_iteration_ = np.array([m.best_iteration_ for m in model.models_])
+    model.n_iter_ = np.array([m.n_iter_ for m in model.models_])
+    model.fit_seconds_ = time.perf_counter() - t0
+    return model
