@@ -93,3 +93,23 @@ def test_indep_ngb_same_as_in_memory_and_dispatch(client):
     assert abs(m2.score(Xv, yv) - m0.score(Xv, yv)) < 0.02 * abs(m0.score(Xv, yv))
     with pytest.raises(ConfigError, match="eval_set"):
         NGB(n_estimators=2).fit(_chunked(X), _chunked(y))
+
+
+def test_line_search_replay_halves_past_the_first_batch():
+    """The client's replay of ngboost's rule asks for more scales below 2^-30 and picks the rule's own scale."""
+    from distviz.boosting.ngboost import ngboost_scale
+    from distviz.distributed import ngb
+
+    W, n, norm = 7.0, 10, 1e12
+
+    def loss(s):   # only a tiny step lowers the NLL below the start (1.0)
+        return 0.999 if s <= 2.0 ** -35 else 2.0
+
+    class Cluster:
+        def run(self, fn, shards, where, law, scales):
+            assert fn is ngb.ngb_shard.more_scales
+            return {"ls": np.array([loss(s) * W for s in scales])}
+
+    first = {"ls": np.array([loss(s) * W for s in 2.0 ** np.arange(-30, 10)]), "norm": np.array([norm * n])}
+    s = ngb._scale(Cluster(), None, None, None, first, W, n, 1.0, 1e-4)
+    assert s == ngboost_scale(loss, norm, 1.0, 1e-4) == 2.0 ** -35
