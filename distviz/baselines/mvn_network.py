@@ -364,11 +364,11 @@ class MVNNetwork(RegressorMixin, BaseEstimator):
         F = self.predict_params(X)
         return self.chart_.nll(_check_y(Y, F.shape[0], "Y"), F)
 
-    def score(self, X, Y, sample_weight=None) -> float:
-        """Weighted mean log-likelihood of Y, i.e. minus the mean NLL (higher is better, scikit-learn's convention)."""
+    def score(self, X, y, sample_weight=None) -> float:
+        """Weighted mean log-likelihood of the (n, P) outputs y, i.e. minus the mean NLL (higher is better)."""
         from distviz.boosting.ngboost import _check_w
 
-        v = self.nll(X, Y)
+        v = self.nll(X, y)
         return -float(np.average(v, weights=_check_w(sample_weight, v.shape[0])))
 
     # ------------------------------------------------------------------ persistence
