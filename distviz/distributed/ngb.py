@@ -29,7 +29,7 @@ from .grow import LevelGrower
 from .shard import shard_level
 from .sketch import sketch_binner
 
-__all__ = ["fit_indep_ngb", "fit_ngboost"]
+__all__ = ["fit_arrays_on_workers", "fit_indep_ngb", "fit_ngboost"]
 
 # the first batch of line-search scales 2^k: ngboost's rule doubles up to 2^9 and halves from there
 _K_HIGH, _K_LOW = 9, -30
@@ -293,3 +293,25 @@ def fit_indep_ngb(model, X, y, sample_weight=None, eval_set=None, progress=None,
     model.n_iter_ = np.array([m.n_iter_ for m in model.models_])
     model.fit_seconds_ = time.perf_counter() - t0
     return model
+
+
+def fit_arrays_on_workers(model, X, y, eval_set, progress=None, n_chunks=None):
+    """Fit NGB / IndepNGB on in-memory arrays with the work on the current Client's workers: the rows are sent
+    once as chunked dask arrays, the bin edges are the in-memory fit's (``Binner`` on X), so the model is the
+    in-memory one (to rounding); eval_set = (X_val, y_val)."""
+    import dask.array as da
+
+    from distviz.trees import Binner
+
+    client = current_client()
+    k = n_chunks or 2 * max(1, len(client.scheduler_info()["workers"]))
+
+    def chunked(a):
+        a = np.asarray(a, dtype=float)
+        return da.from_array(a, chunks=(max(1, -(-a.shape[0] // k)),) + a.shape[1:])
+
+    b0 = Binner(model.max_bins).fit(np.asarray(X, dtype=float))
+    binner = Binner.from_edges(b0.bin_thresholds_, max_bins=model.max_bins, has_missing=b0.has_missing_)
+    ev = tuple(chunked(a) for a in eval_set)
+    from . import fit
+    return fit(model, chunked(X), chunked(y), None, ev, progress, binner=binner)

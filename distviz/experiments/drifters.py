@@ -436,6 +436,7 @@ def run_drifter_comparison(data="sample", *, rounds: int = 300, learning_rate: f
     import xarray as xr
 
     from distviz.data.drifters import load_drifters, split_by_id
+    from distviz.experiments.parallel import is_distributed
 
     t_start = time.perf_counter()
     say = progress or (lambda f, m: None)
@@ -464,7 +465,12 @@ def run_drifter_comparison(data="sample", *, rounds: int = 300, learning_rate: f
         try:
             lr = mgd_learning_rate if name == "MGD-MVN" else learning_rate
             model = _make_model(name, rounds, lr, seed, patience, nn_options=nn_options, max_depth=max_depth)
-            model.fit(Xtr, Ytr, eval_set=(Xva, Yva), progress=_round_reporter(say, name, i, len(methods)))
+            report = _round_reporter(say, name, i, len(methods))
+            if name in ("NGB", "IndepNGB") and is_distributed():   # --scheduler: the fit runs on the workers
+                from distviz.distributed.ngb import fit_arrays_on_workers
+                fit_arrays_on_workers(model, Xtr, Ytr, (Xva, Yva), progress=report)
+            else:
+                model.fit(Xtr, Ytr, eval_set=(Xva, Yva), progress=report)
         except (ImportError, AttributeError) as exc:
             errors[name] = f"not available: {exc}"
             continue
