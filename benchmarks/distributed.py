@@ -172,9 +172,9 @@ def main():
               f"per round: {args.rows / table['ours (MGD)'][0]:,.0f}")
         rss = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0)
         share = args.rows * P / args.workers / 2 ** 20
-        state = args.rows * (8 * 4 + 4 * 2 + 8) / args.workers / 2 ** 20
-        print(f"binned data per worker (uint8 codes): {share:,.0f} MiB; per-row state per worker (T, log h, F, R, "
-              f"partition, leaves): {state:,.0f} MiB")
+        state = args.rows * (8 * 3 + 4) / args.workers / 2 ** 20
+        print(f"binned data per worker (uint8 codes): {share:,.0f} MiB; per-row state per worker (T, F, R float64, "
+              f"partition int32: 28 bytes a row): {state:,.0f} MiB")
         for addr, r in sorted(rss.items()):
             print(f"peak RSS worker {addr}: {r:,.0f} MiB")
         print(f"peak RSS client: {peak_rss_mib():,.0f} MiB (goal <= 1024 MiB){watch.label()}")

@@ -115,3 +115,23 @@ def test_fit_dispatches_on_dask_input_with_sketched_edges(client):
     assert abs(m1.result_.train_loss[-1] - m0.result_.train_loss[-1]) < 0.01 * m0.result_.train_loss[-1]
     with pytest.raises(ConfigError, match="eval_set"):
         DistributionalBoosting("poisson", validation_fraction=0.2).fit(_chunked(X), _chunked(y))
+
+
+def test_shard_holds_28_bytes_a_row_and_the_same_nll():
+    """A Poisson shard keeps T, F, targets (float64) and an int32 partition: 28 bytes a row besides its bin codes
+    (log h as its sum; partition scratch and leaf labels per worker thread); its NLL sum is the in-memory one."""
+    from distviz.boosting.laws import make_law
+    from distviz.distributed.shard import make_shard, shard_step
+    from distviz.families import get
+
+    X, y = _data("poisson", 5)
+    fam = get("poisson")
+    law = make_law("mgd", fam)
+    b = Binner(max_bins=16).fit(X)
+    s = make_shard(X, y, None, b, law, np.zeros((0, 2), np.int64), lambda X, y, w: (X, y, w))
+    F0 = np.array([0.7])
+    out = shard_step(s, law, None, F0, 0.1, True, int(b.n_hist_bins_), 2, True)
+    assert s.nbytes() == {"codes": X.size, "rows": 28 * N}
+    F = np.full((N, 1), 0.7)
+    np.testing.assert_allclose(out["stats"][0], law.loss(law.update(F, 0 * F)[0], law.prepare(y, None)).sum(),
+                               rtol=1e-12)

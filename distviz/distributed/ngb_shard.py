@@ -22,7 +22,7 @@ import numpy as np
 from distviz.trees.histogram import row_stats
 from distviz.trees.predictor import apply_binned
 
-from .shard import finite_targets, label_leaves, reset_trees
+from .shard import _wsum, finite_targets, label_leaves, reset_trees
 
 __all__ = ["loss_sums", "moments", "more_scales", "search", "start", "step", "valid"]
 
@@ -30,11 +30,6 @@ __all__ = ["loss_sums", "moments", "more_scales", "search", "start", "step", "va
 def _y(shard) -> np.ndarray:
     y = shard.data["y"]
     return y.reshape(y.shape[0], -1)
-
-
-def _wsum(shard, v) -> float:
-    """sum_i w_i v_i (the plain sum without weights)."""
-    return float(v.sum()) if shard.w is None else float(np.dot(shard.w, v))
 
 
 def moments(shard, means=None):

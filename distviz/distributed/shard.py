@@ -10,8 +10,10 @@ and return only small arrays (node histograms, sums), never rows.  The histogram
 kernels are the in-memory path's own (``distviz.trees.histogram.hist_serial``,
 ``distviz.trees.splitting.partition``).
 
-Memory per row: the partition is int32; the partition scratch and the leaf labels are int32 buffers of
-the worker thread (:func:`scratch`), reused by every shard and every call instead of held per shard.
+Memory per row (Poisson MGD, unit weights: 28 bytes and the p bin codes, was 48): T(y), F and the
+targets G as float64, the partition as int32.  The partition scratch and the leaf labels are int32
+buffers of the worker thread (:func:`scratch`), reused by every shard and every call instead of held
+per shard, and log h(y) is kept as its sum (it enters only the NLL sums).
 """
 
 from __future__ import annotations
@@ -80,10 +82,11 @@ class Shard:
         self.n = n
         self.F = None
         self.f = None      # NGBoost: the round's tree output (n, K) between the line search and the step
+        self.log_h_sum = 0.0   # sum w log h(y) of the rows when make_shard dropped the per-row log h (see there)
         self.parts = [Part(n) for _ in range(int(n_trees))]
 
     def nbytes(self) -> dict:
-        """Bytes held: the bin codes and the per-row state (prepared targets, weights, F, G, partitions)."""
+        """Bytes held: the bin codes and the per-row arrays (prepared targets, weights, F, f, G, partitions)."""
         d = self.data
         arrays = list(d.values()) if isinstance(d, dict) else [d.T, d.log_h]
         arrays += [self.w, self.F, self.f]
@@ -91,7 +94,7 @@ class Shard:
             arrays += [p.rows, p.G]
         seen, per_row = set(), 0
         for a in arrays:
-            if isinstance(a, np.ndarray) and id(a) not in seen:
+            if isinstance(a, np.ndarray) and a.ndim and a.shape[0] == self.n and id(a) not in seen:
                 seen.add(id(a))
                 per_row += a.nbytes
         return {"codes": int(self.codes_T.nbytes), "rows": int(per_row)}
@@ -105,7 +108,18 @@ def make_shard(X, y, w, binner, law, disp, check, n_trees=1):
     X, y, w = check(X, y, w)
     codes_T = binner.transform(X).codes_T
     del X
-    return Shard(codes_T, law.prepare(y, w), w, np.asarray(disp, dtype=np.int64), n_trees)
+    shard = Shard(codes_T, law.prepare(y, w), w, np.asarray(disp, dtype=np.int64), n_trees)
+    log_h = getattr(shard.data, "log_h", None)
+    if log_h is not None and log_h.ndim == 1 and log_h.size == shard.n:
+        # log h(y) enters only the sums the client receives: keep its (weighted) sum, not 8 bytes a row
+        shard.log_h_sum = _wsum(shard, log_h)
+        shard.data.log_h = np.zeros(1)
+    return shard
+
+
+def _wsum(shard, v) -> float:
+    """sum_i w_i v_i over the shard's rows (the plain sum without weights)."""
+    return float(v.sum()) if shard.w is None else float(np.dot(shard.w, v))
 
 
 def shard_stats(shard):
@@ -193,8 +207,7 @@ def shard_step(shard, law, tree, F0, learning_rate, next_hist, nb_max, C, unit):
         shard.parts[0].G = None   # this round's targets are done with: free them before the next ones
         F, proj = law.update(shard.F, tree["mult"] * tree["value"][leaf])
     shard.F = F
-    loss = law.loss(F, shard.data)
-    lsum = float(loss.sum()) if shard.w is None else float(np.dot(shard.w, loss))
+    lsum = _wsum(shard, law.loss(F, shard.data)) - shard.log_h_sum
     out["disp"] = [(shard.disp, F[shard.disp[:, 1]] if shard.disp.size else np.zeros((0, K)))]
     n_bad = 0
     if next_hist:
@@ -226,8 +239,7 @@ def valid_step(shard, law, tree, F0):
                             tree["missing_left"], tree["miss_code"])
         F, _ = law.update(shard.F, tree["mult"] * tree["value"][leaf])
     shard.F = F
-    loss = law.loss(F, shard.data)
-    return {"stats": np.array([float(loss.sum()) if shard.w is None else float(np.dot(shard.w, loss))])}
+    return {"stats": np.array([_wsum(shard, law.loss(F, shard.data)) - shard.log_h_sum])}
 
 
 def merge(a, b):
