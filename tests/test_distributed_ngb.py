@@ -13,10 +13,10 @@ import pytest
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
-import distviz.distributed as dd
-from distviz.boosting.ngboost import NGB, IndepNGB
-from distviz.errors import ConfigError
-from distviz.trees import Binner
+import distviz.distributed as dd  # noqa: E402  (after importorskip)
+from distviz.boosting.ngboost import NGB, IndepNGB  # noqa: E402  (after importorskip)
+from distviz.errors import ConfigError  # noqa: E402  (after importorskip)
+from distviz.trees import Binner  # noqa: E402  (after importorskip)
 
 N, P, CHUNKS = 2400, 3, 8
 

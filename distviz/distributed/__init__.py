@@ -3,8 +3,9 @@
 ``DistributionalBoosting.fit`` (and ``NGBoost`` / ``NGB`` / ``IndepNGB``'s) hands a dask array (or chunked
 xarray DataArray / dask DataFrame) X to :func:`fit`, which runs the boosting loop on the workers of the
 current ``dask.distributed.Client`` (``distviz.distributed.boosting``, ``distviz.distributed.ngb``): rows
-never leave their workers, the client picks the splits and keeps the ordinary in-memory model.  ``predict_*`` on a dask array return a dask array
-(:func:`predict_blocks`, one ``map_blocks`` call).  dask is imported only when a dask collection is used.
+never leave their workers, the client picks the splits and keeps the ordinary in-memory model.
+``predict_*`` on a dask array return a dask array (:func:`predict_blocks`, one ``map_blocks`` call).
+dask is imported only when a dask collection is used.
 """
 
 from __future__ import annotations
