@@ -60,9 +60,16 @@ class _Cluster:
         # unoptimised graphs: every compute call then sends the same task for the same key (no fused renames)
         xs, ys = X.to_delayed(optimize_graph=False).ravel(), y.to_delayed(optimize_graph=False).ravel()
         ws = [None] * len(xs) if w is None else w.to_delayed(optimize_graph=False).ravel()
+        from distributed import wait
+
         futs, where = [], []
+        nw = len(self.workers)
         for i in range(len(xs)):
-            addr = self.workers[i % len(self.workers)]
+            if i and i % nw == 0:
+                # one wave of chunks (one per worker) at a time: a worker then holds one raw chunk at once, not
+                # all its chunks' raw rows before their binning (the peak of its memory)
+                wait(futs[-nw:])
+            addr = self.workers[i % nw]
             d = dask.delayed(make_shard, pure=False)(xs[i], ys[i], ws[i], binner, law, disp[i], check, n_trees)
             futs.append(self.client.compute(d, workers=[addr], allow_other_workers=False, optimize_graph=False))
             where.append(addr)
