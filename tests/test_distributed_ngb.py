@@ -80,12 +80,15 @@ def test_ngb_same_trees_scales_and_predictions_as_in_memory(client):
 
 
 def test_indep_ngb_same_as_in_memory_and_dispatch(client):
-    """IndepNGB.fit on dask arrays fits its P Normal NGBoosts on the workers; with given edges, the in-memory model."""
+    """IndepNGB.fit on dask arrays (weighted rows) fits its P Normal NGBoosts on the workers; with given edges, the
+    in-memory model."""
     X, y = _data(2)
     Xv, yv = _data(3)
+    w = np.random.default_rng(4).uniform(0.2, 2.0, N)   # weighted rows: the [w, 1{w>0}, w r] histograms
     kw = dict(n_estimators=8, learning_rate=0.5, max_bins=24, early_stopping_rounds=2)
-    m0 = IndepNGB(**kw).fit(X, y, eval_set=(Xv, yv))
-    m1 = dd.fit(IndepNGB(**kw), _chunked(X), _chunked(y), eval_set=(_chunked(Xv), _chunked(yv)), binner=_binner(X))
+    m0 = IndepNGB(**kw).fit(X, y, sample_weight=w, eval_set=(Xv, yv))
+    m1 = dd.fit(IndepNGB(**kw), _chunked(X), _chunked(y), sample_weight=_chunked(w),
+                eval_set=(_chunked(Xv), _chunked(yv)), binner=_binner(X))
     for a, b in zip(m0.models_, m1.models_):
         _same(a, b, X)
     np.testing.assert_allclose(m1.predict_dist(Xv).cov, m0.predict_dist(Xv).cov, rtol=1e-9)
