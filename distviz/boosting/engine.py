@@ -164,7 +164,7 @@ def _step_set(self, value) -> None:
 
 
 # the fused round never forms the (n, K) step unless a callback reads it
-RoundInfo.step = property(_step_get, _step_set, doc="The round's step s * lr * f (n, K).")
+RoundInfo.step = property(_step_get, _step_set, doc="The round's step s * lr * f (n, K).")  # type: ignore[assignment]
 
 
 @dataclass
@@ -610,6 +610,6 @@ def staged_predict_raw(res: BoostingResult, law, X, n_rounds: int | None = None)
 def predict_raw(res: BoostingResult, law, X, n_rounds: int | None = None) -> np.ndarray:
     """The additive iterate F (n, K) on rows X after n_rounds rounds (all when None)."""
     F = None
-    for F in staged_predict_raw(res, law, X, n_rounds):
+    for F in staged_predict_raw(res, law, X, n_rounds):  # noqa: B007  (keeps the last iterate)
         pass
-    return F
+    return F  # type: ignore[return-value]  # staged_predict_raw yields the initial iterate first

@@ -17,8 +17,6 @@ in eta), ``gd`` (raw gradient additive in eta), and the crossed, biased ``mgd_na
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
@@ -28,7 +26,7 @@ from distviz.distributed import is_dask_collection
 from distviz.errors import ConfigError, DataError, check_fitted
 from distviz.validation import check_sample_weight, check_X
 
-from .engine import BoostingEngine, BoostingResult, Round
+from .engine import BoostingEngine, BoostingResult
 from .laws import LAWS, make_law
 from .trace import TraceRecorder, build_trace, display_subset
 
@@ -63,8 +61,8 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
     log-likelihood, minus the mean NLL (higher is better).  Methods used before fit raise
     ``distviz.errors.NotFittedError``.
     After an early-stopped fit, ``predict_*`` use the best round (``best_iteration_``) by default;
-    without validation data they use all fitted rounds.  Fitted attributes: ``trace_`` (xarray.Dataset, see ``distviz.boosting.trace``),
-    ``result_`` (the engine's BoostingResult), ``best_iteration_``, ``n_rounds_``, ``family_``.
+    without validation data they use all fitted rounds.  Fitted attributes: ``trace_`` (xarray.Dataset, see
+    ``distviz.boosting.trace``), ``result_`` (the engine's BoostingResult), ``best_iteration_``, ``n_rounds_``, ``family_``.
     """
 
     def __init__(self, family="normal", *, law="mgd", n_rounds=500, learning_rate=0.1, max_depth=3, max_bins=255,
@@ -146,7 +144,8 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
             return distviz.distributed.fit(self, X, y, sample_weight, eval_set, progress)
         self._check_config()
         if y is None:
-            raise DataError("DistributionalBoosting requires y to be passed, but the target y is None; call fit(X, y) with the targets.")
+            raise DataError("DistributionalBoosting requires y to be passed, but the target y is None; "
+                            "call fit(X, y) with the targets.")
         fam = self._family_obj()
         X = _check_X(X, allow_nan=True)   # NaN: a missing value, routed by every split's learned direction
         y = fam.check_y(y)
@@ -362,7 +361,7 @@ class _Forest:
     def predict(self, law, X, n_rounds):
         """The iterate after n_rounds rounds."""
         F = None
-        for F in self.staged(law, X, n_rounds):
+        for F in self.staged(law, X, n_rounds):  # noqa: B007  (keeps the last iterate)
             pass
         return F
 
