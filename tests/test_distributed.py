@@ -14,10 +14,10 @@ import pytest
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
-import distviz.distributed as dd
-from distviz.boosting import DistributionalBoosting
-from distviz.errors import ConfigError
-from distviz.trees import Binner
+import distviz.distributed as dd  # noqa: E402  (after the importorskip of dask)
+from distviz.boosting import DistributionalBoosting  # noqa: E402
+from distviz.errors import ConfigError  # noqa: E402
+from distviz.trees import Binner  # noqa: E402
 
 N, P, CHUNKS = 4000, 4, 8
 

@@ -6,9 +6,9 @@ the l2 penalty of mirror_vs_natural_boosting.tex, Sec. "Split criterion from lea
 missing values, ``best_split_variance_missing`` also learns where a NaN goes) and the
 in-memory growth rules of ``distviz.trees.grower.grow_tree``: a node may split when it is above
 ``max_depth``'s limit and holds at least twice ``min_samples_leaf`` rows and twice ``min_weight_leaf``;
-a child's sums are the prefix of its parent's histogram (plus the missing-value column when NaN goes left); only the smaller child's histogram is built
-and the larger one is the parent's minus it.  Without ``max_leaves`` best-first growth splits every
-admissible leaf, so growing level by level gives the same splits; the node ids are then renumbered
+a child's sums are the prefix of its parent's histogram (plus the missing-value column when NaN goes left); only the
+smaller child's histogram is built and the larger one is the parent's minus it.  Without ``max_leaves``
+best-first growth splits every admissible leaf, so growing level by level gives the same splits; the node ids are then renumbered
 in best-first order (the open leaf with the largest gain first, lowest id on ties), the order the
 in-memory grower numbers them, so the tree is the in-memory tree node for node.
 """
@@ -138,8 +138,13 @@ class LevelGrower:
         new = self.best_first_order()
         n = new.size
         order = np.argsort(new)
-        m = (lambda a: np.asarray(a)[order])
-        remap = (lambda a: np.where(np.asarray(a) >= 0, new[np.maximum(np.asarray(a), 0)], -1)[order])
+
+        def m(a):
+            return np.asarray(a)[order]
+
+        def remap(a):
+            return np.where(np.asarray(a) >= 0, new[np.maximum(np.asarray(a), 0)], -1)[order]
+
         t = HistTree(max_depth=self.max_depth, min_weight_leaf=self.min_w, min_samples_leaf=int(self.min_cnt),
                      l2=self.l2)
         left, right = remap(self.left), remap(self.right)

@@ -188,8 +188,8 @@ def shard_step(shard, law, tree, F0, learning_rate, next_hist, nb_max, C, unit):
     """End a round on the shard: apply the last splits, label leaves, update F, and prepare the next round.
 
     tree: None for the start (F = F_0), else a dict with ``splits`` (the last level's splits),
-    ``left``, ``right``, ``feature``, ``bin``, ``missing_left`` (provisional node arrays), ``miss_code``, ``value`` (n_nodes, K) and
-    ``mult`` (learning rate times the line-search scale).  Then the law's per-row update, loss and
+    ``left``, ``right``, ``feature``, ``bin``, ``missing_left`` (provisional node arrays), ``miss_code``,
+    ``value`` (n_nodes, K) and ``mult`` (learning rate times the line-search scale).  Then the law's per-row update, loss and
     targets (``distviz.boosting.laws``) run on the shard's rows, and, when next_hist, the next tree's
     root histogram is built.  Returns the sums the client needs: ``stats`` = [sum w NLL, rows projected,
     rows with non-finite targets], ``aux`` (node sums of [w, 1{w>0}, w T] or [1, T]), ``hist`` and
