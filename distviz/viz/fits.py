@@ -5,11 +5,12 @@ Pure functions: arrays (or a trace) in, plotly figures out.  Colours come from d
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from .palette import COORD_COLORS, OKABE_ITO, ROLE_COLORS, algo_color, algo_label, hex_to_rgba
+from .palette import COORD_COLORS, ROLE_COLORS, algo_color, algo_label, hex_to_rgba
 from .style import apply_style, axis_grid, axis_key, make_figure
 
 __all__ = ["predictive_band", "exact_quantiles", "regression_figure", "class_prob_figure", "nll_figure", "iterates_figure",
@@ -110,7 +111,8 @@ def regression_figure(x, y, grid, mean, lo=None, hi=None, *, truth=None, truth_l
     grid = np.asarray(grid, dtype=float)
     tr = []
     if truth_lo is not None and truth_hi is not None:
-        tr.append(_band(grid, np.asarray(truth_lo), np.asarray(truth_hi), ROLE_COLORS["truth_band"], f"true {int(level * 100)}% band"))
+        tr.append(_band(grid, np.asarray(truth_lo), np.asarray(truth_hi), ROLE_COLORS["truth_band"],
+                        f"true {int(level * 100)}% band"))
     if lo is not None and hi is not None:
         tr.append(_band(grid, np.asarray(lo), np.asarray(hi), hex_to_rgba(c, 0.2), f"fitted {int(level * 100)}% band"))
     tr.append(dict(type="scatter", x=np.asarray(x).reshape(-1), y=np.asarray(y).reshape(-1), mode="markers", name="data",
@@ -194,7 +196,7 @@ def nll_figure(rounds, train, valid=None, entropy=None, *, current=None, title=N
     rounds = np.asarray(rounds)
     train = np.asarray(train, dtype=float)
     has_valid = valid is not None and np.isfinite(np.asarray(valid, dtype=float)).any()
-    series = {"train": (train, ROLE_COLORS["train"], None)}
+    series: dict[str, tuple] = {"train": (train, ROLE_COLORS["train"], None)}
     if has_valid:
         series["validation"] = (np.asarray(valid, dtype=float), ROLE_COLORS["valid"], "dot")
     tr = [dict(type="scatter", x=rounds, y=v, mode="lines", name=f"{k} NLL", line=dict(color=c, width=2.5, dash=d))
@@ -205,8 +207,8 @@ def nll_figure(rounds, train, valid=None, entropy=None, *, current=None, title=N
     if ent is not None and not np.isfinite(ent).any():
         ent = None
     top = [0.0, 1.0] if ent is None else [0.42, 1.0]
-    layout = dict(xaxis=dict(title=dict(text="boosting round" if ent is None else "")),
-                  yaxis=dict(title=dict(text="mean NLL (nats per observation)"), domain=top))
+    layout: dict[str, Any] = dict(xaxis=dict(title=dict(text="boosting round" if ent is None else "")),
+                                  yaxis=dict(title=dict(text="mean NLL (nats per observation)"), domain=top))
     notes = []
     rng = nll_axis_range([v for v, _, _ in series.values()] + [np.asarray(v[1], dtype=float) for v in (extra or {}).values()])
     if rng is not None:
@@ -493,7 +495,7 @@ def objective_figure(iterations, values, *, current=None, ylabel="objective", al
     it = np.asarray(iterations)
     v = np.asarray(values, dtype=float)
     tr = [dict(type="scatter", x=it, y=v, mode="lines", name=ylabel, line=dict(color=algo_color(algo), width=2.5))]
-    layout = dict(xaxis=dict(title=dict(text="optimiser iteration")), yaxis=dict(title=dict(text=ylabel)))
+    layout: dict[str, Any] = dict(xaxis=dict(title=dict(text="optimiser iteration")), yaxis=dict(title=dict(text=ylabel)))
     fin = v[np.isfinite(v)]
     if fin.size > 3:
         # the first steps fall steeply: the axis starts a few iterations in so the rest of the path is not flat

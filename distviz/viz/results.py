@@ -7,6 +7,7 @@ with predict_natural / predict_mean; `data` has X, y, x_label, y_label and an op
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 
@@ -120,14 +121,15 @@ def lab_figures(model, data, kind: str, algo: str) -> list:
             dens = model.predict_density(Gs, yg)
             figs.append(vf.density_heatmap_figure(Gs[:, 0], yg, dens, data_x=X[:, 0], data_y=yv, x_label=data.x_label,
                                                   y_label=data.y_label, algo=algo[3:],
-                                                  title="predictive density p(y | x)<br><sup>Bayes average over the particles</sup>"))
+                                                  title="predictive density p(y | x)<br><sup>Bayes average over the "
+                                                        "particles</sup>"))
         figs.append(nll_from_trace(model.trace_, algo=algo[3:], title="negative log predictive per round"))
         return figs
     if kind == "ngboost":
         return _ngboost_figures(model, data, G, algo)
     if kind == "gp":
         return _gp_figures(model, data, G, algo, objective=True)
-    fam = model.family_ if hasattr(model, "family_") else None
+    fam: Any = model.family_ if hasattr(model, "family_") else None
     eta = np.asarray(model.predict_natural(G))
     teta = truth.truth_eta(G) if truth is not None else None
     figs += _family_figs(fam, X[:, 0], data.y, gx, eta, truth_eta=teta, x_label=data.x_label, y_label=data.y_label,
@@ -241,7 +243,9 @@ def ngboost_params_by_round(model, data, *, n_x: int = 3) -> tuple[np.ndarray, d
     X = np.asarray(data.X, dtype=float)
     G = np.repeat(np.median(X, axis=0, keepdims=True), n_x, axis=0)
     G[:, 0] = np.quantile(X[:, 0], np.linspace(0.15, 0.85, n_x))
-    means, sds, rhos = [], [], []
+    means: Any = []
+    sds: Any = []
+    rhos: Any = []
     for d in model.staged_predict_dist(G, n_rounds="all"):
         means.append(d.mean)
         sds.append(d.sd)
