@@ -39,16 +39,18 @@ run: $(RUN_STAMP)
 serve: $(RUN_STAMP)
 	$(BIN)/python -m distviz.ui.serve --address $(ADDRESS) --port $(PORT)
 
-# lint (ruff) and types (mypy on distviz/)
+# lint (ruff) and types (mypy on distviz/); `make test` runs both before the suite
 lint: $(ALL_STAMP)
 	$(BIN)/ruff check distviz benchmarks tests app.py app_pages scripts
 	$(BIN)/mypy distviz
 
 test: $(ALL_STAMP)
+	$(BIN)/ruff check distviz benchmarks tests app.py app_pages scripts
+	$(BIN)/mypy distviz
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 -q
 
 bench: $(ALL_STAMP)
 	for f in benchmarks/[!_]*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache
