@@ -1,0 +1,22 @@
+"""Suite-wide fixtures."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+_MAIN = sys.modules.get("__main__")
+
+
+@pytest.fixture(autouse=True)
+def _restore_main_module():
+    """Put the real ``__main__`` back after each test.
+
+    Streamlit's AppTest runs a page script as a fresh ``__main__`` module and leaves it in
+    ``sys.modules``; a later test that starts worker processes (a Dask LocalCluster, which spawns)
+    would then re-run that page script in every worker and the workers would fail to start.
+    """
+    yield
+    if _MAIN is not None and sys.modules.get("__main__") is not _MAIN:
+        sys.modules["__main__"] = _MAIN
