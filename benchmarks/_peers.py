@@ -69,23 +69,37 @@ def interleaved_best(cases: dict[str, Callable[[], object]], repeats: int = 3) -
 
 
 def _others_cpu_seconds() -> float:
-    """CPU seconds used so far by every process on the machine except this one (from /proc; 0 where unavailable)."""
-    me, total = os.getpid(), 0.0
+    """CPU seconds used so far by every process on the machine except this one and its descendants (from /proc).
+
+    A benchmark's own worker processes (a Dask LocalCluster's workers, spawned by their nannies) are
+    part of the benchmark, not other load; 0 where /proc is unavailable.
+    """
+    me = os.getpid()
     tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     try:
         pids = [int(d) for d in os.listdir("/proc") if d.isdigit()]
     except OSError:
         return 0.0
+    parent, cpu = {}, {}
     for pid in pids:
-        if pid == me:
-            continue
         try:
             with open(f"/proc/{pid}/stat") as fh:
                 fields = fh.read().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])) / tick
+            parent[pid] = int(fields[1])
+            cpu[pid] = (int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])) / tick
         except (OSError, IndexError, ValueError):
             continue
-    return total
+
+    def ours(pid: int) -> bool:
+        for _ in range(64):  # walk up the process tree to this benchmark (or to init)
+            if pid == me:
+                return True
+            pid = parent.get(pid, 0)
+            if pid <= 1:
+                return False
+        return False
+
+    return sum(c for pid, c in cpu.items() if not ours(pid))
 
 
 class LoadWatch:
