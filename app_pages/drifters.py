@@ -120,8 +120,9 @@ if res is not None:
     pred = res.predictions
     ids = [int(i) for i in np.unique(pred["id"].values)]
     default_id = maps.pick_trajectory(pred)[0]
-    did = st.selectbox("Held-out drifter for the trajectory view", ids, index=ids.index(default_id) if default_id in ids else 0,
-                       key=f"{PAGE}.drifter", help="Default: the held-out window with the fastest mean speed.")
+    did = st.selectbox("Held-out drifter for the trajectory view", ids,
+                       key=qp_key(PAGE, "drifter", default_id if default_id in ids else ids[0], options=ids),
+                       help="Default: the held-out window with the fastest mean speed.")
     with user_errors():
         show_figure(maps.trajectory_ellipses_plotly(pred, did), key="drift.trajfig")
     publication_downloads(res, did)
