@@ -79,6 +79,22 @@ def test_same_trees_and_predictions_as_in_memory(client, family, law):
     _same(m0, m1, X)
 
 
+@pytest.mark.parametrize("weighted,lr", [(True, 0.3), (False, 1.9)])
+def test_poisson_fused_pass_weighted_and_projected(client, weighted, lr):
+    """The workers' fused Poisson M-law pass (update, NLL, next targets in one pass): weighted rows, and a rate
+    so large that some rows leave the mean domain (the pass then falls back to the projecting update)."""
+    X, y = _data("poisson", 6)
+    w = np.random.default_rng(3).uniform(0.2, 2.0, N) if weighted else None
+    kw = {"law": "mgd", "n_rounds": 6, "learning_rate": lr, "max_depth": 3, "max_bins": 32, "random_state": 0}
+    m0 = DistributionalBoosting("poisson", **kw).fit(X, y, sample_weight=w)
+    b0 = Binner(max_bins=32).fit(X, sample_weight=w)
+    b = Binner.from_edges(b0.bin_thresholds_, max_bins=32)
+    m1 = dd.fit(DistributionalBoosting("poisson", **kw), _chunked(X), _chunked(y),
+                sample_weight=None if w is None else _chunked(w), binner=b)
+    assert weighted or sum(m0.result_.n_projected) > 0    # the fallback ran
+    _same(m0, m1, X)
+
+
 def test_weights_missing_values_eval_set_early_stopping_and_dask_predict(client):
     """Weighted rows, NaN in X and a validation set with early stopping: the same model; predict on dask gives dask."""
     X, y = _data("normal", 1)

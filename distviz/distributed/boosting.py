@@ -57,6 +57,7 @@ class _Cluster:
         self.workers = sorted(client.scheduler_info()["workers"])
         if not self.workers:
             raise ConfigError("the dask cluster has no workers; start at least one with 'dask worker ADDRESS'.")
+        self._actor_sets: dict = {}
 
     def shards(self, X, y, w, binner, law, disp, check, n_trees=1):
         """One Shard future per row chunk (n_trees: trees grown per round), chunk i on worker i mod n_workers
@@ -81,29 +82,59 @@ class _Cluster:
         return futs, where
 
     def run(self, fn, shards, where, *args):
-        """fn(shard, *args) on every shard, one task per worker for all its shards, results summed: the workers'
-        sums by a tree reduction of tasks; returns the total."""
+        """fn(shard, *args) on every shard, one call per worker for all its shards, results summed; returns the total.
+
+        Up to ``_GATHER_MAX`` workers the call goes to a dask Actor (:class:`ShardSet`) on each worker that holds
+        the worker's shards: the client calls it directly, without a scheduler hop (a step then costs the
+        client-worker round trip, ~2-4 ms, instead of a task's ~12 ms), and adds the workers' sums here in a
+        fixed pairwise order.  With more workers, one task per worker and a tree reduction of tasks add the
+        sums on the workers, so the client receives one sum.
+        """
         groups: dict = {}
         for s, a in zip(shards, where):
             groups.setdefault(a, []).append(s)
-        futs = [self.client.submit(run_shards, fn, ss, *args, workers=[a], allow_other_workers=False, pure=False)
-                for a, ss in groups.items()]
-        if len(futs) <= _GATHER_MAX:
-            # few workers: fetch their sums in one gather and add them here, in the same pairwise order as
-            # the task reduction below (one scheduler hop per step instead of two)
-            parts = self.client.gather(futs)
+        if len(groups) <= _GATHER_MAX:
+            calls = [actor.run(fn, *args) for actor in self._actors(groups)]
+            parts = [c.result() for c in calls]
             while len(parts) > 1:
                 nxt = [merge(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
                 if len(parts) % 2:
                     nxt.append(parts[-1])
                 parts = nxt
             return parts[0]
+        futs = [self.client.submit(run_shards, fn, ss, *args, workers=[a], allow_other_workers=False, pure=False)
+                for a, ss in groups.items()]
         while len(futs) > 1:
             nxt = [self.client.submit(merge, futs[i], futs[i + 1], pure=False) for i in range(0, len(futs) - 1, 2)]
             if len(futs) % 2:
                 nxt.append(futs[-1])
             futs = nxt
         return futs[0].result()
+
+    def _actors(self, groups):
+        """One ShardSet actor per worker for these shard futures (created on first use, then reused)."""
+        key = tuple((a, tuple(f.key for f in ss)) for a, ss in groups.items())
+        if key not in self._actor_sets:
+            futs = [self.client.submit(ShardSet, *ss, workers=[a], allow_other_workers=False, actor=True, pure=False)
+                    for a, ss in groups.items()]
+            self._actor_sets[key] = self.client.gather(futs)
+        return self._actor_sets[key]
+
+    def close(self):
+        """Drop the actors (their workers then free the shards once the shard futures are released too)."""
+        self._actor_sets.clear()
+
+
+class ShardSet:
+    """Dask Actor on one worker holding that worker's shards; ``run`` is one step over all of them."""
+
+    def __init__(self, *shards):
+        """shards: the Shard objects of this worker (dask passes the local results, no copy)."""
+        self.shards = list(shards)
+
+    def run(self, fn, *args):
+        """fn(shard, *args) on each shard, summed in chunk order (``shard.run_shards``)."""
+        return run_shards(fn, self.shards, *args)
 
 
 def _disp_rows(chunks, idx):
@@ -246,6 +277,7 @@ def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=
                 break
     has_valid = vshards is not None
     del shards, vshards   # the workers drop the chunks' state
+    cl.close()
     res.best_iteration = best_round if has_valid else len(res.rounds)
     res.n_trees = np.full(K, len(res.rounds))
     res.active = np.ones(K, dtype=bool)

@@ -236,6 +236,7 @@ def fit_ngboost(model, X, y, sample_weight=None, eval_set=None, progress=None, b
                 res.stop_reason = f"early stopping: no better validation NLL for {int(esr)} rounds" if r < n_rounds else ""
                 break
     del shards, vshards   # the workers drop the chunks' state
+    cl.close()
     if ev is not None:
         res.best_rounds = {"nll": best_round if np.isfinite(best_val) else None}
     first = res.best_rounds.get("nll")

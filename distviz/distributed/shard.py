@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from distviz.trees.grower import node_sums
-from distviz.trees.histogram import hist_serial, row_stats
+from distviz.trees.histogram import hist_root_targets, hist_serial, lead_hist, row_stats
 from distviz.trees.predictor import apply_binned
 from distviz.trees.splitting import assign_children, partition
 
@@ -34,11 +34,11 @@ __all__ = ["Part", "Shard", "finite_targets", "label_leaves", "make_shard", "mer
 _local = threading.local()
 
 
-def scratch(name: str, n: int) -> np.ndarray:
-    """This worker thread's int32 buffer `name` of n entries, kept between calls (grown, never shrunk)."""
+def scratch(name: str, n: int, dtype=np.int32) -> np.ndarray:
+    """This worker thread's buffer `name` of n entries (int32 unless dtype says), kept between calls (grown, never shrunk)."""
     a = getattr(_local, name, None)
-    if a is None or a.size < n:
-        a = np.empty(n, dtype=np.int32)
+    if a is None or a.size < n or a.dtype != dtype:
+        a = np.empty(n, dtype=dtype)
         setattr(_local, name, a)
     return a[:n]
 
@@ -84,6 +84,7 @@ class Shard:
         self.f = None      # NGBoost: the round's tree output (n, K) between the line search and the step
         self.log_h_sum = 0.0   # sum w log h(y) of the rows when make_shard dropped the per-row log h (see there)
         self.parts = [Part(n) for _ in range(int(n_trees))]
+        self.lead = None   # the root histogram's leading columns (counts or [w, 1{w>0}]): fixed, built once
 
     def nbytes(self) -> dict:
         """Bytes held: the bin codes and the per-row arrays (prepared targets, weights, F, f, G, partitions)."""
@@ -176,12 +177,49 @@ def label_leaves(shard, part, tree):
 
 
 def reset_trees(shard, Gs, nb_max, C, unit):
-    """Start the next round's trees on row statistics Gs (one per tree): (n_trees, p, nb_max, C) root histograms."""
-    out = np.empty((len(Gs), shard.codes_T.shape[0], nb_max, C))
+    """Start the next round's trees on row statistics Gs (one per tree): (n_trees, p, nb_max, C) root histograms.
+
+    The leading columns (row counts, or [w, 1{w>0}]) do not change between rounds: they are histogrammed
+    once per shard (``histogram.lead_hist``) and only the target columns are summed each round
+    (``histogram.hist_root_targets``, bit-identical to the full pass, as in the in-memory grower).
+    """
+    p = shard.codes_T.shape[0]
+    o = 1 if unit else 2
+    if shard.lead is None or shard.lead[0].shape[1] != nb_max:
+        w = np.ones(1) if unit else np.ascontiguousarray(shard.w, dtype=np.float64)
+        shard.lead = lead_hist(shard.codes_T, w, o, nb_max)
+    out = np.empty((len(Gs), p, nb_max, C))
+    tot = np.empty(C - o)
     for t, (part, G) in enumerate(zip(shard.parts, Gs)):
         part.reset(G)
-        out[t] = _hist(shard, part, 0, nb_max, C, unit, True)
+        hist_root_targets(shard.codes_T, G, 0 if unit else 2, o, C - o, shard.lead[0], out[t], tot, False)
     return out
+
+
+def _fused_mgd(shard, law, leaf, tree, R_out):
+    """The M-law's fused row pass on the shard (the kernel of ``laws.MGD.fused_round``): F += mult * value[leaf],
+    the next targets T(y) - F into R_out and the shard's sum w NLL, in one pass; None where it does not apply
+    (no fused kernel for the family, K > 1) or where a row leaves the mean domain (the caller then takes the
+    unfused update, which projects those rows).  F is written only on success."""
+    kern = getattr(law.family, "fused_mgd_round", None)
+    T = shard.data.T
+    if kern is None or not hasattr(law, "fused_round") or shard.F.shape[1] != 1 or T.shape[1] != 1:
+        return None
+    n = shard.n
+    F_new = scratch("F_new", n, np.float64)
+    weighted = shard.w is not None
+    w = np.ascontiguousarray(shard.w, dtype=np.float64) if weighted else np.ones(1)
+    value = np.ascontiguousarray(tree["value"][:, 0], dtype=np.float64)
+    n_bad, s_A = kern(shard.F.reshape(-1), leaf, value, float(tree["mult"]), T.reshape(-1), w, weighted, F_new,
+                      R_out.reshape(-1))
+    if n_bad:
+        return None
+    eta = np.log(F_new, out=scratch("eta", n, np.float64))
+    # sum w (A(eta) - eta T(y)) - sum w log h(y), A(eta) = eta* for the Poisson kernel (see the kernel's doc);
+    # einsum, not np.dot: no BLAS threads in the worker
+    s_eT = np.einsum("i,i,i->", w, eta, T[:, 0]) if weighted else np.einsum("i,i->", eta, T[:, 0])
+    shard.F[:, 0] = F_new
+    return float(s_A - s_eT) - shard.log_h_sum
 
 
 def shard_step(shard, law, tree, F0, learning_rate, next_hist, nb_max, C, unit):
@@ -197,21 +235,36 @@ def shard_step(shard, law, tree, F0, learning_rate, next_hist, nb_max, C, unit):
     """
     out = {}
     n, K = shard.n, law.dim
+    lsum = None
+    proj = np.zeros(0, dtype=bool)
     if tree is None:
         F, proj = law.update(np.tile(F0, (n, 1)), np.zeros((n, K)))
     else:
         left = tree["left"]
-        leaf = label_leaves(shard, shard.parts[0], tree)
+        part = shard.parts[0]
+        leaf = label_leaves(shard, part, tree)
         aux = shard.data.T if shard.w is None else row_stats(shard.data.T, shard.w, 2)
         out["aux"] = node_sums(leaf, aux, left, tree["right"], left.shape[0])
-        shard.parts[0].G = None   # this round's targets are done with: free them before the next ones
-        F, proj = law.update(shard.F, tree["mult"] * tree["value"][leaf])
+        G, part.G = part.G, None   # this round's targets are done with: free them before the next ones
+        # the next targets go into this round's buffer where it has their shape (unit weights: G is R)
+        R_buf = G if unit and G is not None and G.shape == (n, 1) and G.flags.c_contiguous else np.empty((n, 1))
+        del G
+        lsum = _fused_mgd(shard, law, leaf, tree, R_buf) if next_hist and K == 1 else None
+        if lsum is None:
+            F, proj = law.update(shard.F, tree["mult"] * tree["value"][leaf])
+        else:
+            F = shard.F
     shard.F = F
-    lsum = _wsum(shard, law.loss(F, shard.data)) - shard.log_h_sum
+    if lsum is None:
+        lsum = _wsum(shard, law.loss(F, shard.data)) - shard.log_h_sum
+        R_buf = None
     out["disp"] = [(shard.disp, F[shard.disp[:, 1]] if shard.disp.size else np.zeros((0, K)))]
     n_bad = 0
     if next_hist:
-        R, n_bad = finite_targets(law, F, shard.data, learning_rate)
+        if R_buf is not None:   # the fused pass wrote T(y) - F: finite, since F is (n_bad == 0)
+            R = R_buf
+        else:
+            R, n_bad = finite_targets(law, F, shard.data, learning_rate)
         out["hist"] = reset_trees(shard, [R if unit else row_stats(R, shard.w, 2)], nb_max, C, unit)
     out["stats"] = np.array([lsum, float(np.count_nonzero(proj)), float(n_bad)])
     return out
