@@ -13,7 +13,7 @@
 Both sides run in this process at the same explicit thread counts (1 and the machine's cores; ngboost
 is single-threaded, so ours is also given at 1 thread), interleaved, best of 3; the load average is
 printed before and after each section and a section run under load is labelled so (``_peers.py``).
-Run: ``python benchmarks/boosting.py [--quick] [--rounds 50] [--repeats 3]``.
+Run: ``python benchmarks/boosting.py [--quick] [--rounds 50] [--repeats 3] [--only poisson|ngd]``.
 """
 
 from __future__ import annotations
@@ -166,13 +166,17 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="smaller n for a smoke run")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=50, help="rounds of the Poisson comparison")
+    ap.add_argument("--only", choices=("poisson", "ngd"), help="run one of the two comparisons")
     a = ap.parse_args(argv)
     n_pois = 100_000 if a.quick else 1_000_000
     t0 = time.perf_counter()
-    with LoadWatch("Poisson MGD vs LightGBM, equal threads") as watch:
-        rows = bench_poisson(n_pois, 10, rounds=a.rounds, repeats=a.repeats)
-    print_poisson(rows, a.repeats, watch)
-    for n, k in [(n, k) for n in ((5_000,) if a.quick else (5_000, 50_000)) for k in thread_counts()]:
+    if a.only != "ngd":
+        with LoadWatch("Poisson MGD vs LightGBM, equal threads") as watch:
+            rows = bench_poisson(n_pois, 10, rounds=a.rounds, repeats=a.repeats)
+        print_poisson(rows, a.repeats, watch)
+    ngd_cases = [] if a.only == "poisson" else [(n, k) for n in ((5_000,) if a.quick else (5_000, 50_000))
+                                                for k in thread_counts()]
+    for n, k in ngd_cases:
         with LoadWatch(f"Normal NGD vs ngboost, n = {n:,}: ours at {k} thread(s), ngboost single-threaded "
                        f"(BLAS limited to {k})") as watch, threads(k):
             s = bench_ngd_normal(n, rounds_ours=30, rounds_ngb=5 if n > 10_000 else 10, repeats=a.repeats)

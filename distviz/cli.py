@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     data_sub = p_data.add_subparsers(dest="data_command", required=True)
     p_gdp = data_sub.add_parser("gdp", help="the processed drifter table from a GDP ragged-array archive, out of core")
     p_gdp.add_argument("--archive", required=True, help="GDP ragged-array NetCDF file or Zarr store")
-    p_gdp.add_argument("--out", required=True, help="output Parquet directory (or .zarr store)")
+    p_gdp.add_argument("--out", required=True, help="output directory for the Parquet table")
     p_gdp.add_argument("--bbox", default=None, help="lon0,lon1,lat0,lat1 to keep, written --bbox=-83,-40,0,70")
     p_gdp.add_argument("--start", default=None, help="first day to keep, e.g. 2010-01-01")
     p_gdp.add_argument("--end", default=None, help="last day to keep (inclusive), e.g. 2019-12-31")

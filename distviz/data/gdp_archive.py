@@ -85,7 +85,7 @@ def _check_zarr_store(path: Path) -> None:
 
 
 def _zarr_readable() -> bool:
-    """Whether the installed zarr is one that this xarray opens (zarr 3; the [dask] extra pins zarr<3 for clouddrift)."""
+    """Whether the installed zarr is one that this xarray opens (zarr 3, which the [dask] extra installs)."""
     try:
         import zarr
     except ModuleNotFoundError:
@@ -110,8 +110,9 @@ def _open_lazy(path: Path, chunks):
             return xr.open_dataset(path, chunks=chunks, decode_times=True)
     except Exception:  # netCDF4 / zarr / xarray raise many kinds of errors for foreign files
         if is_zarr and not _zarr_readable():
-            raise DataError(f"This installation cannot read the Zarr store {path.name} (xarray needs zarr 3, clouddrift "
-                            f"needs zarr 2); give the archive as a ragged-array NetCDF file instead.") from None
+            raise DataError(f"This installation cannot read the Zarr store {path.name} (xarray needs zarr 3, this "
+                            f"environment has an older one); install distviz[dask] or give the archive as a ragged-array "
+                            f"NetCDF file.") from None
         kind = "Zarr store" if is_zarr else "NetCDF file"
         raise DataError(f"Could not read the GDP archive {path.name} as a {kind}; give a ragged-array NetCDF file "
                         f"or Zarr store from the Global Drifter Program or clouddrift.") from None
