@@ -63,6 +63,10 @@ def _same(m0, m1, X):
     np.testing.assert_allclose(m1.predict_mean(X), m0.predict_mean(X), rtol=1e-9, atol=1e-12)
     for v in ("node_gain_ent", "node_weight", "node_feature_gains", "eta"):
         np.testing.assert_allclose(m1.trace_[v].values, m0.trace_[v].values, rtol=1e-9, atol=1e-12, err_msg=v)
+    # the display rows' raw X (NaN included) and y, kept by the shards when they binned their chunks
+    np.testing.assert_array_equal(m1.trace_["obs_index"].values, m0.trace_["obs_index"].values)
+    for v in ("X", "y", "T"):
+        np.testing.assert_array_equal(m1.trace_[v].values, m0.trace_[v].values, err_msg=v)
 
 
 @pytest.mark.parametrize("family,law", [("poisson", "mgd"), ("normal", "ngd"), ("gamma", "mgd"),

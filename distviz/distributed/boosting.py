@@ -22,6 +22,7 @@ from distviz.errors import ConfigError, DataError
 from .collections import as_dask_array, current_client
 from .grow import LevelGrower
 from .shard import (
+    display_rows,
     make_shard,
     merge,
     run_shards,
@@ -276,6 +277,7 @@ def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=
                                    "rounds") if r < n_rounds else ""
                 break
     has_valid = vshards is not None
+    Xs, ys = _display_rows(cl.run(display_rows, shards, where)["disp"], idx.size, int(X.shape[1]))
     del shards, vshards   # the workers drop the chunks' state
     cl.close()
     res.best_iteration = best_round if has_valid else len(res.rounds)
@@ -288,12 +290,23 @@ def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=
     model.n_rounds_ = res.n_rounds
     model.best_iteration_ = int(res.best_iteration)
     model.n_features_in_ = int(X.shape[1])
-    Xs, ys = (np.asarray(a) for a in client.compute([X[idx], y[idx]], sync=True))
     T = law.prepare(fam.check_y(ys)).T
     tr = build_trace(res, rec, law, X=Xs, y=ys, T=T, attrs=model._trace_attrs())
     model.trace_ = tr.assign(obs_index=("obs", idx.astype(np.int64)))
     model.binner_ = binner
     return model
+
+
+def _display_rows(pieces, m, p):
+    """(X (m, p), y (m,)) of the display subset, in display order, from the shards' (positions, X, y) pieces: the rows
+    were kept when the chunks were binned, so no chunk is read again."""
+    Xs, ys = np.empty((m, p)), None
+    for pos, xs, yv in pieces:
+        if ys is None:
+            ys = np.empty((m,) + yv.shape[1:], dtype=yv.dtype)
+        Xs[pos] = xs
+        ys[pos] = yv
+    return Xs, (np.empty(0) if ys is None else ys)
 
 
 def _disp(out, m, K):

@@ -28,8 +28,21 @@ from distviz.trees.histogram import hist_root_targets, hist_serial, lead_hist, r
 from distviz.trees.predictor import apply_binned
 from distviz.trees.splitting import assign_children, partition
 
-__all__ = ["Part", "Shard", "finite_targets", "label_leaves", "make_shard", "merge", "reset_trees", "scratch", "shard_level",
-           "shard_stats", "shard_step", "valid_step"]
+__all__ = [
+    "Part",
+    "Shard",
+    "display_rows",
+    "finite_targets",
+    "label_leaves",
+    "make_shard",
+    "merge",
+    "reset_trees",
+    "scratch",
+    "shard_level",
+    "shard_stats",
+    "shard_step",
+    "valid_step",
+]
 
 _local = threading.local()
 
@@ -85,6 +98,7 @@ class Shard:
         self.log_h_sum = 0.0   # sum w log h(y) of the rows when make_shard dropped the per-row log h (see there)
         self.parts = [Part(n) for _ in range(int(n_trees))]
         self.lead = None   # the root histogram's leading columns (counts or [w, 1{w>0}]): fixed, built once
+        self.disp_X = self.disp_y = None   # the display rows' raw features and targets (make_shard)
 
     def nbytes(self) -> dict:
         """Bytes held: the bin codes and the per-row arrays (prepared targets, weights, F, f, G, partitions)."""
@@ -108,8 +122,12 @@ def make_shard(X, y, w, binner, law, disp, check, n_trees=1):
     """
     X, y, w = check(X, y, w)
     codes_T = binner.transform(X).codes_T
+    disp = np.asarray(disp, dtype=np.int64).reshape(-1, 2)
+    # the raw features and targets of the display rows, for the client's trace: a re-read of X is then not needed
+    disp_X, disp_y = np.array(X[disp[:, 1]], dtype=np.float64), np.array(np.asarray(y)[disp[:, 1]])
     del X
-    shard = Shard(codes_T, law.prepare(y, w), w, np.asarray(disp, dtype=np.int64), n_trees)
+    shard = Shard(codes_T, law.prepare(y, w), w, disp, n_trees)
+    shard.disp_X, shard.disp_y = disp_X, disp_y
     log_h = getattr(shard.data, "log_h", None)
     if log_h is not None and log_h.ndim == 1 and log_h.size == shard.n:
         # log h(y) enters only the sums the client receives: keep its (weighted) sum, not 8 bytes a row
@@ -121,6 +139,12 @@ def make_shard(X, y, w, binner, law, disp, check, n_trees=1):
 def _wsum(shard, v) -> float:
     """sum_i w_i v_i over the shard's rows (the plain sum without weights)."""
     return float(v.sum()) if shard.w is None else float(np.dot(shard.w, v))
+
+
+def display_rows(shard):
+    """{"disp": [(positions in the display subset, raw X rows, y)]} of the shard's display rows (lists concatenate
+    in ``merge``)."""
+    return {"disp": [(shard.disp[:, 0], shard.disp_X, shard.disp_y)]}
 
 
 def shard_stats(shard):
