@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -54,7 +55,10 @@ def server():
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
            "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
            "--server.fileWatcherType", "none"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    # the console goes to a file, not a pipe: nobody reads a pipe while the tests run, and a server that filled
+    # its 64 KiB would block on its next write (seen: a download that never came in the full suite)
+    log = tempfile.TemporaryFile()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + 60
@@ -66,7 +70,8 @@ def server():
             except OSError:
                 time.sleep(0.3)
             if proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited early:\n{proc.stdout.read().decode()}")
+                log.seek(0)
+                raise RuntimeError(f"streamlit exited early:\n{log.read().decode(errors='replace')}")
         else:
             raise RuntimeError("streamlit did not answer within 60 s")
         yield url
@@ -76,6 +81,7 @@ def server():
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+        log.close()
 
 
 @pytest.fixture(scope="module")

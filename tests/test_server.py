@@ -145,10 +145,13 @@ class Served:
         module, args = make_command(target, PORT=str(self.port), **variables)
         env = {**os.environ, "DISTVIZ_NETLOG": str(log), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
         cmd = [sys.executable, "-c", HOOK, module, *args, "--server.fileWatcherType", "none"]
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        # the console goes to a file, not a pipe that nobody reads while the test runs (a full pipe blocks the server)
+        self.console = log.with_suffix(".console")
+        with open(self.console, "wb") as out:
+            self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
         for _ in range(240):
             if self.proc.poll() is not None:
-                pytest.fail(f"`make {target}` exited on start-up:\n{self.proc.stdout.read()}")
+                pytest.fail(f"`make {target}` exited on start-up:\n{self._output()}")
             try:
                 urllib.request.urlopen(self.base + "/_stcore/health", timeout=2)
                 return
@@ -157,14 +160,18 @@ class Served:
         self.stop()
         pytest.fail(f"`make {target}` did not answer /_stcore/health within 60 s")
 
+    def _output(self) -> str:
+        return self.console.read_text(errors="replace")
+
     def stop(self) -> str:
         """Terminate the server; its console output."""
         self.proc.terminate()
         try:
-            return self.proc.communicate(timeout=20)[0]
+            self.proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            return self.proc.communicate()[0]
+            self.proc.wait()
+        return self._output()
 
     def events(self) -> list[list]:
         """The audit events the server logged: [event, address]."""
