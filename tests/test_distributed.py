@@ -16,7 +16,7 @@ distributed = pytest.importorskip("distributed")
 
 import distviz.distributed as dd  # noqa: E402  (after the importorskip of dask)
 from distviz.boosting import DistributionalBoosting  # noqa: E402
-from distviz.errors import ConfigError  # noqa: E402
+from distviz.errors import ConfigError, DataError  # noqa: E402
 from distviz.trees import Binner  # noqa: E402
 
 N, P, CHUNKS = 4000, 4, 8
@@ -97,6 +97,25 @@ def test_poisson_fused_pass_weighted_and_projected(client, weighted, lr):
                 sample_weight=None if w is None else _chunked(w), binner=b)
     assert weighted or sum(m0.result_.n_projected) > 0    # the fallback ran
     _same(m0, m1, X)
+
+
+def test_a_failed_fit_and_a_finished_fit_leave_nothing_on_the_cluster(client):
+    """A chunk with a negative count fails the fit with the family's sentence; neither that fit's shards and actors
+    (held by the error's traceback) nor a finished fit's stay on the workers."""
+    import gc
+
+    X, y = _data("poisson", 7)
+    bad = y.copy()
+    bad[N - 3] = -1.0
+    with pytest.raises(DataError, match="negative"):
+        DistributionalBoosting("poisson", n_rounds=2).fit(_chunked(X), _chunked(bad))
+    DistributionalBoosting("poisson", n_rounds=2).fit(_chunked(X), _chunked(y))
+    gc.collect()
+
+    def left(dask_scheduler):
+        return sorted(str(k) for k, ts in dask_scheduler.tasks.items() if ts.state in ("memory", "erred"))
+
+    assert client.run_on_scheduler(left) == []
 
 
 def test_weights_missing_values_eval_set_early_stopping_and_dask_predict(client):

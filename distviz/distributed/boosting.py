@@ -11,6 +11,7 @@ level's update).  Every task on a chunk is pinned to the worker that holds it.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import time
 from types import SimpleNamespace
@@ -59,6 +60,10 @@ class _Cluster:
         if not self.workers:
             raise ConfigError("the dask cluster has no workers; start at least one with 'dask worker ADDRESS'.")
         self._actor_sets: dict = {}
+        self._owned: list = []   # every future this fit made (shards, actors): cancelled by close()
+        opened = _OPEN.get()
+        if opened is not None:
+            opened.append(self)
 
     def shards(self, X, y, w, binner, law, disp, check, n_trees=1):
         """One Shard future per row chunk (n_trees: trees grown per round), chunk i on worker i mod n_workers
@@ -80,6 +85,7 @@ class _Cluster:
             d = dask.delayed(make_shard, pure=False)(xs[i], ys[i], ws[i], binner, law, disp[i], check, n_trees)
             futs.append(self.client.compute(d, workers=[addr], allow_other_workers=False, optimize_graph=False))
             where.append(addr)
+        self._owned.extend(futs)
         return futs, where
 
     def run(self, fn, shards, where, *args):
@@ -118,12 +124,38 @@ class _Cluster:
         if key not in self._actor_sets:
             futs = [self.client.submit(ShardSet, *ss, workers=[a], allow_other_workers=False, actor=True, pure=False)
                     for a, ss in groups.items()]
+            self._owned.extend(futs)
             self._actor_sets[key] = self.client.gather(futs)
         return self._actor_sets[key]
 
     def close(self):
-        """Drop the actors (their workers then free the shards once the shard futures are released too)."""
+        """Drop the actors and cancel every future of this fit, so that the workers free the shards.
+
+        Cancelling (not only dropping our references) matters after an error: a failed step's exception
+        keeps a traceback whose frames hold the shard futures, and the client keeps that exception.
+        """
         self._actor_sets.clear()
+        owned, self._owned = self._owned, []
+        if owned:
+            self.client.cancel(owned)
+
+
+#: the _Cluster objects made inside the current ``releases_workers`` call (None outside one)
+_OPEN: contextvars.ContextVar = contextvars.ContextVar("distviz_open_clusters", default=None)
+
+
+def releases_workers(fit):
+    """Decorator of a distributed fit: every _Cluster it makes is closed when it returns or raises (see close)."""
+    @functools.wraps(fit)
+    def wrapper(*args, **kwargs):
+        token = _OPEN.set([])
+        try:
+            return fit(*args, **kwargs)
+        finally:
+            for cl in _OPEN.get():
+                cl.close()
+            _OPEN.reset(token)
+    return wrapper
 
 
 class ShardSet:
@@ -158,6 +190,7 @@ def _entropy(law, tree, H_root, W, S):
     return partition_entropy(law.family, np.arange(leaves.size), S[leaves] / W[leaves, None], W[leaves])
 
 
+@releases_workers
 def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=None, binner=None):
     """Fit a DistributionalBoosting on the current Client's workers (see module doc); returns the model."""
     from distviz.boosting.engine import BoostingResult, Round

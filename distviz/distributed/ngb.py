@@ -23,7 +23,7 @@ import numpy as np
 from distviz.errors import ConfigError, DataError
 
 from . import ngb_shard
-from .boosting import _Cluster
+from .boosting import _Cluster, releases_workers
 from .collections import as_dask_array, current_client
 from .grow import LevelGrower
 from .shard import shard_level
@@ -114,6 +114,7 @@ def _scale(cl, shards, where, law, search, W, n, loss0, tol):
             table.update(zip(more, cl.run(ngb_shard.more_scales, shards, where, law, more)["ls"] / W))
 
 
+@releases_workers
 def fit_ngboost(model, X, y, sample_weight=None, eval_set=None, progress=None, binner=None):
     """Fit an NGBoost (NGB, GB) on the current Client's workers (see module doc); returns the model."""
     from distviz.boosting.engine import BoostingResult, Round
