@@ -4,9 +4,11 @@ What runs where: the workers bin their chunks (with edges from ``sketch``), keep
 the iterate F and the targets of their rows (``shard.Shard``), build node histograms with the
 in-memory numba kernels and apply the law's per-row update, loss and targets
 (``distviz.boosting.laws``); the client sums nothing row-sized: it receives each level's histograms
-summed by a tree reduction, picks the splits (``grow.LevelGrower``) and keeps the model.  One tree
-costs ``max_depth`` round trips (one per level; the next tree's root histogram comes with the last
-level's update).  Every task on a chunk is pinned to the worker that holds it.
+summed over chunks, picks the splits (``grow.LevelGrower``) and keeps the model.  One tree costs
+``max_depth`` round trips (one per level; the next tree's root histogram comes with the last level's
+update).  Every chunk is binned on the worker it is pinned to; a worker's shards are then held by a
+dask Actor (:class:`ShardSet`) that the client calls directly, one call per worker and step
+(:meth:`_Cluster.run`).  A fit cancels its futures when it ends or fails (:func:`releases_workers`).
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ or y for a chart), its weights, the current iterate F and, per tree grown this r
 parameter group: all K outputs for ``DistributionalBoosting``, one per parameter for NGBoost), the
 tree's row statistics G and row partition (:class:`Part`: ``rows`` with a segment
 ``rows[start[c]:stop[c]]`` per node, as in ``distviz.trees.grower``).  The functions below are the
-tasks the client submits, pinned to the worker that holds the shard; they change the shard in place
-and return only small arrays (node histograms, sums), never rows.  The histogram and partition
+steps the client runs on the worker that holds the shard (through its ``ShardSet`` actor, see
+``boosting._Cluster.run``); they change the shard in place and return only small arrays (node
+histograms, sums, the display rows), never the chunk's rows.  The histogram and partition
 kernels are the in-memory path's own (``distviz.trees.histogram.hist_serial``,
 ``distviz.trees.splitting.partition``).
 
@@ -270,10 +271,12 @@ def shard_step(shard, law, tree, F0, learning_rate, next_hist, nb_max, C, unit):
         aux = shard.data.T if shard.w is None else row_stats(shard.data.T, shard.w, 2)
         out["aux"] = node_sums(leaf, aux, left, tree["right"], left.shape[0])
         G, part.G = part.G, None   # this round's targets are done with: free them before the next ones
-        # the next targets go into this round's buffer where it has their shape (unit weights: G is R)
-        R_buf = G if unit and G is not None and G.shape == (n, 1) and G.flags.c_contiguous else np.empty((n, 1))
+        R_buf = None
+        if next_hist and K == 1 and hasattr(law, "fused_round"):
+            # the next targets go into this round's buffer where it has their shape (unit weights: G is R)
+            R_buf = G if unit and G is not None and G.shape == (n, 1) and G.flags.c_contiguous else np.empty((n, 1))
+            lsum = _fused_mgd(shard, law, leaf, tree, R_buf)
         del G
-        lsum = _fused_mgd(shard, law, leaf, tree, R_buf) if next_hist and K == 1 else None
         if lsum is None:
             F, proj = law.update(shard.F, tree["mult"] * tree["value"][leaf])
         else:
