@@ -107,7 +107,8 @@ def test_a_failed_fit_and_a_finished_fit_leave_nothing_on_the_cluster(client):
     X, y = _data("poisson", 7)
     bad = y.copy()
     bad[N - 3] = -1.0
-    with pytest.raises(DataError, match="negative"):
+    first = (N - 3) // (N // CHUNKS) * (N // CHUNKS)   # the failing chunk's first row in the whole array
+    with pytest.raises(DataError, match=f"In rows {first:,}-{first + N // CHUNKS - 1:,} of the dask array.*negative"):
         DistributionalBoosting("poisson", n_rounds=2).fit(_chunked(X), _chunked(bad))
     DistributionalBoosting("poisson", n_rounds=2).fit(_chunked(X), _chunked(y))
     gc.collect()

@@ -78,13 +78,15 @@ class _Cluster:
 
         futs, where = [], []
         nw = len(self.workers)
+        row0 = np.concatenate(([0], np.cumsum(X.chunks[0])))
         for i in range(len(xs)):
             if i and i % nw == 0:
                 # one wave of chunks (one per worker) at a time: a worker then holds one raw chunk at once, not
                 # all its chunks' raw rows before their binning (the peak of its memory)
                 wait(futs[-nw:])
             addr = self.workers[i % nw]
-            d = dask.delayed(make_shard, pure=False)(xs[i], ys[i], ws[i], binner, law, disp[i], check, n_trees)
+            d = dask.delayed(make_shard, pure=False)(xs[i], ys[i], ws[i], binner, law, disp[i], check, n_trees,
+                                                     int(row0[i]))
             futs.append(self.client.compute(d, workers=[addr], allow_other_workers=False, optimize_graph=False))
             where.append(addr)
         self._owned.extend(futs)

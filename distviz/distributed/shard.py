@@ -25,6 +25,7 @@ import threading
 import numpy as np
 from numba import njit
 
+from distviz.errors import DataError
 from distviz.trees.grower import node_sums
 from distviz.trees.histogram import hist_root_targets, hist_serial, lead_hist, row_stats
 from distviz.trees.predictor import apply_binned
@@ -117,12 +118,18 @@ class Shard:
         return {"codes": int(self.codes_T.nbytes), "rows": int(per_row)}
 
 
-def make_shard(X, y, w, binner, law, disp, check, n_trees=1):
+def make_shard(X, y, w, binner, law, disp, check, n_trees=1, row0=0):
     """Validate a chunk, bin it with the fitted binner and prepare its targets: the Shard that stays on the worker.
 
-    check(X, y, w) validates the raw chunk (the estimator's own checks) and returns (X, y, w).
+    check(X, y, w) validates the raw chunk (the estimator's own checks) and returns (X, y, w); its
+    sentence names rows of the chunk, so the chunk's first row row0 in the whole array is added to it.
     """
-    X, y, w = check(X, y, w)
+    try:
+        X, y, w = check(X, y, w)
+    except DataError as exc:
+        n = int(np.shape(X)[0]) if np.ndim(X) else 0
+        raise DataError(f"In rows {row0:,}-{row0 + n - 1:,} of the dask array (the indices that follow count within "
+                        f"these rows): {exc}") from None
     codes_T = binner.transform(X).codes_T
     disp = np.asarray(disp, dtype=np.int64).reshape(-1, 2)
     # the raw features and targets of the display rows, for the client's trace: a re-read of X is then not needed
