@@ -324,16 +324,13 @@ def _segment_aux(rows, s0, s1, node, two, L, R, train_leaf, aux, aux_sums):
     if d == 1:
         a = aux[:, 0]
         sl = 0.0
-        sr = 0.0
-        if two:
+        if two:  # acc[0]: L's sum, acc[1]: R's, indexed rather than branched (the branch mispredicts)
+            acc = np.zeros(2)
             for jj in range(s0, s1):
                 i = rows[jj]
-                if train_leaf[i] == L:
-                    sl += a[i]
-                else:
-                    sr += a[i]
-            aux_sums[L, 0] = sl
-            aux_sums[R, 0] = sr
+                acc[np.intp(train_leaf[i] != L)] += a[i]
+            aux_sums[L, 0] = acc[0]
+            aux_sums[R, 0] = acc[1]
         else:
             for jj in range(s0, s1):
                 sl += a[rows[jj]]

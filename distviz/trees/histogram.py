@@ -127,10 +127,10 @@ def hist_parallel(codes_T, rows, start, stop, G, mode, unit, out):
 
 
 @njit(cache=True)
-def _accumulate_rows(codes_R, rows, start, stop, G, col_off, lead, K, unit, f0, f1, out):
-    """Add the statistics of rows[start:stop] (G columns 0..lead and col_off..col_off+K) into out[f0:f1]."""
+def _accumulate_rows(codes_R, rows, start, stop, G, col_off, lead, K, unit, f0, f1, out, out_f0):
+    """Histograms of features f0..f1 of rows[start:stop] (G columns 0..lead, col_off..col_off+K) into out[f0-out_f0:f1-out_f0]."""
     nb = out.shape[1]
-    out[f0:f1] = 0.0
+    out[f0 - out_f0:f1 - out_f0] = 0.0
     hf = out.reshape(-1)
     Gf = G.reshape(-1)
     GC = G.shape[1]
@@ -140,7 +140,7 @@ def _accumulate_rows(codes_R, rows, start, stop, G, col_off, lead, K, unit, f0, 
             g = Gf[np.intp(i) * GC + col_off]
             ci = codes_R[i]
             for f in range(f0, f1):
-                b = (f * nb + np.intp(ci[f])) * 2
+                b = ((f - out_f0) * nb + np.intp(ci[f])) * 2
                 hf[b] += 1.0
                 hf[b + 1] += g
     elif (not unit) and K == 1:  # weighted rows, one output: [w, count, w y]
@@ -152,7 +152,7 @@ def _accumulate_rows(codes_R, rows, start, stop, G, col_off, lead, K, unit, f0, 
             g2 = Gf[base + col_off]
             ci = codes_R[i]
             for f in range(f0, f1):
-                b = (f * nb + np.intp(ci[f])) * 3
+                b = ((f - out_f0) * nb + np.intp(ci[f])) * 3
                 hf[b] += g0
                 hf[b + 1] += g1
                 hf[b + 2] += g2
@@ -163,7 +163,7 @@ def _accumulate_rows(codes_R, rows, start, stop, G, col_off, lead, K, unit, f0, 
             gi = G[i]
             ci = codes_R[i]
             for f in range(f0, f1):
-                hb = out[f, ci[f]]
+                hb = out[f - out_f0, ci[f]]
                 if unit:
                     hb[0] += 1.0
                 else:
@@ -177,8 +177,12 @@ def _accumulate_rows(codes_R, rows, start, stop, G, col_off, lead, K, unit, f0, 
 def _hist_rows_parallel(codes_R, rows, start, stop, G, col_off, lead, K, unit, out, n_groups):
     p = codes_R.shape[1]
     for t in prange(n_groups):
-        _accumulate_rows(codes_R, rows, start, stop, G, col_off, lead, K, unit, (t * p) // n_groups,
-                         ((t + 1) * p) // n_groups, out)
+        # each thread sums its features into its own buffer (no cache line written by two threads), then copies
+        f0 = (t * p) // n_groups
+        f1 = ((t + 1) * p) // n_groups
+        own = np.empty((f1 - f0, out.shape[1], out.shape[2]))
+        _accumulate_rows(codes_R, rows, start, stop, G, col_off, lead, K, unit, f0, f1, own, f0)
+        out[f0:f1] = own
 
 
 @njit(cache=True)
@@ -191,7 +195,7 @@ def hist_rows(codes_R, rows, start, stop, G, col_off, lead, K, unit, out, n_grou
     if n_groups > 1:
         _hist_rows_parallel(codes_R, rows, start, stop, G, col_off, lead, K, unit, out, n_groups)
     else:
-        _accumulate_rows(codes_R, rows, start, stop, G, col_off, lead, K, unit, 0, codes_R.shape[1], out)
+        _accumulate_rows(codes_R, rows, start, stop, G, col_off, lead, K, unit, 0, codes_R.shape[1], out, 0)
 
 
 @njit(cache=True)

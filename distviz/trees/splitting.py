@@ -244,10 +244,15 @@ def partition_parallel(code_row, rows, start, stop, b, tmp, n_blocks, miss=-1):
 @njit(cache=True)
 def assign_children(code_row, rows, start, stop, b, L, R, leaf, miss=-1):
     """leaf[i] = L (code <= b or code == miss, see partition) or R for the rows of a node whose children are final leaves."""
+    # a table lookup, not a select: LLVM turns `L if go else R` (and R + go * (L - R)) into a branch that
+    # mispredicts on every other row when the split is balanced (8 ms instead of 1.4 ms for 1e6 rows)
+    lut = np.empty(2, dtype=np.int64)
+    lut[0] = R
+    lut[1] = L
     for j in range(start, stop):
         i = rows[j]
         c = code_row[i]
-        leaf[i] = L if (c <= b or c == miss) else R
+        leaf[i] = lut[np.intp(c <= b) | np.intp(c == miss)]
 
 
 @njit(cache=True, parallel=True)
