@@ -439,10 +439,10 @@ def load_drifters(source="sample", *, bbox=None, key: str | None = None) -> Drif
                     f"a pandas DataFrame or an xarray Dataset.")
 
 
-def split_by_id(ids: np.ndarray, fractions=(0.81, 0.09, 0.10), random_state=0):
-    """Boolean masks (train, validation, test) that keep every drifter in one set (paper Section 5.3)."""
+def split_ids(uniq: np.ndarray, fractions=(0.81, 0.09, 0.10), random_state=0):
+    """The drifter ids (train, validation, test) of the by-drifter split (paper Section 5.3) of the sorted distinct ids."""
     rng = np.random.default_rng(random_state)
-    uniq = np.unique(ids)
+    uniq = np.asarray(uniq)
     if uniq.size < 3:
         raise DataError(f"Splitting by drifter needs at least 3 drifters, got {uniq.size}; load more data.")
     perm = rng.permutation(uniq)
@@ -450,7 +450,12 @@ def split_by_id(ids: np.ndarray, fractions=(0.81, 0.09, 0.10), random_state=0):
     f = f / f.sum()
     n_test = max(1, int(round(f[2] * uniq.size)))
     n_val = max(1, int(round(f[1] * uniq.size)))
-    test_ids, val_ids = perm[:n_test], perm[n_test:n_test + n_val]
+    return perm[n_test + n_val:], perm[n_test:n_test + n_val], perm[:n_test]
+
+
+def split_by_id(ids: np.ndarray, fractions=(0.81, 0.09, 0.10), random_state=0):
+    """Boolean masks (train, validation, test) that keep every drifter in one set (paper Section 5.3)."""
+    _, val_ids, test_ids = split_ids(np.unique(ids), fractions, random_state)
     te = np.isin(ids, test_ids)
     va = np.isin(ids, val_ids)
     return ~(te | va), va, te

@@ -420,14 +420,54 @@ def _regional_weights(curve_val, kval, n_bins, w_global, min_count):
     return w, cnt
 
 
+def _cluster_rows(path, bbox, seed: int, max_train, say):
+    """The study's rows from a processed table read on the cluster (``ClusterDrifterTable``).
+
+    Returns (d, tr, va, te, Xtr, Ytr, counts): d holds only the validation and test drifters' rows (in
+    memory, va / te mask them, tr is all False), Xtr / Ytr (cm/s) are dask arrays of the training
+    drifters' rows on the workers, counts has the table's rows, drifters, training rows and lon / lat range.
+    The split is split_by_id's on the same rows.
+    """
+    from distviz.data.drifters import split_ids
+    from distviz.data.gdp_table import ClusterDrifterTable
+
+    if max_train is not None:
+        raise ConfigError("--max-train subsamples rows in one process; with --scheduler and a table from "
+                          "'distviz data gdp' every training row is used: leave --max-train out (or cut the "
+                          "table with 'distviz data gdp --bbox/--start/--end').")
+    tab = ClusterDrifterTable(path, bbox=bbox)
+    say(0.02, tab.summary())
+    if tab.n_drifters < 10:
+        raise DataError(f"The drifter data hold only {tab.n_drifters} drifters; the by-drifter split needs at least 10.")
+    tr_ids, va_ids, te_ids = split_ids(tab.ids, random_state=seed)
+    d = tab.load(np.concatenate([va_ids, te_ids]))
+    va = np.isin(d.id, va_ids)
+    Xtr, Ytr = tab.arrays(tr_ids, y_scale=CM)
+    counts = {"rows": tab.n_rows, "drifters": tab.n_drifters, "train": int(Xtr.shape[0]),
+              "lon": tab.lon_range, "lat": tab.lat_range}
+    return d, np.zeros(len(d), dtype=bool), va, ~va, Xtr, Ytr, counts
+
+
+def _chunked(arrays, rows_per_chunk: int = 250_000):
+    """In-memory arrays as dask arrays of at most rows_per_chunk rows a chunk (a validation set for a cluster fit)."""
+    import dask.array as da
+
+    return tuple(da.from_array(np.asarray(a, dtype=float), chunks=(rows_per_chunk,) + np.shape(a)[1:]) for a in arrays)
+
+
 def run_drifter_comparison(data="sample", *, rounds: int = 300, learning_rate: float = 0.1, patience: int = 10,
                            methods=METHODS, seed: int = 0, max_depth: int = 3, max_train: int | None = None,
                            mgd_learning_rate: float = 0.05, nn_options: dict | None = None,
-                           min_region_count: int = 30, mixture_samples: int = 300,
+                           min_region_count: int = 30, mixture_samples: int = 300, bbox=None,
                            progress: Callable[[float, str], None] | None = None) -> DrifterComparison:
     """Fit the methods on a by-drifter split of `data` and score them (Table 2), with averages and binned maps.
 
-    `data` is anything `load_drifters` takes. `progress(fraction, message)` is called between steps.
+    `data` is anything `load_drifters` takes (`bbox` as there). `progress(fraction, message)` is called
+    between steps.  Under ``use_scheduler`` (``--scheduler``) with a table written by ``distviz data gdp``,
+    the table is read on the workers (``ClusterDrifterTable``): NGB and IndepNGB fit there on dask arrays of
+    the training drifters' rows, which never come to this process; only the validation and test rows do
+    (for the scores, averages and maps), and the methods that need every row in one process are reported
+    as not available.
     Every method uses `learning_rate`, except MGD-MVN, which uses `mgd_learning_rate`: additive steps in
     the mean coordinates (E y, E y y^T) can bring a row's covariance close to singular (the M-law's domain
     problem, DESIGN.md), and at 0.1 with depth-3 trees one test row's NLL blew up on the sample.
@@ -436,6 +476,7 @@ def run_drifter_comparison(data="sample", *, rounds: int = 300, learning_rate: f
     import xarray as xr
 
     from distviz.data.drifters import load_drifters, split_by_id
+    from distviz.data.gdp_table import is_processed_table
     from distviz.experiments.parallel import is_distributed
 
     t_start = time.perf_counter()
@@ -446,27 +487,43 @@ def run_drifter_comparison(data="sample", *, rounds: int = 300, learning_rate: f
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ConfigError(f"Unknown method(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}.")
-    d = load_drifters(data)
-    say(0.02, d.summary())
-    if d.n_drifters < 10:
-        raise DataError(f"The drifter data hold only {d.n_drifters} drifters; the by-drifter split needs at least 10.")
-    tr, va, te = split_by_id(d.id, random_state=seed)
-    if max_train is not None and tr.sum() > max_train:
-        keep = np.flatnonzero(tr)
-        keep = np.random.default_rng(seed).choice(keep, int(max_train), replace=False)
-        tr = np.zeros_like(tr)
-        tr[keep] = True
-    X, Y = d.X, d.Y * CM
-    Xtr, Ytr, Xva, Yva, Xte, Yte = X[tr], Y[tr], X[va], Y[va], X[te], Y[te]
+    on_cluster = is_distributed() and is_processed_table(data)
+    if on_cluster:
+        d, tr, va, te, Xtr, Ytr, n_all = _cluster_rows(data, bbox, seed, max_train, say)
+        lon_range, lat_range = n_all["lon"], n_all["lat"]
+    else:
+        d = load_drifters(data, bbox=bbox)
+        say(0.02, d.summary())
+        if d.n_drifters < 10:
+            raise DataError(f"The drifter data hold only {d.n_drifters} drifters; the by-drifter split needs at "
+                            f"least 10.")
+        tr, va, te = split_by_id(d.id, random_state=seed)
+        if max_train is not None and tr.sum() > max_train:
+            keep = np.flatnonzero(tr)
+            keep = np.random.default_rng(seed).choice(keep, int(max_train), replace=False)
+            tr = np.zeros_like(tr)
+            tr[keep] = True
+        Xtr, Ytr = d.X[tr], d.Y[tr] * CM
+        n_all = {"rows": len(d), "drifters": d.n_drifters, "train": int(tr.sum())}
+        lon_range, lat_range = (d.lon.min(), d.lon.max()), (d.lat.min(), d.lat.max())
+    Y = d.Y * CM
+    Xva, Yva, Xte, Yte = d.X[va], Y[va], d.X[te], Y[te]
     fitted, pred_va, pred_te, fit_s, errors = {}, {}, {}, {}, {}
     for i, name in enumerate(methods):
-        say(0.05 + 0.8 * i / len(methods), f"fitting {name} on {tr.sum()} rows")
+        say(0.05 + 0.8 * i / len(methods), f"fitting {name} on {n_all['train']} rows")
         t0 = time.perf_counter()
+        if on_cluster and name not in ("NGB", "IndepNGB"):
+            errors[name] = ("not available: the table was read on the cluster and this method needs every training "
+                            "row in one process; run without --scheduler (or on a smaller table) to fit it")
+            continue
         try:
             lr = mgd_learning_rate if name == "MGD-MVN" else learning_rate
             model = _make_model(name, rounds, lr, seed, patience, nn_options=nn_options, max_depth=max_depth)
             report = _round_reporter(say, name, i, len(methods))
-            if name in ("NGB", "IndepNGB") and is_distributed():   # --scheduler: the fit runs on the workers
+            if on_cluster:   # the training rows are dask arrays on the workers
+                from distviz.distributed import fit as fit_on_workers
+                fit_on_workers(model, Xtr, Ytr, eval_set=_chunked((Xva, Yva)), progress=report)
+            elif name in ("NGB", "IndepNGB") and is_distributed():   # --scheduler: the fit runs on the workers
                 from distviz.distributed.ngb import fit_arrays_on_workers
                 fit_arrays_on_workers(model, Xtr, Ytr, (Xva, Yva), progress=report)
             else:
@@ -499,8 +556,8 @@ def run_drifter_comparison(data="sample", *, rounds: int = 300, learning_rate: f
     # model averages of NGB and IndepNGB
     averaging: dict = {}
     pred_extra: dict = {}
-    lon_e = bin_edges(d.lon.min(), d.lon.max(), 2.0)
-    lat_e = bin_edges(d.lat.min(), d.lat.max(), 2.0)
+    lon_e = bin_edges(lon_range[0], lon_range[1], 2.0)
+    lat_e = bin_edges(lat_range[0], lat_range[1], 2.0)
     if "NGB" in pred_te and "IndepNGB" in pred_te:
         (m1v, S1v), (m2v, S2v) = pred_va["NGB"], pred_va["IndepNGB"]
         (m1, S1), (m2, S2) = pred_te["NGB"], pred_te["IndepNGB"]
@@ -574,8 +631,8 @@ def run_drifter_comparison(data="sample", *, rounds: int = 300, learning_rate: f
         for m in all_m:
             mu, S = pred[f"mean_{m}"].values[mask], pred[f"cov_{m}"].values[mask]
             subsets[sname][m] = _metrics(Yte[mask], mu, S)
-    info = {"source": d.source, "synthetic": bool(d.synthetic), "n_rows": len(d), "n_drifters": d.n_drifters,
-            "n_train": int(tr.sum()), "n_val": int(va.sum()), "n_test": int(te.sum()),
+    info = {"source": d.source, "synthetic": bool(d.synthetic), "n_rows": n_all["rows"],
+            "n_drifters": n_all["drifters"], "n_train": n_all["train"], "n_val": int(va.sum()), "n_test": int(te.sum()),
             "features": list(d.feature_names), "absent_features": list(d.absent_features),
             "n_dropped_nan": d.n_dropped_nan, "rounds": int(rounds), "learning_rate": float(learning_rate),
             "mgd_learning_rate": float(mgd_learning_rate), "patience": int(patience), "max_depth": int(max_depth),
@@ -873,15 +930,17 @@ def drifters_study(data="sample", rounds=300, learning_rate=0.1, mgd_learning_ra
             last[0] = now
             print(f"[{now:6.1f} s {100 * frac:3.0f}%] {msg}", file=sys.stderr, flush=True)
 
+    box = None
     if bbox:
-        from distviz.data.drifters import load_drifters
-
         try:
             box = tuple(float(v) for v in str(bbox).split(","))
         except ValueError:
             box = ()
         if len(box) != 4:
             raise ConfigError(f"--bbox must be four numbers lon0,lon1,lat0,lat1, got {bbox!r}; e.g. --bbox=-83,-40,0,70.")
+    if box is not None and protocol == "paper":
+        from distviz.data.drifters import load_drifters
+
         data = load_drifters(data, bbox=box)
     from distviz.experiments.mvn_sim import _nn_hidden
 
@@ -902,7 +961,7 @@ def drifters_study(data="sample", rounds=300, learning_rate=0.1, mgd_learning_ra
                                          min_leaves=ints(grid_min_leaf, "grid-min-leaf"), progress=progress))
     res = run_drifter_comparison(data, rounds=rounds, learning_rate=learning_rate, methods=ms, seed=seed,
                                  max_train=max_train, patience=patience, max_depth=max_depth,
-                                 mgd_learning_rate=mgd_learning_rate, nn_options=nn, progress=progress)
+                                 mgd_learning_rate=mgd_learning_rate, nn_options=nn, bbox=box, progress=progress)
     if save:
         res.save(save)
     return _plain(res.to_dict())
