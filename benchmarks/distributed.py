@@ -15,7 +15,13 @@ next to each worker's share of the binned data, and the load average before and 
 learning rate 0.1, min_weight_leaf 1e-3 / min_sum_hessian_in_leaf 1e-3, LocalCluster(processes=True)
 with ``--workers`` workers of ``--threads`` threads each (LightGBM's num_threads the same).
 
-Run: ``python benchmarks/distributed.py [--rows 1000000] [--rounds 20] [--workers 2] [--chunk 250000]``;
+``--ngb``: instead, multivariate NGBoost (``NGB``, bivariate Normal velocity-like target from the same
+features) on the cluster against the same ``NGB`` fitted in this process at 1 thread on the computed
+arrays (no peer library fits NGBoost on Dask): seconds per round of each (the difference of a
+``--rounds`` and a 1-round fit), end-to-end seconds, the train NLL and the largest difference of the
+predicted parameters (both use the in-memory bin edges, so the models agree to rounding).
+
+Run: ``python benchmarks/distributed.py [--rows 1000000] [--rounds 20] [--workers 2] [--chunk 250000] [--ngb]``;
 above 1e7 rows (``--rows 50000000``) LightGBM is skipped unless ``--lightgbm`` is given (it copies every
 partition into its workers as float64: 4 GB at that size) and ours is fitted once, its seconds per
 round timed inside the loop and printed as the rounds finish.
@@ -79,6 +85,51 @@ def make_data(rows, chunk, seed=0):
     return X, y
 
 
+def normal2_target(X, seed=0, block_info=None):
+    """Bivariate Normal velocities (m/s) whose mean, scales and correlation follow wind and latitude, seeded by chunk."""
+    rng = np.random.default_rng([seed, 2, block_info[0]["chunk-location"][0]])
+    mu = np.column_stack([0.02 * X[:, 4] + 0.3 * (np.abs(X[:, 1] - 38) < 5), 0.02 * X[:, 5] - 0.05 * X[:, 2]])
+    sd = np.column_stack([0.1 + 0.02 * np.hypot(X[:, 4], X[:, 5]), 0.1 + 0.1 * np.exp(-X[:, 7])])
+    rho = 0.6 * np.tanh(X[:, 4] / 6)
+    z = rng.standard_normal((X.shape[0], 2))
+    return mu + sd * np.column_stack([z[:, 0], rho * z[:, 0] + np.sqrt(1 - rho ** 2) * z[:, 1]])
+
+
+def bench_ngb(client, args, chunk):
+    """NGB on the cluster vs the same NGB in this process (1 thread) on the computed arrays; prints the table."""
+    import distviz.distributed as dd
+    from distviz.boosting.ngboost import NGB
+    from distviz.trees import Binner
+
+    X, _ = make_data(args.rows, chunk)
+    Y = X.map_blocks(normal2_target, chunks=(X.chunks[0], (2,)), dtype=float, meta=np.empty((0, 2)))
+    Xm, Ym = (np.asarray(a) for a in client.compute([X, Y], sync=True))
+    b0 = Binner(args.bins).fit(Xm)
+    edges = Binner.from_edges(b0.bin_thresholds_, max_bins=args.bins, has_missing=b0.has_missing_)
+
+    def make(rounds):
+        return NGB(n_estimators=rounds, learning_rate=args.lr, max_depth=args.depth, max_bins=args.bins,
+                   early_stopping_rounds=None)
+
+    print(f"NGB (bivariate Normal, MVN-Cholesky chart, ngboost's line search): {args.rows:,} rows x {P} features, "
+          f"{X.numblocks[0]} chunks, {args.workers} worker processes x {args.threads} thread(s); in memory: this "
+          f"process, 1 numba thread")
+    dd.fit(make(1), X[:chunk], Y[:chunk], binner=edges)   # compiles in the workers before timing
+    make(1).fit(Xm[:chunk], Ym[:chunk])
+    with LoadWatch(f"NGB on the cluster vs in memory, {args.rows:,} rows") as watch:
+        best, last = interleaved_best({
+            "cl_1": lambda: dd.fit(make(1), X, Y, binner=edges),
+            "cl_R": lambda: dd.fit(make(args.rounds), X, Y, binner=edges),
+            "mem_1": lambda: make(1).fit(Xm, Ym),
+            "mem_R": lambda: make(args.rounds).fit(Xm, Ym)}, repeats=args.repeats)
+    print(f"\n{'NGB':<22}{'s / round':>11}{'end-to-end s':>14}{'train NLL':>12}")
+    for k, name in (("cl", "on the cluster"), ("mem", "in memory, 1 thread")):
+        per = (best[k + "_R"] - best[k + "_1"]) / (args.rounds - 1)
+        print(f"{name:<22}{per:>11.3f}{best[k + '_R']:>14.2f}{last[k + '_R'].train_loss_[-1]:>12.5f}")
+    diff = np.abs(last["cl_R"].predict_params(Xm[:20000]) - last["mem_R"].predict_params(Xm[:20000])).max()
+    print(f"largest difference of the predicted parameters (20,000 rows): {diff:.1e}{watch.label()}")
+
+
 def poisson_nll(mu, y):
     """Mean Poisson NLL mu - y log mu + log y! over the rows of the dask arrays mu, y."""
     from scipy.special import gammaln
@@ -127,6 +178,7 @@ def main():
     ap.add_argument("--lr", type=float, default=0.1)
     ap.add_argument("--repeats", type=int, default=2, help="interleaved repeats, best time kept")
     ap.add_argument("--lightgbm", action="store_true", help="run LightGBM also above 1e7 rows")
+    ap.add_argument("--ngb", action="store_true", help="NGB on the cluster vs in memory instead (default rows 200,000)")
     ap.add_argument("--no-lightgbm", action="store_true",
                     help="fit ours only, once (its workers' peak RSS is then ours alone)")
     args = ap.parse_args()
@@ -134,10 +186,15 @@ def main():
         os.environ[k] = str(args.threads)   # the worker processes inherit these
     from distributed import Client, LocalCluster
 
+    if args.ngb and "--rows" not in " ".join(sys.argv):
+        args.rows = 200_000
     chunk = args.chunk or min(max(args.rows // 8, 1), 1_000_000)
     with_lgb = (args.rows <= 10_000_000 or args.lightgbm) and not args.no_lightgbm
     with LocalCluster(n_workers=args.workers, threads_per_worker=args.threads, processes=True,
                       dashboard_address=":0", memory_limit=0) as lc, Client(lc) as client:
+        if args.ngb:
+            bench_ngb(client, args, chunk)
+            return
         X, y = make_data(args.rows, chunk)
         print(f"rows {args.rows:,}, features {P}, chunks {X.numblocks[0]} of {chunk:,} rows, {args.workers} worker "
               f"processes x {args.threads} thread(s) on {cores()} cores; depth {args.depth}, {args.bins} bins, "

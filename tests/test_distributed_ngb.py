@@ -98,24 +98,33 @@ def test_indep_ngb_same_as_in_memory_and_dispatch(client):
         NGB(n_estimators=2).fit(_chunked(X), _chunked(y))
 
 
-def test_line_search_replay_halves_past_the_first_batch():
-    """The client's replay of ngboost's rule asks for more scales below 2^-30 and picks the rule's own scale."""
+@pytest.mark.parametrize("tiny", [True, False])
+def test_line_search_replay_leaves_the_first_batch(tiny):
+    """The client's replay of ngboost's rule asks for the scales it lacks (below the first batch: 31 more, which reach
+    2^-35 here; above it: up to the rule's cap 2^9) in one more trip and picks the rule's own scale."""
     from distviz.boosting.ngboost import ngboost_scale
     from distviz.distributed import ngb
 
     W, n, norm = 7.0, 10, 1e12
 
-    def loss(s):   # only a tiny step lowers the NLL below the start (1.0)
-        return 0.999 if s <= 2.0 ** -35 else 2.0
+    def loss(s):   # tiny: only a tiny step lowers the NLL below the start (1.0); else every step up to 2^9 does
+        return (0.999 if s <= 2.0 ** -35 else 2.0) if tiny else 0.5
+
+    asked = []
 
     class Cluster:
         def run(self, fn, shards, where, law, scales):
             assert fn is ngb.ngb_shard.more_scales
+            asked.append(np.log2(scales))
             return {"ls": np.array([loss(s) * W for s in scales])}
 
-    first = {"ls": np.array([loss(s) * W for s in 2.0 ** np.arange(-30, 10)]), "norm": np.array([norm * n])}
+    batch = 2.0 ** np.arange(ngb._K_LOW, ngb._K_HIGH + 1)
+    first = {"ls": np.array([loss(s) * W for s in batch]), "norm": np.array([norm * n])}
     s = ngb._scale(Cluster(), None, None, None, first, W, n, 1.0, 1e-4)
-    assert s == ngboost_scale(loss, norm, 1.0, 1e-4) == 2.0 ** -35
+    assert s == ngboost_scale(loss, norm, 1.0, 1e-4) == (2.0 ** -35 if tiny else 2.0 ** 9)
+    assert len(asked) == 1   # one more trip: the 31 scales below the batch, or those above it up to 2^9
+    below = np.arange(ngb._K_LOW - 31, ngb._K_LOW)
+    np.testing.assert_array_equal(asked[0], below if tiny else np.arange(ngb._K_HIGH + 1, 10))
 
 
 def test_drifter_study_fits_on_the_workers(client, monkeypatch):

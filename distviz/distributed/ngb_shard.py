@@ -90,7 +90,7 @@ def search(shard, law, trees, scales):
 
 
 def more_scales(shard, law, scales):
-    """{"ls": loss_sums at further scales} (when the replayed rule halves below the first batch)."""
+    """{"ls": loss_sums at further scales} (when the replayed rule leaves the first batch)."""
     return {"ls": loss_sums(shard, law, scales)}
 
 
