@@ -883,7 +883,8 @@ def _format(result: dict) -> str:
 
 
 @registry.study("drifters", options=[
-    registry.Option("data", str, "sample", "'sample' (shipped synthetic North Atlantic) or a path (CSV/HDF5/NetCDF)"),
+    registry.Option("data", str, "sample", "'sample' (shipped synthetic North Atlantic), a path (CSV/HDF5/NetCDF) or "
+                    "the directory written by 'distviz data gdp' (read on the workers with --scheduler)"),
     registry.Option("rounds", int, 300, "maximum boosting rounds per method (early stopping on validation)"),
     registry.Option("learning-rate", float, 0.1, "learning rate of every method but MGD-MVN"),
     registry.Option("mgd-learning-rate", float, 0.05, "learning rate of MGD-MVN (mirror descent in (E y, E yy^T))"),
