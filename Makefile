@@ -47,7 +47,7 @@ lint: $(ALL_STAMP)
 test: $(ALL_STAMP)
 	$(BIN)/ruff check distviz benchmarks tests app.py app_pages scripts
 	$(BIN)/mypy distviz
-	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 -q
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 -q --durations=12
 
 bench: $(ALL_STAMP)
 	for f in benchmarks/[!_]*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
