@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from distviz.cli import main
@@ -64,3 +65,22 @@ def test_studies_on_a_scheduler_address_and_map_units(capsys):
 def test_bad_scheduler_options_are_one_sentence(spec, workers, words):
     with pytest.raises(ConfigError, match=words), use_scheduler(spec, workers):
         pass
+
+
+def test_a_bad_table_on_local_workers_is_one_sentence_on_stderr(tmp_path, capfd):
+    """A `distviz data gdp` table whose part lacks a column, read by the drifter study on `--scheduler local`: the
+    worker's failure comes back as the one-sentence error, without the workers' (or the shutdown's) tracebacks."""
+    import pandas as pd
+
+    from distviz.data.gdp_archive import MARKER
+
+    table = tmp_path / "table"
+    table.mkdir()
+    rng = np.random.default_rng(0)
+    cols = {c: rng.normal(size=40) for c in ("Wx", "Wy", "lon", "lat", "u", "v", "t")}   # no 'doy'
+    pd.DataFrame({**cols, "id": np.repeat(np.arange(10), 4)}).to_parquet(table / "part-000000.parquet", index=False)
+    (table / MARKER).write_text("{}", encoding="utf-8")
+    assert main(["study", "drifters", "--data", str(table), "--scheduler", "local", "--workers", "1",
+                 "--methods", "NGB", "--rounds", "2"]) == 2
+    err = capfd.readouterr().err
+    assert "lacks column(s) doy" in err and "Traceback" not in err and "Compute Failed" not in err, err

@@ -10,6 +10,7 @@ come back in the units' order.  Without a scheduler the loop runs in this proces
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -62,8 +63,12 @@ def use_scheduler(scheduler: str | None, workers: int | None = None) -> Iterator
         if scheduler == "local":
             # one unit at a time per worker process, and one numba / BLAS thread each (dask's nanny already sets
             # OMP / MKL / OPENBLAS to 1): n workers use n cores without oversubscription
+            # silence_logs: a task that raises (a bad input file, say) comes back to this process as its exception,
+            # which the CLI prints as one sentence; the workers' own report of it, and the shutdown's, would be
+            # tracebacks on stderr
             cluster = stack.enter_context(LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
-                                                       dashboard_address=":0", env={"NUMBA_NUM_THREADS": "1"}))
+                                                       dashboard_address=":0", env={"NUMBA_NUM_THREADS": "1"},
+                                                       silence_logs=logging.CRITICAL))
             client = stack.enter_context(Client(cluster))
         else:
             try:
