@@ -100,8 +100,8 @@ def test_indep_ngb_same_as_in_memory_and_dispatch(client):
 
 @pytest.mark.parametrize("tiny", [True, False])
 def test_line_search_replay_leaves_the_first_batch(tiny):
-    """The client's replay of ngboost's rule asks for the scales it lacks (below the first batch: 31 more, which reach
-    2^-35 here; above it: up to the rule's cap 2^9) in one more trip and picks the rule's own scale."""
+    """The client's replay of ngboost's rule asks for the scales it lacks (below the first batch: 8 more a trip until
+    2^-35 is reached here; above it: up to the rule's cap 2^9, one trip) and picks the rule's own scale."""
     from distviz.boosting.ngboost import ngboost_scale
     from distviz.distributed import ngb
 
@@ -122,9 +122,12 @@ def test_line_search_replay_leaves_the_first_batch(tiny):
     first = {"ls": np.array([loss(s) * W for s in batch]), "norm": np.array([norm * n])}
     s = ngb._scale(Cluster(), None, None, None, first, W, n, 1.0, 1e-4)
     assert s == ngboost_scale(loss, norm, 1.0, 1e-4) == (2.0 ** -35 if tiny else 2.0 ** 9)
-    assert len(asked) == 1   # one more trip: the 31 scales below the batch, or those above it up to 2^9
-    below = np.arange(ngb._K_LOW - 31, ngb._K_LOW)
-    np.testing.assert_array_equal(asked[0], below if tiny else np.arange(ngb._K_HIGH + 1, 10))
+    if tiny:   # trips of 8 scales below the batch until 2^-35 is reached
+        assert len(asked) == -(-(ngb._K_LOW + 35) // ngb._K_MORE)
+        np.testing.assert_array_equal(np.concatenate(asked[::-1]), np.arange(ngb._K_LOW - 8 * len(asked), ngb._K_LOW))
+    else:      # one trip: the scales above the batch up to the rule's cap 2^9
+        assert len(asked) == 1
+        np.testing.assert_array_equal(asked[0], np.arange(ngb._K_HIGH + 1, 10))
 
 
 def test_drifter_study_fits_on_the_workers(client, monkeypatch):

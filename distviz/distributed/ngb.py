@@ -5,12 +5,13 @@ The loop is the shared engine's for ``NGBoost`` (``distviz.boosting.engine``; tr
 line search, early stopping on the validation NLL) with the rows on the workers (``ngb_shard``): each round
 grows one tree per chart parameter from histograms (``grow.LevelGrower``, all trees' histograms of a level
 in one round trip), then ONE round trip evaluates the training NLL at F + s f for the scales s = 2^k,
-k = -6..4 (where the rule ends in practice: it starts at 1, doubles while the loss does not rise, then
-halves) and the client replays the rule (``ngboost_scale``) on those values, choosing the scale the
-in-memory fit chooses; a further trip only when the rule leaves the batch (the scales 2^5..2^9 above it,
-the rule's cap, or the 31 below).  One round costs ``max_depth + 1`` round trips.  Each scale costs a pass
-over the rows (two log1p a row for the MVN chart): the batch was 2^-30..2^9 (40 scales) until the
-NGB benchmark (``benchmarks/distributed.py --ngb``) showed that pass taking 80% of a round.  The start theta^(0) is
+k = -4..2 (the rule starts at 1, doubles while the loss does not rise, then halves; 300-round fits on the
+drifter sample ended at 2^-4..2^1) and the client replays the rule (``ngboost_scale``) on those values,
+choosing the scale the in-memory fit chooses; a further trip only when the rule leaves the batch (the
+scales above it up to 2^9, the rule's cap, or the next 8 below).  One round costs ``max_depth + 1`` round
+trips.  Each scale costs a pass over the rows (two log1p a row for the MVN chart): the batch was
+2^-30..2^9 (40 scales) until the NGB benchmark (``benchmarks/distributed.py --ngb``) showed that pass
+taking 80% of a round.  The start theta^(0) is
 the chart's own ``init_theta`` on 2P points with the rows' weighted mean and 1/N covariance (the marginal
 MLE of the Normal and MVN charts depends on y only through those).  ``IndepNGB`` fits its P univariate
 NGBoosts this way one after another, sharing the bin edges.
@@ -35,7 +36,7 @@ from .sketch import sketch_binner
 __all__ = ["fit_arrays_on_workers", "fit_indep_ngb", "fit_ngboost"]
 
 # the first batch of line-search scales 2^k (see the module doc); ngboost's rule doubles at most up to 2^9
-_K_HIGH, _K_LOW, _K_CAP = 4, -6, 9
+_K_HIGH, _K_LOW, _K_CAP, _K_MORE = 2, -4, 9, 8
 
 
 def _check_chunk(chart, X, y, w):
@@ -111,9 +112,9 @@ def _scale(cl, shards, where, law, search, W, n, loss0, tol):
     while True:
         try:
             return ngboost_scale(loss_at, norm, loss0, tol)
-        except _Missing as e:   # the rule left the table: one more trip for the scales up to the cap, or 31 below
+        except _Missing as e:   # the rule left the table: one more trip for the scales up to the cap, or 8 below
             k = int(np.log2(e.args[0]))
-            more = 2.0 ** (np.arange(k, _K_CAP + 1) if e.args[0] > max(table) else np.arange(k - 30, k + 1))
+            more = 2.0 ** (np.arange(k, _K_CAP + 1) if e.args[0] > max(table) else np.arange(k - _K_MORE + 1, k + 1))
             table.update(zip(more, cl.run(ngb_shard.more_scales, shards, where, law, more)["ls"] / W))
 
 
