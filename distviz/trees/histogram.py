@@ -271,11 +271,60 @@ def _root_targets_feature(code_row, G, col_off, o, K, h, tot, with_tot):
                     tot[k] += gi[col_off + k]
 
 
-@njit(cache=True, parallel=True)
-def _root_targets_parallel(codes_T, G, col_off, o, K, lead, out, tot):
-    for f in prange(codes_T.shape[0]):
-        out[f, :, :o] = lead[f]
+@njit(cache=True)
+def _root_targets_two(code0, code1, G, col_off, o, h0, h1, tot, with_tot):
+    """_root_targets_feature for two features in one pass (K = 1, o = 1 or 2): the target column is read once for
+    both, each histogram still adds the rows in row order (the same bits); with_tot: tot[0] = the column's total."""
+    h0[:, o:] = 0.0
+    h1[:, o:] = 0.0
+    f0 = h0.reshape(-1)
+    f1 = h1.reshape(-1)
+    g = G[:, col_off]
+    s = 0.0
+    n = code0.shape[0]
+    if o == 1 and with_tot:   # constant strides, as in _root_targets_feature
+        for i in range(n):
+            gi = g[i]
+            f0[np.intp(code0[i]) * 2 + 1] += gi
+            f1[np.intp(code1[i]) * 2 + 1] += gi
+            s += gi
+    elif o == 1:
+        for i in range(n):
+            gi = g[i]
+            f0[np.intp(code0[i]) * 2 + 1] += gi
+            f1[np.intp(code1[i]) * 2 + 1] += gi
+    elif with_tot:
+        for i in range(n):
+            gi = g[i]
+            f0[np.intp(code0[i]) * 3 + 2] += gi
+            f1[np.intp(code1[i]) * 3 + 2] += gi
+            s += gi
+    else:
+        for i in range(n):
+            gi = g[i]
+            f0[np.intp(code0[i]) * 3 + 2] += gi
+            f1[np.intp(code1[i]) * 3 + 2] += gi
+    if with_tot:
+        tot[0] = s
+
+
+@njit(cache=True)
+def _root_targets_unit(codes_T, G, col_off, o, K, lead, out, tot, f, paired):
+    """One work unit of the root pass: features f and f+1 together when paired (K = 1), else feature f alone."""
+    p = codes_T.shape[0]
+    out[f, :, :o] = lead[f]
+    if paired and f + 1 < p:
+        out[f + 1, :, :o] = lead[f + 1]
+        _root_targets_two(codes_T[f], codes_T[f + 1], G, col_off, o, out[f], out[f + 1], tot, f == 0)
+    else:
         _root_targets_feature(codes_T[f], G, col_off, o, K, out[f], tot, f == 0)
+
+
+@njit(cache=True, parallel=True)
+def _root_targets_parallel(codes_T, G, col_off, o, K, lead, out, tot, paired):
+    step = 2 if paired else 1
+    for q in prange((codes_T.shape[0] + step - 1) // step):
+        _root_targets_unit(codes_T, G, col_off, o, K, lead, out, tot, q * step, paired)
 
 
 @njit(cache=True)
@@ -284,10 +333,12 @@ def hist_root_targets(codes_T, G, col_off, o, K, lead, out, tot, parallel):
 
     Also tot (K,) = the target columns' totals (in feature 0's pass).  Bit-identical to the full
     pass and to a sequential total (every sum adds the rows in row order); parallel: features in threads.
+    With one target column the features go in pairs, each pair in one pass over the rows: the column
+    is read half as often (1e6 x 10: 6.5 -> 4.5 ms at 1 thread, 4.2 -> 2.7 ms at 2).
     """
+    paired = K == 1 and (o == 1 or o == 2)
     if parallel:
-        _root_targets_parallel(codes_T, G, col_off, o, K, lead, out, tot)
+        _root_targets_parallel(codes_T, G, col_off, o, K, lead, out, tot, paired)
     else:
-        for f in range(codes_T.shape[0]):
-            out[f, :, :o] = lead[f]
-            _root_targets_feature(codes_T[f], G, col_off, o, K, out[f], tot, f == 0)
+        for f in range(0, codes_T.shape[0], 2 if paired else 1):
+            _root_targets_unit(codes_T, G, col_off, o, K, lead, out, tot, f, paired)
