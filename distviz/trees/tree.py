@@ -9,7 +9,7 @@ from sklearn.base import BaseEstimator
 from distviz.errors import ConfigError, DataError, check_fitted
 from distviz.validation import check_sample_weight, check_X, check_y
 
-from .binning import BinnedX, Binner
+from .binning import BinnedX, Binner, _row_major
 from .grower import NO_AUX, NO_ROOT_LEAD, NO_ROOT_TOT, NO_WORK, grow_batch, grow_entropy, no_row_codes, node_sums
 from .histogram import lead_hist, row_stats
 from .nodes import TreeNodes
@@ -95,6 +95,7 @@ class FitContext:
         self.codes_R = no_row_codes(codes_T)
         self.root_lead, self.root_tot = NO_ROOT_LEAD, NO_ROOT_TOT
         self.work = NO_WORK
+        self._xb: BinnedX | None = None   # the BinnedX the codes came from (its row-major copy is kept there)
 
     def for_rounds(self) -> "FitContext":
         """Keep what every tree of a boosting fit can reuse: row-major codes (n, p), the root's weight columns, scratch.
@@ -104,7 +105,7 @@ class FitContext:
         Worth the one-off transpose and pass when many trees are grown on the same X and weights.
         """
         if self.codes_R.shape[0] != self.codes_T.shape[1]:
-            self.codes_R = np.ascontiguousarray(self.codes_T.T)
+            self.codes_R = self._xb.row_major() if self._xb is not None else _row_major(self.codes_T)
             self.work = np.empty((2, self.codes_T.shape[1]), dtype=np.int32)
             self.root_lead, self.root_tot = lead_hist(self.codes_T, self.w, 1 if self.unit else 2, self.binner.n_hist_bins_)
         return self
@@ -115,7 +116,9 @@ class FitContext:
         if not isinstance(Xb, BinnedX):
             raise DataError("FitContext needs binned features; pass Binner(max_bins).fit_transform(X).")
         n = Xb.codes_T.shape[1]
-        return cls(Xb.codes_T, Xb.binner, _check_weight(sample_weight, n), sample_weight is None, family, T)
+        ctx = cls(Xb.codes_T, Xb.binner, _check_weight(sample_weight, n), sample_weight is None, family, T)
+        ctx._xb = Xb
+        return ctx
 
     @property
     def GT(self) -> np.ndarray:
@@ -201,6 +204,8 @@ class HistTree(BaseEstimator):
             binner = Binner(self.max_bins).fit(X, sample_weight=sample_weight)
             codes_T = binner.transform(X).codes_T
         ctx = FitContext(codes_T, binner, w, sample_weight is None, family, T)
+        if isinstance(X, BinnedX):   # nodes below the root from the row-major codes kept on X (the same sums)
+            ctx.codes_R = X.row_major()
         return self._fit_in(ctx, R, depth, leaves)
 
     def fit_context(self, ctx: "FitContext", R) -> "HistTree":
