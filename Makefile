@@ -44,9 +44,12 @@ lint: $(ALL_STAMP)
 	$(BIN)/ruff check distviz benchmarks tests app.py app_pages scripts
 	$(BIN)/mypy distviz
 
+# numba's kernels are compiled once (scripts/warm_numba.py, about a minute on a fresh checkout) on the core that
+# ruff and mypy leave free, so that the two test workers load them from the cache instead of compiling them each
 test: $(ALL_STAMP)
-	$(BIN)/ruff check distviz benchmarks tests app.py app_pages scripts
-	$(BIN)/mypy distviz
+	$(BIN)/python scripts/warm_numba.py & warm=$$!; \
+	  $(BIN)/ruff check distviz benchmarks tests app.py app_pages scripts && $(BIN)/mypy distviz; rc=$$?; \
+	  wait $$warm; exit $$rc
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 -q --durations=12
 
 bench: $(ALL_STAMP)

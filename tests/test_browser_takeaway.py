@@ -48,7 +48,7 @@ def test_view_report_opens_offline_from_a_file(server, browser, tmp_path):  # no
     ctx, page, requests = _open(browser, f"{server}/posterior?section=OOD+demo", 1, 1400, 900)
     try:
         page.get_by_text("Figures to take away").click()
-        with page.expect_download(timeout=60000) as info:
+        with page.expect_download(timeout=180000) as info:   # a cold numba cache: the server compiles first
             page.get_by_role("button", name="Download this view").click()
         path = tmp_path / "view.html"
         info.value.save_as(str(path))

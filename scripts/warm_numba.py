@@ -1,0 +1,63 @@
+"""Compile distviz's numba kernels once and leave them in numba's cache (small fits of every common path).
+
+``make test`` runs this beside ruff and mypy: on a fresh checkout the kernels are then compiled once, on the core
+mypy leaves free, instead of by each test worker at its first fit (about a minute of LLVM per process).  It only
+warms a cache: any error here is reported and ignored, the tests themselves check the code.
+Run: ``python scripts/warm_numba.py``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import traceback
+
+import numpy as np
+
+
+def _fits() -> None:
+    from distviz.boosting import DistributionalBoosting, WGBoost
+    from distviz.boosting.ngboost import NGB, IndepNGB
+    from distviz.boosting.wg_targets import gaussian_location_target
+    from distviz.trees import Binner, HistTree
+
+    rng = np.random.default_rng(0)
+    n = 2000
+    X = rng.normal(size=(n, 4))
+    Xn = X.copy()
+    Xn[rng.random((n, 4)) < 0.05] = np.nan
+    w = rng.uniform(0.5, 2.0, n)
+    eta = 0.3 * X[:, 0]
+    ys = {"poisson": rng.poisson(np.exp(eta)).astype(float), "normal": eta + rng.normal(size=n),
+          "bernoulli": (rng.random(n) < 1 / (1 + np.exp(-eta))).astype(float),
+          "gamma": rng.gamma(2.0, np.exp(eta) / 2.0)}
+    for fam, y in ys.items():
+        for law in ("mgd", "ngd"):
+            for XX, ww in ((X, None), (Xn, w)):
+                m = DistributionalBoosting(fam, law=law, n_rounds=3).fit(XX, y, sample_weight=ww)
+                m.predict(XX[:50])
+    DistributionalBoosting("categorical", K=3, n_rounds=3).fit(X, rng.integers(0, 3, n).astype(float))
+    Y2 = np.column_stack([ys["normal"], X[:, 1] + rng.normal(size=n)])
+    for est in (NGB(n_estimators=3, early_stopping_rounds=None), IndepNGB(n_estimators=3, early_stopping_rounds=None)):
+        est.fit(Xn, Y2).predict(Xn[:50])
+    Xb = Binner(64).fit_transform(Xn)
+    for ww in (None, w):
+        HistTree(max_depth=3).fit(Xb, ys["normal"], sample_weight=ww).predict(Xn[:50])
+        HistTree(max_depth=3, max_leaves=5).fit(Xb, Y2, sample_weight=ww)
+    WGBoost(gaussian_location_target(0.5), n_rounds=3, max_depth=2, random_state=0).fit(X[:200], ys["normal"][:200])
+
+
+def main() -> int:
+    """Run the small fits; print how long they took (or the error) and return 0 either way."""
+    t0 = time.perf_counter()
+    try:
+        _fits()
+    except Exception:   # a cache warmer must not fail the build: the tests report real errors
+        traceback.print_exc(limit=3)
+        print("warm_numba: a warm-up fit failed (ignored)", file=sys.stderr)
+    print(f"warm_numba: kernels compiled or loaded in {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
