@@ -78,11 +78,7 @@ class DrifterData:
         kind = "SYNTHETIC sample" if self.synthetic else "drifter data"
         s = (f"{kind} from {self.source}: {len(self)} daily rows of {self.n_drifters} drifters, "
              f"{len(self.feature_names)} features ({', '.join(self.feature_names)})")
-        if self.absent_features:
-            s += f"; absent features: {', '.join(self.absent_features)}"
-        if self.n_dropped_nan:
-            s += f"; {self.n_dropped_nan} rows dropped for NaN"
-        return s + "."
+        return s + summary_tail(self.absent_features, self.n_dropped_nan)
 
     def to_dataset(self):
         """The rows as an xarray.Dataset over dimension `obs` (features, u, v, lon, lat, id, t)."""
@@ -101,6 +97,12 @@ class DrifterData:
 
 # ----------------------------------------------------------------------------------------------
 # helpers
+
+
+def summary_tail(absent_features, n_dropped_nan: int) -> str:
+    """The end of a drifter data summary sentence: absent features and rows dropped for NaN, then the full stop."""
+    s = f"; absent features: {', '.join(absent_features)}" if absent_features else ""
+    return s + (f"; {n_dropped_nan} rows dropped for NaN" if n_dropped_nan else "") + "."
 
 
 def _day_of_year_fraction(t_days: np.ndarray) -> np.ndarray:

@@ -321,6 +321,17 @@ def write_gdp_table(archive, out, *, bbox=None, start=None, end=None, chunk_obs:
     return info
 
 
+def table_columns(df, name: str) -> tuple[dict[str, np.ndarray], list[str]]:
+    """The written table's columns of frame df as float64 (features present, u, v, id, t) and the features present;
+    a DataError naming table `name` when a column is missing."""
+    present = [f for f in FEATURES if f in df.columns]
+    missing = [c for c in ("lon", "lat", "doy") + OUT_COLUMNS if c not in df.columns]
+    if missing:
+        raise DataError(f"The table {name} lacks column(s) {', '.join(missing)}; write it again with "
+                        f"'distviz data gdp'.")
+    return {c: df[c].to_numpy(dtype=np.float64) for c in present + list(OUT_COLUMNS)}, present
+
+
 def read_gdp_table(path, *, bbox=None) -> DrifterData:
     """DrifterData from a Parquet table written by :func:`write_gdp_table` (rows sorted by id and time)."""
     _require("Reading a processed GDP table (Parquet)", archive=False)
@@ -336,11 +347,6 @@ def read_gdp_table(path, *, bbox=None) -> DrifterData:
         df = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
     except Exception:  # pyarrow raises many kinds of errors for damaged files
         raise DataError(f"Could not read the Parquet table {path.name}; write it again with 'distviz data gdp'.") from None
-    present = [f for f in FEATURES if f in df.columns]
-    missing = [c for c in ("lon", "lat", "doy") + OUT_COLUMNS if c not in df.columns]
-    if missing:
-        raise DataError(f"The table {path.name} lacks column(s) {', '.join(missing)}; write it again with "
-                        f"'distviz data gdp'.")
-    cols = {c: df[c].to_numpy(dtype=np.float64) for c in present + list(OUT_COLUMNS)}
+    cols, present = table_columns(df, path.name)
     out = _finish(cols, present, f"the table {path.name}", source=path.name, bbox=bbox)
     return out.subset(np.lexsort((out.t, out.id)))

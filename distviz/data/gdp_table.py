@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from distviz.data.drifters import FEATURES, DrifterData, check_velocities, usable_rows
+from distviz.data.drifters import FEATURES, DrifterData, check_velocities, summary_tail, usable_rows
 from distviz.errors import DataError
 
 __all__ = ["ClusterDrifterTable", "is_processed_table"]
@@ -39,7 +39,7 @@ def _part_columns(path: str, bbox) -> tuple[dict[str, np.ndarray], list[str], in
     the present features and the number of rows dropped for NaN."""
     import pandas as pd
 
-    from distviz.data.gdp_archive import OUT_COLUMNS
+    from distviz.data.gdp_archive import table_columns
 
     name = Path(path).parent.name
     try:
@@ -47,11 +47,7 @@ def _part_columns(path: str, bbox) -> tuple[dict[str, np.ndarray], list[str], in
     except Exception:  # pyarrow raises many kinds of errors for damaged files
         raise DataError(f"Could not read {Path(path).name} of the Parquet table {name}; write it again with "
                         f"'distviz data gdp'.") from None
-    present = [f for f in FEATURES if f in df.columns]
-    missing = [c for c in ("lon", "lat", "doy") + OUT_COLUMNS if c not in df.columns]
-    if missing:
-        raise DataError(f"The table {name} lacks column(s) {', '.join(missing)}; write it again with 'distviz data gdp'.")
-    cols = {c: df[c].to_numpy(dtype=np.float64) for c in dict.fromkeys(present + list(OUT_COLUMNS))}
+    cols, present = table_columns(df, name)
     ok, n_nan = usable_rows(cols, present, bbox)
     out = {c: v[ok] for c, v in cols.items()}
     order = np.lexsort((out["t"], out["id"]))
@@ -131,16 +127,7 @@ class ClusterDrifterTable:
         s = (f"drifter data from {self.path.name} (read on the cluster, {len(self.parts)} parts): {self.n_rows} "
              f"daily rows of {self.n_drifters} drifters, {len(self.feature_names)} features "
              f"({', '.join(self.feature_names)})")
-        if self.absent_features:
-            s += f"; absent features: {', '.join(self.absent_features)}"
-        if self.n_dropped_nan:
-            s += f"; {self.n_dropped_nan} rows dropped for NaN"
-        return s + "."
-
-    def count(self, ids) -> int:
-        """Number of rows of the drifters `ids`."""
-        ids = np.asarray(ids, dtype=np.int64)
-        return int(sum(int(s["counts"][np.isin(s["ids"], ids)].sum()) for s in self._summaries))
+        return s + summary_tail(self.absent_features, self.n_dropped_nan)
 
     def arrays(self, ids, *, y_scale: float = 1.0):
         """Dask arrays X (n, p) and Y (n, 2) * y_scale of the drifters `ids`: one chunk per part that holds any.
