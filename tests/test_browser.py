@@ -39,6 +39,20 @@ PAGES = [
 ]
 
 
+#: the console file of each running test server, by its URL (read by `server_log`)
+_LOGS: dict = {}
+
+
+def server_log(url: str) -> str:
+    """What the test server at `url` has printed so far (its console file), or '' when it is not known."""
+    log = _LOGS.get(url)
+    if log is None:
+        return ""
+    log.flush()
+    with open(log.name, errors="replace") as f:
+        return f.read()
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -57,7 +71,7 @@ def server():
            "--server.fileWatcherType", "none"]
     # the console goes to a file, not a pipe: nobody reads a pipe while the tests run, and a server that filled
     # its 64 KiB would block on its next write (seen: a download that never came in the full suite)
-    log = tempfile.TemporaryFile()
+    log = tempfile.NamedTemporaryFile()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -74,8 +88,10 @@ def server():
                 raise RuntimeError(f"streamlit exited early:\n{log.read().decode(errors='replace')}")
         else:
             raise RuntimeError("streamlit did not answer within 60 s")
+        _LOGS[url] = log
         yield url
     finally:
+        _LOGS.pop(url, None)
         proc.terminate()
         try:
             proc.wait(timeout=10)
