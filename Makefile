@@ -44,12 +44,12 @@ lint: $(ALL_STAMP)
 	$(BIN)/ruff check distviz benchmarks tests app.py app_pages scripts
 	$(BIN)/mypy distviz
 
-# numba's kernels are compiled once (scripts/warm_numba.py, about a minute on a fresh checkout) on the core that
-# ruff and mypy leave free, so that the two test workers load them from the cache instead of compiling them each
+# numba's kernels are compiled once (scripts/warm_numba.py, two groups as two processes, about a minute each on a
+# fresh checkout) beside ruff and mypy, so that the two test workers load them from the cache instead of compiling them
 test: $(ALL_STAMP)
-	$(BIN)/python scripts/warm_numba.py & warm=$$!; \
+	$(BIN)/python scripts/warm_numba.py common & w1=$$!; $(BIN)/python scripts/warm_numba.py wide & w2=$$!; \
 	  $(BIN)/ruff check distviz benchmarks tests app.py app_pages scripts && $(BIN)/mypy distviz; rc=$$?; \
-	  wait $$warm; exit $$rc
+	  wait $$w1 $$w2; exit $$rc
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 -q --durations=12
 
 bench: $(ALL_STAMP)

@@ -1,9 +1,12 @@
 """Compile distviz's numba kernels once and leave them in numba's cache (small fits of every common path).
 
-``make test`` runs this beside ruff and mypy: on a fresh checkout the kernels are then compiled once, on the core
-mypy leaves free, instead of by each test worker at its first fit (about a minute of LLVM per process).  It only
+``make test`` runs this beside ruff and mypy: on a fresh checkout the kernels are then compiled once, in the
+background, instead of by each test worker at its first fit (about a minute of LLVM per process).  It only
 warms a cache: any error here is reported and ignored, the tests themselves check the code.
-Run: ``python scripts/warm_numba.py``.
+Run: ``python scripts/warm_numba.py [common|wide]`` (both groups when none is named; ``make test`` runs the two
+groups as two processes): ``common`` is every usual fit on 8-bit bin codes, ``wide`` the tree grower on 16-bit
+codes (``max_bins="exact"`` with more than 256 distinct values, as WGBoost's studies use), which numba compiles
+as a separate specialisation (about 75 s cold).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import traceback
 import numpy as np
 
 
-def _fits() -> None:
+def _common() -> None:
     from distviz.boosting import DistributionalBoosting, WGBoost
     from distviz.boosting.ngboost import NGB, IndepNGB
     from distviz.boosting.wg_targets import gaussian_location_target
@@ -47,17 +50,34 @@ def _fits() -> None:
     WGBoost(gaussian_location_target(0.5), n_rounds=3, max_depth=2, random_state=0).fit(X[:200], ys["normal"][:200])
 
 
-def main() -> int:
-    """Run the small fits; print how long they took (or the error) and return 0 either way."""
-    t0 = time.perf_counter()
-    try:
-        _fits()
-    except Exception:   # a cache warmer must not fail the build: the tests report real errors
-        traceback.print_exc(limit=3)
-        print("warm_numba: a warm-up fit failed (ignored)", file=sys.stderr)
-    print(f"warm_numba: kernels compiled or loaded in {time.perf_counter() - t0:.1f} s")
+def _wide() -> None:
+    from distviz.boosting.wg_trees import TreeLearner
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(size=(400, 3))          # 400 distinct values a column: 16-bit codes in exact mode
+    R = rng.normal(size=(400, 4))
+    for criterion in ("variance", "friedman_sum"):
+        learner = TreeLearner(3, "exact", criterion)
+        Xb = learner.prepare(X)
+        learner.fit(Xb, R)[0].predict(X)
+        learner.fit_many(Xb, np.stack([R[:, :2], R[:, 2:]]))
+
+
+GROUPS = {"common": _common, "wide": _wide}
+
+
+def main(argv: list[str]) -> int:
+    """Run the named groups' small fits (all when none is named); print how long each took (or the error); return 0."""
+    for name in argv or list(GROUPS):
+        t0 = time.perf_counter()
+        try:
+            GROUPS[name]()
+        except Exception:   # a cache warmer must not fail the build: the tests report real errors
+            traceback.print_exc(limit=3)
+            print(f"warm_numba: a warm-up fit of {name!r} failed (ignored)", file=sys.stderr)
+        print(f"warm_numba: {name} kernels compiled or loaded in {time.perf_counter() - t0:.1f} s")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
