@@ -119,6 +119,21 @@ def test_a_failed_fit_and_a_finished_fit_leave_nothing_on_the_cluster(client):
     assert client.run_on_scheduler(left) == []
 
 
+def test_workers_come_from_the_scheduler_not_the_clients_cache(client, monkeypatch):
+    """The fit asks the scheduler for its workers: dask's Client.scheduler_info() can return its background cache,
+    which holds totals only (no workers), and a CI run failed a fit with "no workers" that way; a cluster with
+    none gets the sentence."""
+    from distviz.distributed.boosting import _Cluster
+
+    monkeypatch.setattr(type(client), "scheduler_info", lambda self, *a, **k: {"workers": {}})
+    assert len(_Cluster(client).workers) == 2
+    monkeypatch.undo()
+    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=":0") as lc, \
+            distributed.Client(lc) as empty:
+        with pytest.raises(ConfigError, match="has no workers; start at least one"):
+            _Cluster(empty)
+
+
 def test_weights_missing_values_eval_set_early_stopping_and_dask_predict(client):
     """Weighted rows, NaN in X and a validation set with early stopping: the same model; predict on dask gives dask."""
     X, y = _data("normal", 1)

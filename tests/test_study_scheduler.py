@@ -53,7 +53,7 @@ def test_studies_on_a_scheduler_address_and_map_units(capsys):
         assert _run(DRIFTERS + ["--scheduler", cluster.scheduler_address], capsys) == serial["drifters"]
         with use_scheduler(cluster.scheduler_address) as client:
             assert map_units(_square, range(5)) == [0, 1, 4, 9, 16]
-            assert len(client.scheduler_info()["workers"]) == 2
+            assert len(client.nthreads()) == 2
     assert map_units(_square, [3]) == [9]  # serial again outside the block
 
 

@@ -58,7 +58,9 @@ class _Cluster:
 
     def __init__(self, client):
         self.client = client
-        self.workers = sorted(client.scheduler_info()["workers"])
+        # the scheduler's own list (one RPC), not client.scheduler_info(): dask refreshes that cache in the
+        # background with totals only, and a refresh landing between its fetch and its return gave no workers
+        self.workers = sorted(client.nthreads())
         if not self.workers:
             raise ConfigError("the dask cluster has no workers; start at least one with 'dask worker ADDRESS'.")
         self._actor_sets: dict = {}

@@ -310,7 +310,7 @@ def fit_arrays_on_workers(model, X, y, eval_set, progress=None, n_chunks=None):
     from distviz.trees import Binner
 
     client = current_client()
-    k = n_chunks or 2 * max(1, len(client.scheduler_info()["workers"]))
+    k = n_chunks or 2 * max(1, len(client.nthreads()))
 
     def chunked(a):
         a = np.asarray(a, dtype=float)
