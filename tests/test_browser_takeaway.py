@@ -72,16 +72,31 @@ def _download_view(page, url, tmp_path, tries=3, wait_s=30):
                 f"{server_log(url)[-3000:]}")
 
 
+def _watch_browser(page):
+    """A list that collects the page's console messages and its websockets' openings, closings and errors (what a
+    retried download click is reported with)."""
+    events = []
+    page.on("console", lambda m: events.append(f"console {m.type}: {m.text[:200]}"))
+
+    def on_ws(ws):
+        events.append(f"websocket opened {ws.url}")
+        ws.on("close", lambda _ws: events.append("websocket closed"))
+        ws.on("socketerror", lambda err: events.append(f"websocket error {err}"))
+    page.on("websocket", on_ws)
+    return events
+
+
 def test_view_report_opens_offline_from_a_file(server, browser, tmp_path):  # noqa: F811
     ctx, page, requests = _open(browser, f"{server}/posterior?section=OOD+demo", 1, 1400, 900)
+    events = _watch_browser(page)
     try:
         page.get_by_text("Figures to take away").click()
         path, failed = _download_view(page, server, tmp_path)
     finally:
         ctx.close()
     if failed:   # a retried click is reported, not hidden: the user saw this error line under the button
-        warnings.warn(f"'Download this view' needed {len(failed) + 1} clicks: {failed}; server log: "
-                      f"{server_log(server)[-1500:]}", stacklevel=1)
+        warnings.warn(f"'Download this view' needed {len(failed) + 1} clicks: {failed}; the browser after the page "
+                      f"settled: {events[-20:]}; server log: {server_log(server)[-1500:]}", stacklevel=1)
     html = path.read_text()
     assert html.count("Plotly.newPlot(") == 1 and "ood_rounds" in html
     off = browser.new_context(viewport={"width": 1200, "height": 900})
