@@ -22,6 +22,11 @@ from typing import Callable
 
 import numpy as np
 
+#: LightGBM's Poisson objective clamps each Newton step: poisson_max_delta_step (0.7 by default) multiplies the
+#: hessian by exp(max_delta_step), about half the rate.  This value (LightGBM wants it > 0) turns the clamp off, for
+#: the NLL comparison with ours, whose step is unclamped.
+LGB_POISSON_NO_CLAMP = 1e-6
+
 
 def cores() -> int:
     """Number of CPU cores this process may run on."""

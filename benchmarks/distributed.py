@@ -47,7 +47,7 @@ import numpy as np
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [q for q in sys.path if os.path.abspath(q or ".") != _HERE] + [_HERE]
 
-from _peers import LoadWatch, cores, interleaved_best  # noqa: E402  (after the sys.path fix above)
+from _peers import LGB_POISSON_NO_CLAMP, LoadWatch, cores, interleaved_best  # noqa: E402  (after the sys.path fix above)
 
 P = 10
 
@@ -156,11 +156,6 @@ def fit_ours(X, y, rounds, args, verbose=False):
     return m, time.perf_counter() - t0
 
 
-#: LightGBM's Poisson objective clamps each Newton step by multiplying the hessian by exp(max_delta_step), 0.7 by
-#: default (about half the learning rate); this value (it must be > 0) turns the clamp off for the NLL comparison
-NO_CLAMP = 1e-6
-
-
 def fit_lgb(X, y, rounds, args, client, max_delta_step=None):
     """lightgbm.dask.DaskLGBMRegressor(objective='poisson') with the same settings, fitted (max_delta_step: LightGBM's
     poisson_max_delta_step, its default 0.7 when None)."""
@@ -237,7 +232,7 @@ def main():
                                           poisson_nll(last["lgb_R"].predict(X), y), np.nan)
                 # one more fit, not timed: the same model with LightGBM's step clamp off (the NLL comparison)
                 t0 = time.perf_counter()
-                free = fit_lgb(X, y, args.rounds, args, client, max_delta_step=NO_CLAMP)
+                free = fit_lgb(X, y, args.rounds, args, client, max_delta_step=LGB_POISSON_NO_CLAMP)
                 table["lightgbm, no clamp"] = (np.nan, time.perf_counter() - t0, poisson_nll(free.predict(X), y), np.nan)
         print(f"\n{'model':<20}{'s / round':>11}{'end-to-end s':>14}{'train NLL':>12}{'in-loop s/round':>17}")
         for k, (pr, e2e, nll, lp) in table.items():
@@ -247,7 +242,7 @@ def main():
             print(f"ratio ours / LightGBM per round: {a[0] / b[0]:.2f}x (goal <= 2x){watch.label()}")
             print(f"train NLL, ours against LightGBM: {100 * (a[2] - b[2]) / abs(b[2]):+.2f}% with its default step "
                   f"clamp (poisson_max_delta_step 0.7), {100 * (a[2] - c[2]) / abs(c[2]):+.2f}% with the clamp off "
-                  f"({NO_CLAMP:g}: the same unclamped step as ours; goal within 1%)")
+                  f"({LGB_POISSON_NO_CLAMP:g}: the same unclamped step as ours; goal within 1%)")
         print(f"\nrows per second (ours, {args.rounds} rounds end to end): {args.rows * args.rounds / tR:,.0f}; "
               f"per round: {args.rows / table['ours (MGD)'][0]:,.0f}")
         rss = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0)
