@@ -437,9 +437,18 @@ def test_parallel_histogram_kernel_equals_serial():
 
 @pytest.mark.parametrize("K", [1, 3])
 def test_row_major_histogram_kernel_equals_gathered_column_kernel(K):
-    """hist_rows (row-major codes, no gather; features in 1-3 groups) and the root from cached weight columns equal the
-    old kernels bit for bit."""
-    from distviz.trees.histogram import gather_rows, hist_root_targets, hist_rows, hist_serial, lead_hist, row_stats
+    """hist_rows (row-major codes, no gather; features in 1-3 groups), hist_indexed (one output: feature pairs read by
+    row index) and the root from cached weight columns (serial or the features split among threads) equal the old
+    kernels bit for bit."""
+    from distviz.trees.histogram import (
+        gather_rows,
+        hist_indexed,
+        hist_root_targets,
+        hist_rows,
+        hist_serial,
+        lead_hist,
+        row_stats,
+    )
 
     rng = np.random.default_rng(22)
     X, R, w = _data(rng, n=700, K=K)
@@ -458,6 +467,11 @@ def test_row_major_histogram_kernel_equals_gathered_column_kernel(K):
             out = np.full_like(ref, np.nan)
             hist_rows(codes_R, rows, 0, 450, G, col_off, lead, K, o == 1, out, groups)
             np.testing.assert_array_equal(out, ref)
+        if K == 1:  # one output: feature pairs read by row index, serial or shared among 2, 3 or (all) threads
+            for groups in (1, 2, 3, 50):
+                out = np.full_like(ref, np.nan)
+                hist_indexed(Xb.codes_T, rows, 0, 450, G, col_off, o == 1, out, groups)
+                np.testing.assert_array_equal(out, ref)
         # the root: cached leading columns + the K target columns equal the full pass
         all_rows = np.arange(700, dtype=np.int32)
         ref = np.empty((X.shape[1], 64, o + K))
@@ -468,10 +482,10 @@ def test_row_major_histogram_kernel_equals_gathered_column_kernel(K):
             seq[:o] += [1.0] if o == 1 else [ww[i], float(ww[i] > 0)]
             seq[o:] += G[i, col_off:col_off + K]
         np.testing.assert_array_equal(lead_tot, seq[:o])
-        for parallel in (False, True):
+        for n_threads in (0, 1, 2, 3, 50):  # serial, then the features split among 2, 3 or (all of them) threads
             out = np.full_like(ref, np.nan)
             tot = np.full(K, np.nan)
-            hist_root_targets(Xb.codes_T, G, col_off, o, K, lead_cols, out, tot, parallel)
+            hist_root_targets(Xb.codes_T, G, col_off, o, K, lead_cols, out, tot, n_threads)
             np.testing.assert_array_equal(out, ref)
             np.testing.assert_array_equal(tot, seq[o:])
 
@@ -572,18 +586,18 @@ def test_grower_node_sums_of_extra_columns_equal_node_sums(threads, weighted):
 
 
 def test_parallel_partition_equals_serial():
-    """partition_parallel gives partition()'s stable result and boundary for any number of blocks."""
+    """partition_parallel gives partition()'s stable result and boundary for any number of blocks, missing code or not."""
     from distviz.trees.splitting import partition, partition_parallel
 
     rng = np.random.default_rng(25)
     codes = rng.integers(0, 40, 3000).astype(np.uint8)
     base = np.sort(rng.permutation(3000)[:2500]).astype(np.int32)
-    for b in (0, 7, 20, 39):
+    for b, miss in ((0, -1), (7, -1), (20, -1), (39, -1), (7, 39), (-1, 39)):
         ref = base.copy()
-        mid = partition(codes, ref, 50, 2400, b, np.empty(3000, dtype=np.int32))
+        mid = partition(codes, ref, 50, 2400, b, np.empty(3000, dtype=np.int32), miss)
         for blocks in (1, 2, 3, 8, 5000):
             out = base.copy()
-            assert partition_parallel(codes, out, 50, 2400, b, np.empty(3000, dtype=np.int32), blocks) == mid
+            assert partition_parallel(codes, out, 50, 2400, b, np.empty(3000, dtype=np.int32), blocks, miss) == mid
             np.testing.assert_array_equal(out, ref)
 
 

@@ -225,7 +225,7 @@ def reset_trees(shard, Gs, nb_max, C, unit):
     tot = np.empty(C - o)
     for t, (part, G) in enumerate(zip(shard.parts, Gs)):
         part.reset(G)
-        hist_root_targets(shard.codes_T, G, 0 if unit else 2, o, C - o, shard.lead[0], out[t], tot, False)
+        hist_root_targets(shard.codes_T, G, 0 if unit else 2, o, C - o, shard.lead[0], out[t], tot, 0)
     return out
 
 

@@ -31,7 +31,15 @@ import numpy as np
 from numba import njit, prange
 
 from ._cache import ensure_parallel_runtime
-from .histogram import PARALLEL_MIN_WORK, gather_rows, hist_parallel, hist_root_targets, hist_rows, hist_serial
+from .histogram import (
+    PARALLEL_MIN_WORK,
+    gather_rows,
+    hist_indexed,
+    hist_parallel,
+    hist_root_targets,
+    hist_rows,
+    hist_serial,
+)
 from .splitting import (
     assign_children,
     assign_children_parallel,
@@ -52,8 +60,10 @@ def _build(codes_T, codes_R, rows, start, stop, G, col_off, o, K, buf, out, allo
     """Histogram of rows[start:stop] into out; gathers the row statistics first unless it is the whole sample.
 
     G: row statistics (see histogram.py) with `lead` = 2 (o = 2) or 0 (o = 1, unit weights) leading
-    columns and this tree's K target columns at col_off.  With row-major codes codes_R (n, p) (an
-    empty array when there are none) a node below the root is built row by row without the gather.
+    columns and this tree's K target columns at col_off.  A node below the root with one output
+    (K = 1) is built by feature pairs reading G by row index (histogram.hist_indexed); with more
+    outputs and row-major codes codes_R (n, p) (an empty array when there are none) it is built row
+    by row, otherwise from gathered statistics.
     allow_parallel: 0 (serial) or the number of numba threads to use.
     """
     m = stop - start
@@ -64,6 +74,10 @@ def _build(codes_T, codes_R, rows, start, stop, G, col_off, o, K, buf, out, allo
     if m == n and col_off == lead and G.shape[1] == lead + K:
         mode = 0
         src = G
+    elif K == 1:  # one output: the features in pairs, codes and statistics read by row index (no gather, no row-major codes)
+        ng = min(int(allow_parallel), p) if allow_parallel and m * p >= PARALLEL_MIN_WORK else 1
+        hist_indexed(codes_T, rows, start, stop, G, col_off, unit, out, ng)
+        return
     elif codes_R.shape[0] == n:
         ng = min(int(allow_parallel), p) if allow_parallel and m * p >= PARALLEL_MIN_WORK else 1
         hist_rows(codes_R, rows, start, stop, G, col_off, lead, K, unit, out, ng)
@@ -128,7 +142,7 @@ def grow_tree(
     lead = 0 if o == 1 else 2
     # gathered statistics of a smaller child (at most half the rows; all rows if the root must be gathered)
     root_in_place = have_root_hist or (col_off == lead and G.shape[1] == lead + K)
-    buf = np.empty((1 if codes_R.shape[0] == n else n // 2 + 1 if root_in_place else n, lead + K))
+    buf = np.empty((1 if codes_R.shape[0] == n or K == 1 else n // 2 + 1 if root_in_place else n, lead + K))
     start = np.empty(M, dtype=np.int64)
     stop = np.empty(M, dtype=np.int64)
     slot = np.full(M, -1, dtype=np.int64)
@@ -152,7 +166,7 @@ def grow_tree(
     if prebuilt:  # the root's histogram and totals in one pass, into the slot the root takes below
         tot = np.empty(K)
         hist_root_targets(codes_T, G, col_off, o, K, root_lead, hist[free[n_free - 1]], tot,
-                          allow_parallel > 0 and n * p >= PARALLEL_MIN_WORK)
+                          allow_parallel if n * p >= PARALLEL_MIN_WORK else 0)
         for c in range(o):
             sums[0, c] = root_tot[c]
         for k in range(K):
@@ -242,11 +256,11 @@ def grow_tree(
                 n_free += 1
                 continue
             if mcode >= 0 and allow_parallel > 1 and stop[j] - start[j] >= PARALLEL_MIN_WORK:
-                mid = partition_parallel(codes_T[f], rows, start[j], stop[j], b, tmp, 4 * allow_parallel, mcode)
+                mid = partition_parallel(codes_T[f], rows, start[j], stop[j], b, tmp, allow_parallel, mcode)
             elif mcode >= 0:
                 mid = partition(codes_T[f], rows, start[j], stop[j], b, tmp, mcode)
             elif allow_parallel > 1 and stop[j] - start[j] >= PARALLEL_MIN_WORK:
-                mid = partition_parallel(codes_T[f], rows, start[j], stop[j], b, tmp, 4 * allow_parallel)
+                mid = partition_parallel(codes_T[f], rows, start[j], stop[j], b, tmp, allow_parallel)
             else:
                 mid = partition(codes_T[f], rows, start[j], stop[j], b, tmp)
             start[L] = start[j]

@@ -28,8 +28,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["row_stats", "hist_serial", "hist_parallel", "hist_rows", "hist_root_targets", "lead_hist", "gather_rows",
-           "PARALLEL_MIN_WORK"]
+__all__ = ["row_stats", "hist_serial", "hist_parallel", "hist_rows", "hist_indexed", "hist_root_targets", "lead_hist",
+           "gather_rows", "PARALLEL_MIN_WORK"]
 
 # a node histogram is built with the feature-parallel kernel when rows * features reach this
 PARALLEL_MIN_WORK = 1 << 17
@@ -180,6 +180,102 @@ def hist_parallel(codes_T, rows, start, stop, G, mode, unit, out):
     step = 2 if paired else 1
     for q in prange((codes_T.shape[0] + step - 1) // step):
         _hist_unit(codes_T, rows, start, stop, G, mode, unit, out, q * step, paired)
+
+
+@njit(cache=True)
+def _indexed_one(code0, rows, start, stop, G, col_off, unit, h0):
+    """One feature's histogram (one output) of rows[start:stop], the statistics read by row index (see hist_indexed)."""
+    h0[:, :] = 0.0
+    f0 = h0.reshape(-1)
+    Gf = G.reshape(-1)
+    GC = G.shape[1]
+    if unit:   # [count, sum y]
+        for j in range(start, stop):
+            i = rows[j]
+            b0 = np.intp(code0[i]) * 2
+            f0[b0] += 1.0
+            f0[b0 + 1] += Gf[np.intp(i) * GC + col_off]
+    else:      # [w, count, w y]
+        for j in range(start, stop):
+            i = rows[j]
+            base = np.intp(i) * GC
+            b0 = np.intp(code0[i]) * 3
+            f0[b0] += Gf[base]
+            f0[b0 + 1] += Gf[base + 1]
+            f0[b0 + 2] += Gf[base + col_off]
+
+
+@njit(cache=True)
+def _indexed_two(code0, code1, rows, start, stop, G, col_off, unit, h0, h1):
+    """_indexed_one for two features in one pass: each row's index and statistics are read once for both."""
+    h0[:, :] = 0.0
+    h1[:, :] = 0.0
+    f0 = h0.reshape(-1)
+    f1 = h1.reshape(-1)
+    Gf = G.reshape(-1)
+    GC = G.shape[1]
+    if unit:
+        for j in range(start, stop):
+            i = rows[j]
+            g = Gf[np.intp(i) * GC + col_off]
+            b0 = np.intp(code0[i]) * 2
+            b1 = np.intp(code1[i]) * 2
+            f0[b0] += 1.0
+            f0[b0 + 1] += g
+            f1[b1] += 1.0
+            f1[b1 + 1] += g
+    else:
+        for j in range(start, stop):
+            i = rows[j]
+            base = np.intp(i) * GC
+            g0 = Gf[base]
+            g1 = Gf[base + 1]
+            g2 = Gf[base + col_off]
+            b0 = np.intp(code0[i]) * 3
+            b1 = np.intp(code1[i]) * 3
+            f0[b0] += g0
+            f0[b0 + 1] += g1
+            f0[b0 + 2] += g2
+            f1[b1] += g0
+            f1[b1 + 1] += g1
+            f1[b1 + 2] += g2
+
+
+@njit(cache=True)
+def _indexed_share(codes_T, rows, start, stop, G, col_off, unit, out, f0, f1):
+    """Histograms of features f0..f1 (in pairs, the odd one alone) into out[f0:f1]."""
+    f = f0
+    while f < f1:
+        if f + 1 < f1:
+            _indexed_two(codes_T[f], codes_T[f + 1], rows, start, stop, G, col_off, unit, out[f], out[f + 1])
+            f += 2
+        else:
+            _indexed_one(codes_T[f], rows, start, stop, G, col_off, unit, out[f])
+            f += 1
+
+
+@njit(cache=True, parallel=True)
+def _indexed_parallel(codes_T, rows, start, stop, G, col_off, unit, out, n_groups):
+    p = codes_T.shape[0]
+    for t in prange(n_groups):
+        _indexed_share(codes_T, rows, start, stop, G, col_off, unit, out, (t * p) // n_groups, ((t + 1) * p) // n_groups)
+
+
+@njit(cache=True)
+def hist_indexed(codes_T, rows, start, stop, G, col_off, unit, out, n_groups):
+    """Histogram out (p, nb, o+1) of rows[start:stop] for one output: column-major codes and G read by row index.
+
+    G (n, .) holds [w, 1{w>0}] in its first two columns unless unit, and the target column at col_off.
+    The features go in pairs, each pair in one pass over the node's rows (the row index and the
+    statistics are read once for both); n_groups > 1 splits the features among that many threads,
+    each taking a contiguous share.  Every histogram adds the rows in the node's order, so the sums are
+    those of hist_rows and of the gathered hist_serial bit for bit.  For a child of a 1e6 x 10 root
+    (503,388 rows): 5.0 ms at 1 thread and 2.7 ms at 2, where hist_rows took 7.7 and 6.9 ms.
+    """
+    if n_groups > 1:
+        _indexed_parallel(codes_T, rows, start, stop, G, col_off, unit, out, min(n_groups, codes_T.shape[0]))
+    else:
+        _indexed_share(codes_T, rows, start, stop, G, col_off, unit, out, 0, codes_T.shape[0])
 
 
 @njit(cache=True)
@@ -377,24 +473,33 @@ def _root_targets_unit(codes_T, G, col_off, o, K, lead, out, tot, f, paired):
 
 
 @njit(cache=True, parallel=True)
-def _root_targets_parallel(codes_T, G, col_off, o, K, lead, out, tot, paired):
-    step = 2 if paired else 1
-    for q in prange((codes_T.shape[0] + step - 1) // step):
-        _root_targets_unit(codes_T, G, col_off, o, K, lead, out, tot, q * step, paired)
+def _root_targets_parallel(codes_T, G, col_off, o, K, lead, out, tot, paired, n_groups):
+    p = codes_T.shape[0]
+    for t in prange(n_groups):
+        # each thread takes a contiguous share of the features, in pairs within its share (10 features on 2
+        # threads: 2 pairs and a single each, where 5 pairs over 2 threads left one thread 3 pairs)
+        f0 = (t * p) // n_groups
+        f1 = ((t + 1) * p) // n_groups
+        f = f0
+        while f < f1:
+            two = paired and f + 1 < f1
+            _root_targets_unit(codes_T, G, col_off, o, K, lead, out, tot, f, two)
+            f += 2 if two else 1
 
 
 @njit(cache=True)
-def hist_root_targets(codes_T, G, col_off, o, K, lead, out, tot, parallel):
+def hist_root_targets(codes_T, G, col_off, o, K, lead, out, tot, n_threads):
     """Root histogram out (p, nb, o+K): the leading columns copied from lead (see lead_hist), the K targets summed.
 
     Also tot (K,) = the target columns' totals (in feature 0's pass).  Bit-identical to the full
-    pass and to a sequential total (every sum adds the rows in row order); parallel: features in threads.
+    pass and to a sequential total (every sum adds the rows in row order); n_threads > 1: the
+    features are split among that many threads (0 or 1: serial).
     With one target column the features go in pairs, each pair in one pass over the rows: the column
     is read half as often (1e6 x 10: 6.5 -> 4.5 ms at 1 thread, 4.2 -> 2.7 ms at 2).
     """
     paired = K == 1 and (o == 1 or o == 2)
-    if parallel:
-        _root_targets_parallel(codes_T, G, col_off, o, K, lead, out, tot, paired)
+    if n_threads > 1:
+        _root_targets_parallel(codes_T, G, col_off, o, K, lead, out, tot, paired, min(n_threads, codes_T.shape[0]))
     else:
         for f in range(0, codes_T.shape[0], 2 if paired else 1):
             _root_targets_unit(codes_T, G, col_off, o, K, lead, out, tot, f, paired)
