@@ -13,10 +13,11 @@ for all B*K columns.  ``grow_entropy`` drives the same kernels from Python becau
 family's A* is a Python callable.
 
 A boosting fit grows one tree per round on the same X and weights; what they can share is kept in a
-``tree.FitContext`` (``for_rounds``): row-major codes (children's histograms row by row, without a
-gathered copy), the root's weight / count columns (each root sums only its target columns), and
-the partition scratch.  Large nodes are partitioned and labelled in parallel row blocks; every
-parallel kernel keeps each sum's row order, so the trees do not depend on the number of threads.
+``tree.FitContext`` (``for_rounds``): the root's weight / count columns (each root sums only its
+target columns), the partition scratch, and for trees with several outputs row-major codes
+(children's histograms row by row; one output reads the column-major codes by row index instead).
+Large nodes are partitioned and labelled in parallel row blocks; every parallel kernel keeps each
+sum's row order, so the trees do not depend on the number of threads.
 
 Missing values: ``nb_max`` is the histogram width (``Binner.n_hist_bins_``); when it exceeds every
 feature's bin count, its last column is the missing-value bin (``Binner.missing_bin_``), the split

@@ -13,10 +13,12 @@ child node, gathered first into a contiguous buffer (``gathered``: indexed by ``
 Children get their histogram from the smaller child's pass and a subtraction from the parent's
 (LightGBM's trick, see DESIGN.md "Speed notes").
 
-``hist_rows`` builds a node histogram row by row from row-major codes ``codes_R`` (n, p): a row's
-statistics are read once (no gathered copy) and its p codes share one cache line.  Every feature's
-histogram still adds the rows in the node's order, so its sums are bit-identical to ``hist_serial``'s;
-in parallel the features are split among the threads (never the rows), which keeps that order.
+``hist_indexed`` builds a node histogram with one output from the column-major codes, the features
+in pairs, reading each row's code and statistics by its index (no gathered copy); ``hist_rows`` (more
+outputs) goes row by row through row-major codes ``codes_R`` (n, p), a row's p codes in one cache
+line.  Every feature's histogram still adds the rows in the node's order, so the sums are
+bit-identical to ``hist_serial``'s; in parallel the features are split among the threads (never the
+rows), which keeps that order.
 
 The root's weight columns (the count for unit weights; w and 1{w>0} otherwise) do not change
 between the trees of a boosting fit: ``lead_hist`` builds them once, and ``hist_root_targets``

@@ -93,22 +93,31 @@ class FitContext:
         self.W_root = float(w.sum())
         self._GT = None
         self.codes_R = no_row_codes(codes_T)
+        self.row_major_ok = False   # whether trees with several outputs may use (and make) row-major codes
         self.root_lead, self.root_tot = NO_ROOT_LEAD, NO_ROOT_TOT
         self.work = NO_WORK
         self._xb: BinnedX | None = None   # the BinnedX the codes came from (its row-major copy is kept there)
 
     def for_rounds(self) -> "FitContext":
-        """Keep what every tree of a boosting fit can reuse: row-major codes (n, p), the root's weight columns, scratch.
+        """Keep what every tree of a boosting fit can reuse: the root's weight columns, partition scratch, row-major codes.
 
-        Node histograms below the root are then built row by row, and the root sums only its target
-        columns (its weight and count columns are the same for every tree); the trees are identical.
-        Worth the one-off transpose and pass when many trees are grown on the same X and weights.
+        The root then sums only its target columns (its weight and count columns are the same for
+        every tree), and trees with several outputs build the nodes below the root row by row from
+        row-major codes (n, p), made on their first use (one output reads the column-major codes by
+        row index, which is faster); the trees are identical.  Worth the one-off pass when many trees
+        are grown on the same X and weights.
         """
-        if self.codes_R.shape[0] != self.codes_T.shape[1]:
-            self.codes_R = self._xb.row_major() if self._xb is not None else _row_major(self.codes_T)
+        if self.work.shape[1] != self.codes_T.shape[1]:
+            self.row_major_ok = True
             self.work = np.empty((2, self.codes_T.shape[1]), dtype=np.int32)
             self.root_lead, self.root_tot = lead_hist(self.codes_T, self.w, 1 if self.unit else 2, self.binner.n_hist_bins_)
         return self
+
+    def row_codes(self, n_outputs: int) -> np.ndarray:
+        """Row-major codes (n, p) for trees with n_outputs > 1 when allowed (made once), else the empty stand-in."""
+        if n_outputs > 1 and self.row_major_ok and self.codes_R.shape[0] != self.codes_T.shape[1]:
+            self.codes_R = self._xb.row_major() if self._xb is not None else _row_major(self.codes_T)
+        return self.codes_R if n_outputs > 1 else no_row_codes(self.codes_T)
 
     @classmethod
     def make(cls, Xb, sample_weight=None, family=None, T=None) -> "FitContext":
@@ -204,8 +213,9 @@ class HistTree(BaseEstimator):
             binner = Binner(self.max_bins).fit(X, sample_weight=sample_weight)
             codes_T = binner.transform(X).codes_T
         ctx = FitContext(codes_T, binner, w, sample_weight is None, family, T)
-        if isinstance(X, BinnedX):   # nodes below the root from the row-major codes kept on X (the same sums)
-            ctx.codes_R = X.row_major()
+        if isinstance(X, BinnedX):   # several outputs: nodes below the root from the row-major codes kept on X (the same sums)
+            ctx._xb = X
+            ctx.row_major_ok = True
         return self._fit_in(ctx, R, depth, leaves)
 
     def fit_context(self, ctx: "FitContext", R) -> "HistTree":
@@ -245,7 +255,7 @@ class HistTree(BaseEstimator):
             # with a family, the node sums of T (unit weights) or of [w, 1{w>0}, wT] for Gain^ent come with the tree
             aux = NO_AUX if family is None else T if unit else ctx.GT
             n_nodes, ints, floats, tl, aux_sums = grow_batch(
-                codes_T, ctx.codes_R, ctx.root_lead, ctx.root_tot, nb, nb_max, R[None], w, o, M, depth, leaves, min_w,
+                codes_T, ctx.row_codes(K), ctx.root_lead, ctx.root_tot, nb, nb_max, R[None], w, o, M, depth, leaves, min_w,
                 min_cnt, l2, numba.get_num_threads(), aux, ctx.work,
             )
             nn = int(n_nodes[0])
