@@ -243,7 +243,9 @@ def grow_tree(
             can_L = room and depth[L] < max_depth and sums[L, ci] >= 2 * min_cnt and sums[L, 0] >= 2 * min_w
             can_R = room and depth[R] < max_depth and sums[R, ci] >= 2 * min_cnt and sums[R, 0] >= 2 * min_w
             if not can_L and not can_R:  # both children are final leaves: label their rows, no partition
-                if mcode >= 0 and allow_parallel > 1 and stop[j] - start[j] >= PARALLEL_MIN_WORK:
+                if aux.shape[0] == n:
+                    pass  # labelled at the end in the same pass as their extra column sums (_aux_sums)
+                elif mcode >= 0 and allow_parallel > 1 and stop[j] - start[j] >= PARALLEL_MIN_WORK:
                     assign_children_parallel(codes_T[f], rows, start[j], stop[j], b, L, R, train_leaf, mcode)
                 elif mcode >= 0:
                     assign_children(codes_T[f], rows, start[j], stop[j], b, L, R, train_leaf, mcode)
@@ -328,24 +330,40 @@ def grow_tree(
             for jj in range(start[c], stop[c]):
                 train_leaf[rows[jj]] = c
     if aux.shape[0] == n:
-        _aux_sums(rows, start, stop, left, right, assigned, n_nodes, train_leaf, aux, aux_sums, allow_parallel > 1)
+        _aux_sums(codes_T, rows, start, stop, feature, split_bin, missing_left, miss, left, right, assigned, n_nodes,
+                  train_leaf, aux, aux_sums, allow_parallel)
     return n_nodes
 
 
 @njit(cache=True)
-def _segment_aux(rows, s0, s1, node, two, L, R, train_leaf, aux, aux_sums):
-    """Sums of aux over rows[s0:s1] in row order: into node's row, or (two) into L's and R's by train_leaf."""
+def _segment_aux(code_row, rows, s0, s1, node, two, b, mcode, L, R, train_leaf, aux, aux_sums):
+    """Sums of aux over rows[s0:s1] in row order: into node's row, or (two) label each row L or R and sum into both.
+
+    two: the segment of a node split by (code_row, b, mcode as in splitting.partition) into two
+    final leaves; its rows are labelled here, in the same pass (splitting.assign_children's rule).
+    """
     d = aux.shape[1]
+    lut = np.empty(2, dtype=np.int64)  # indexed, not branched: the branch mispredicts on balanced splits
+    lut[0] = R
+    lut[1] = L
     if d == 1:
         a = aux[:, 0]
         sl = 0.0
-        if two:  # acc[0]: L's sum, acc[1]: R's, indexed rather than branched (the branch mispredicts)
-            acc = np.zeros(2)
+        if two:
+            # each row adds v to its side and v * 0.0 (a zero) to the other: a finite sum that starts at +0.0
+            # is never -0.0, so adding a zero leaves it unchanged and both sums equal the row-order sums
+            sr = 0.0
             for jj in range(s0, s1):
                 i = rows[jj]
-                acc[np.intp(train_leaf[i] != L)] += a[i]
-            aux_sums[L, 0] = acc[0]
-            aux_sums[R, 0] = acc[1]
+                c = code_row[i]
+                go = np.intp(c <= b) | np.intp(c == mcode)
+                train_leaf[i] = lut[go]
+                v = a[i]
+                g = float(go)
+                sl += v * g
+                sr += v * (1.0 - g)
+            aux_sums[L, 0] = sl
+            aux_sums[R, 0] = sr
         else:
             for jj in range(s0, s1):
                 sl += a[rows[jj]]
@@ -358,51 +376,73 @@ def _segment_aux(rows, s0, s1, node, two, L, R, train_leaf, aux, aux_sums):
             aux_sums[node, :] = 0.0
         for jj in range(s0, s1):
             i = rows[jj]
-            c = (L if train_leaf[i] == L else R) if two else node
+            if two:
+                c = code_row[i]
+                cn = lut[np.intp(c <= b) | np.intp(c == mcode)]
+                train_leaf[i] = cn
+            else:
+                cn = node
             for k in range(d):
-                aux_sums[c, k] += aux[i, k]
+                aux_sums[cn, k] += aux[i, k]
 
 
 @njit(cache=True)
-def _segment_task(t, rows, tasks, start, stop, left, right, train_leaf, aux, aux_sums):
-    """Run task t of _aux_sums: a labelled parent's segment (split into its two leaves) or a leaf's own segment."""
+def _segment_task(t, codes_T, rows, tasks, start, stop, feature, split_bin, missing_left, miss, left, right, train_leaf,
+                  aux, aux_sums):
+    """Run task t of _aux_sums: a parent's segment (labelled into its two leaves and summed) or a leaf's own segment."""
     c = tasks[t, 0]
     if tasks[t, 1] == 1:
-        _segment_aux(rows, start[c], stop[c], c, True, left[c], right[c], train_leaf, aux, aux_sums)
+        mcode = miss if missing_left[c] == 1 else -1
+        _segment_aux(codes_T[feature[c]], rows, start[c], stop[c], c, True, split_bin[c], mcode, left[c], right[c],
+                     train_leaf, aux, aux_sums)
     else:
-        _segment_aux(rows, start[c], stop[c], c, False, -1, -1, train_leaf, aux, aux_sums)
+        _segment_aux(codes_T[0], rows, start[c], stop[c], c, False, -1, -1, -1, -1, train_leaf, aux, aux_sums)
 
 
 @njit(cache=True, parallel=True)
-def _segments_parallel(rows, tasks, n_tasks, start, stop, left, right, train_leaf, aux, aux_sums):
-    for t in prange(n_tasks):
-        _segment_task(t, rows, tasks, start, stop, left, right, train_leaf, aux, aux_sums)
+def _segments_parallel(codes_T, rows, tasks, n_tasks, owner, n_groups, start, stop, feature, split_bin, missing_left, miss,
+                       left, right, train_leaf, aux, aux_sums):
+    for g in prange(n_groups):
+        for t in range(n_tasks):
+            if owner[t] == g:
+                _segment_task(t, codes_T, rows, tasks, start, stop, feature, split_bin, missing_left, miss, left, right,
+                              train_leaf, aux, aux_sums)
 
 
 @njit(cache=True)
-def _aux_sums(rows, start, stop, left, right, assigned, n_nodes, train_leaf, aux, aux_sums, parallel):
+def _aux_sums(codes_T, rows, start, stop, feature, split_bin, missing_left, miss, left, right, assigned, n_nodes,
+              train_leaf, aux, aux_sums, n_threads):
     """Per-node sums of aux (see grow_tree): every leaf from its row segment, or its parent's segment when labelled there.
 
-    The segments are disjoint, so they are summed in parallel threads without changing any sum.
+    The parents whose two children are final leaves (assigned) label those rows here, in the sums'
+    pass.  The segments are disjoint, so with n_threads > 1 they are summed in parallel threads, the
+    largest first, each to the least loaded thread (each sum still adds its rows in row order).
     """
     tasks = np.empty((n_nodes, 2), dtype=np.int64)
+    size = np.empty(n_nodes, dtype=np.int64)
     n_tasks = 0
     for c in range(n_nodes):
-        if assigned[c]:
+        if assigned[c] or (left[c] < 0 and stop[c] > start[c]):
             tasks[n_tasks, 0] = c
-            tasks[n_tasks, 1] = 1
-            n_tasks += 1
-        elif left[c] < 0 and stop[c] > start[c]:
-            tasks[n_tasks, 0] = c
-            tasks[n_tasks, 1] = 0
+            tasks[n_tasks, 1] = 1 if assigned[c] else 0
+            size[n_tasks] = stop[c] - start[c]
             n_tasks += 1
         elif left[c] < 0:
             aux_sums[c, :] = 0.0
-    if parallel:
-        _segments_parallel(rows, tasks, n_tasks, start, stop, left, right, train_leaf, aux, aux_sums)
+    n_groups = min(n_threads, n_tasks)
+    if n_groups > 1:
+        owner = np.empty(n_tasks, dtype=np.int64)
+        load = np.zeros(n_groups, dtype=np.int64)
+        for t in np.argsort(-size[:n_tasks], kind="mergesort"):
+            g = np.argmin(load)
+            owner[t] = g
+            load[g] += size[t]
+        _segments_parallel(codes_T, rows, tasks, n_tasks, owner, n_groups, start, stop, feature, split_bin, missing_left,
+                           miss, left, right, train_leaf, aux, aux_sums)
     else:
         for t in range(n_tasks):
-            _segment_task(t, rows, tasks, start, stop, left, right, train_leaf, aux, aux_sums)
+            _segment_task(t, codes_T, rows, tasks, start, stop, feature, split_bin, missing_left, miss, left, right,
+                          train_leaf, aux, aux_sums)
     d = aux.shape[1]
     for j in range(n_nodes - 1, -1, -1):  # children have larger ids than their parent
         if left[j] >= 0:
