@@ -564,26 +564,40 @@ def test_parallel_leaf_assignment_equals_serial():
 
 @pytest.mark.parametrize("threads", [0, 1, 2])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_grower_node_sums_of_extra_columns_equal_node_sums(threads, weighted):
-    """The grower's per-node sums of extra columns (Gain^ent's T) equal node_sums over train_leaf bit for bit."""
-    from distviz.trees.grower import NO_ROOT_LEAD, NO_ROOT_TOT, grow_batch, no_row_codes, node_sums
+@pytest.mark.parametrize("missing", [False, True])
+def test_grower_node_sums_of_extra_columns_equal_node_sums(threads, weighted, missing):
+    """The grower's per-node sums of extra columns (Gain^ent's T) equal node_sums over train_leaf bit for bit, and the
+    leaves it labels in the same pass (final splits, missing values left or right) are those of a grow without them."""
+    from distviz.trees.grower import NO_AUX, NO_ROOT_LEAD, NO_ROOT_TOT, grow_batch, no_row_codes, node_sums
     from distviz.trees.histogram import row_stats
 
     rng = np.random.default_rng(24)
     X, R, w = _data(rng, n=900, K=1)
+    if missing:
+        X[::5, 0] = np.nan
+        X[::7, 1] = np.nan
     Xb = Binner(32).fit_transform(X)
     o = 2 if weighted else 1
     ww = w if weighted else np.ones(900)
     aux = row_stats(rng.poisson(3.0, (900, 2)).astype(float), ww, 2) if weighted else rng.normal(size=(900, 1))
     work = np.empty((2, 900), dtype=np.int32)  # partition scratch shared by the trees
-    for depth, leaves in ((3, 1 << 62), (4, 5), (2, 1 << 62)):
-        nn, ints, floats, tl, S = grow_batch(
-            Xb.codes_T, no_row_codes(Xb.codes_T), NO_ROOT_LEAD, NO_ROOT_TOT, Xb.binner.n_bins_, Xb.binner.n_bins_max_,
-            R[None], ww, o, 31, depth, leaves, 1e-3, 1.0, 0.0, threads, aux, work,
-        )
+    nan_left = 0
+    for depth, leaves in ((3, 1 << 62), (4, 5), (2, 1 << 62), (1, 1 << 62)):
+        grown = [grow_batch(
+            Xb.codes_T, no_row_codes(Xb.codes_T), NO_ROOT_LEAD, NO_ROOT_TOT, Xb.binner.n_bins_, Xb.binner.n_hist_bins_,
+            R[None], ww, o, 31, depth, leaves, 1e-3, 1.0, 0.0, threads, extra, work,
+        ) for extra in (aux, NO_AUX)]
+        nn, ints, floats, tl, S = grown[0]
         n = int(nn[0])
         ref = node_sums(tl[0], aux, ints[0, 2, :n], ints[0, 3, :n], n)
         np.testing.assert_array_equal(S[0, :n], ref)
+        other = grown[1]
+        assert int(other[0][0]) == n
+        np.testing.assert_array_equal(ints[0, :, :n], other[1][0, :, :n])
+        np.testing.assert_array_equal(floats[0, :n], other[2][0, :n])
+        np.testing.assert_array_equal(tl, other[3])
+        nan_left += int(ints[0, 5, :n].sum())
+    assert nan_left > 0 or not missing  # some split sends the missing values left (the labelling's other branch)
 
 
 def test_parallel_partition_equals_serial():
