@@ -27,7 +27,7 @@ from numba import njit
 
 from distviz.errors import DataError
 from distviz.trees.grower import node_sums
-from distviz.trees.histogram import hist_root_targets, hist_serial, lead_hist, row_stats
+from distviz.trees.histogram import hist_indexed, hist_root_targets, hist_serial, lead_hist, row_stats
 from distviz.trees.predictor import apply_binned
 from distviz.trees.splitting import assign_children, partition
 
@@ -165,9 +165,16 @@ def shard_stats(shard):
 
 
 def _hist(shard, part, node, nb_max, C, unit, whole):
-    """Histogram (p, nb_max, C) of one node's rows with the in-memory kernel (whole: the root, rows in order)."""
+    """Histogram (p, nb_max, C) of one node's rows with the in-memory kernels (whole: the root, rows in order).
+
+    One output below the root: the features in pairs, read by row index (``histogram.hist_indexed``,
+    as the in-memory grower; the same sums as ``hist_serial``'s).
+    """
     out = np.empty((shard.codes_T.shape[0], nb_max, C))
-    hist_serial(shard.codes_T, part.rows, part.start[node], part.stop[node], part.G, 0 if whole else 1, unit, out)
+    if not whole and C == (2 if unit else 3):
+        hist_indexed(shard.codes_T, part.rows, part.start[node], part.stop[node], part.G, 0 if unit else 2, unit, out, 1)
+    else:
+        hist_serial(shard.codes_T, part.rows, part.start[node], part.stop[node], part.G, 0 if whole else 1, unit, out)
     return out
 
 
