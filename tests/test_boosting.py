@@ -417,3 +417,43 @@ def test_engine_fused_rounds_equal_unfused_rounds(weighted):
     for ra, rb in zip(a.rounds, b.rounds):
         np.testing.assert_array_equal(ra.trees[0].value_, rb.trees[0].value_)
     np.testing.assert_array_equal(steps[-1], 0.5 * b.rounds[-1].trees[0].train_predict_)
+
+
+_BLAS_THREADS_PROBE = """
+import json
+import numpy as np
+from threadpoolctl import threadpool_limits
+from distviz.boosting import DistributionalBoosting
+from distviz.boosting.engine import weighted_mean
+rng = np.random.default_rng(0)
+v = rng.normal(size=1_000_003)
+w = rng.uniform(0.0, 2.0, v.size)
+X = rng.normal(size=(200_000, 3))
+y = rng.poisson(np.exp(0.5 * X[:, 0])).astype(float)
+ww = rng.uniform(0.0, 2.0, y.size)
+out = []
+for k in (1, 2):
+    with threadpool_limits(limits=k, user_api="blas"):
+        m = DistributionalBoosting("poisson", n_rounds=3, random_state=0).fit(X, y, sample_weight=ww)
+        out.append([weighted_mean(v, w), m.trace_["train_nll"].values.tolist()])
+print(json.dumps(out))
+"""
+
+
+def test_weighted_nll_does_not_depend_on_the_blas_threads():
+    """A weighted fit's training NLL and weighted_mean give the same bits with 1 and 2 BLAS threads.
+
+    Run in a fresh interpreter without the suite's OPENBLAS_NUM_THREADS=1, so that BLAS may use two
+    threads: np.dot splits a long dot product among them (its last bits then change with the count).
+    """
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    run = subprocess.run([sys.executable, "-c", _BLAS_THREADS_PROBE], capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    (m1, nll1), (m2, nll2) = json.loads(run.stdout.strip().splitlines()[-1])
+    assert m1 == m2
+    assert nll1 == nll2

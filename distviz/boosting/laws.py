@@ -161,7 +161,7 @@ class MGD(ExpFamilyLaw):
                 data._fused = (w, T, T, float(np.sum(data.log_h)), float(n), np.empty(n))
             else:
                 ww = np.ascontiguousarray(w, dtype=np.float64)
-                data._fused = (w, ww, ww * T, float(np.dot(ww, data.log_h)), float(ww.sum()), np.empty(n))
+                data._fused = (w, ww, ww * T, float(np.einsum("i,i...->...", ww, data.log_h)), float(ww.sum()), np.empty(n))
         _, ww, wT, s_logh, W, eta = data._fused
         F_new, R_new = (np.empty((n, 1)), np.empty((n, 1))) if out is None else out
         n_bad, s_A = kern(F.reshape(-1), leaf, value, float(mult), data.T.reshape(-1), ww, w is not None,
