@@ -72,22 +72,22 @@ def _build(codes_T, codes_R, rows, start, stop, G, col_off, o, K, buf, out, allo
     p = codes_T.shape[0]
     unit = o == 1
     lead = 0 if unit else 2
+    big = allow_parallel and m * p >= PARALLEL_MIN_WORK
+    ng = min(int(allow_parallel), p) if big else 1   # feature groups of the row-indexed kernels
     if m == n and col_off == lead and G.shape[1] == lead + K:
         mode = 0
         src = G
     elif K == 1:  # one output: the features in pairs, codes and statistics read by row index (no gather, no row-major codes)
-        ng = min(int(allow_parallel), p) if allow_parallel and m * p >= PARALLEL_MIN_WORK else 1
         hist_indexed(codes_T, rows, start, stop, G, col_off, unit, out, ng)
         return
     elif codes_R.shape[0] == n:
-        ng = min(int(allow_parallel), p) if allow_parallel and m * p >= PARALLEL_MIN_WORK else 1
         hist_rows(codes_R, rows, start, stop, G, col_off, lead, K, unit, out, ng)
         return
     else:
         gather_rows(G, rows, start, stop, col_off, lead, K, buf)
         mode = 2
         src = buf
-    if allow_parallel and m * codes_T.shape[0] >= PARALLEL_MIN_WORK:
+    if big:
         hist_parallel(codes_T, rows, start, stop, src, mode, unit, out)
     else:
         hist_serial(codes_T, rows, start, stop, src, mode, unit, out)
