@@ -146,8 +146,8 @@ class MGD(ExpFamilyLaw):
         F (n, 1) is the iterate, the round's step is ``mult * value[leaf]`` (value (n_nodes,) the
         tree's leaf values, leaf (n,) the training rows' leaves).  Returns (F_new, weighted mean
         NLL at F_new, next targets T(y) - F_new), equal to ``update``, ``loss`` and ``targets``
-        (the NLL up to rounding: sum w A(eta) - <log F_new, w T> - sum w log h, the last term and
-        w T kept per fit), or None when a row leaves the mean domain (the caller then takes the
+        (the NLL up to rounding: sum w A(eta) - <log F_new, w T> - sum w log h, the last term kept
+        per fit), or None when a row leaves the mean domain (the caller then takes the
         unfused ``update``, which projects or backtracks it).  out: optional (F_new, targets) arrays
         (n, 1) to write into instead of new ones.
         """
@@ -156,21 +156,18 @@ class MGD(ExpFamilyLaw):
             return None
         n = F.shape[0]
         if data._fused is None or data._fused[0] is not w:
-            T = data.T.reshape(-1)
             if w is None:
-                data._fused = (w, T, T, float(np.sum(data.log_h)), float(n), np.empty(n))
+                data._fused = (w, np.ones(1), float(np.sum(data.log_h)), float(n), np.empty(n))
             else:
                 ww = np.ascontiguousarray(w, dtype=np.float64)
-                data._fused = (w, ww, ww * T, float(np.einsum("i,i...->...", ww, data.log_h)), float(ww.sum()), np.empty(n))
-        _, ww, wT, s_logh, W, eta = data._fused
+                data._fused = (w, ww, float(np.einsum("i,i...->...", ww, data.log_h)), float(ww.sum()), np.empty(n))
+        _, ww, s_logh, W, scratch = data._fused
         F_new, R_new = (np.empty((n, 1)), np.empty((n, 1))) if out is None else out
-        n_bad, s_A = kern(F.reshape(-1), leaf, value, float(mult), data.T.reshape(-1), ww, w is not None,
-                          F_new.reshape(-1), R_new.reshape(-1))
+        n_bad, s_A, s_TlogF = kern(F.reshape(-1), leaf, value, float(mult), data.T.reshape(-1), ww, w is not None,
+                                   F_new.reshape(-1), R_new.reshape(-1), scratch)
         if n_bad:
             return None
-        np.log(F_new.reshape(-1), out=eta)
-        # einsum, not np.dot: BLAS threads would spin after the call and compete with the next tree
-        return F_new, float((s_A - np.einsum("i,i->", eta, wT) - s_logh) / W), R_new
+        return F_new, float((s_A - s_TlogF - s_logh) / W), R_new
 
 
 class NGD(ExpFamilyLaw):

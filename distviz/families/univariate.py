@@ -12,6 +12,7 @@ from numba import njit, prange
 from scipy.special import digamma, expit, gammaln, xlogy
 
 from ._linalg import trigamma
+from ._rowmath import NORMAL_MIN, lane_sum, log_normal
 from .base import ExponentialFamily, as_rng
 
 __all__ = ["Poisson", "Bernoulli", "Normal", "Gamma", "Exponential"]
@@ -23,38 +24,59 @@ _LOG_2PI = float(np.log(2.0 * np.pi))
 _BLOCK = 1 << 14
 
 
-@njit(cache=True, parallel=True)
-def _poisson_mgd_round(F, leaf, value, mult, T, w, weighted, F_out, R_out):
-    """One fused pass of a Poisson MGD round (iterate eta* = lambda): update, next targets and sum of A.
+@njit(cache=True, parallel=True, error_model="numpy")
+def _poisson_mgd_round(F, leaf, value, mult, T, w, weighted, F_out, R_out, L):
+    """One fused pass of a Poisson MGD round (iterate eta* = lambda): update, next targets and the NLL's sums.
 
     F_out_i = F_i + mult * value[leaf_i] (the step of the round's tree), the next M-law target
-    R_out_i = T(y_i) - F_out_i (note, "Boosting of MGD"), and sum_i w_i A(eta_i) = sum_i w_i F_out_i
-    (A(eta) = e^eta = lambda, note "Poisson example"), the first term of the training NLL
-    A(eta) - eta T(y) - log h(y); the caller adds the log term with numpy's vectorised log.
-    Returns (number of rows whose F_out is not finite and positive, sum of w * F_out); when the first
-    is not 0 the caller falls back to the unfused update, which projects or backtracks those rows.
+    R_out_i = T(y_i) - F_out_i (note, "Boosting of MGD"), and the two row sums of the training NLL
+    A(eta) - eta T(y) - log h(y) at eta = log F_out (note, "Poisson example": A(eta) = e^eta = lambda):
+    sum_i w_i F_out_i and sum_i w_i T_i log F_out_i.  L (n,) is scratch.
+    Returns (number of rows whose F_out is not a finite normal positive float, the two sums); when the
+    first is not 0 the sums are not computed and the caller falls back to the unfused update, which
+    projects or backtracks those rows (and takes a subnormal rate's log with numpy).
+    Each block of rows runs loops without a running sum (they vectorise) and adds by ``lane_sum``, so
+    the sums are the same bits at every thread count.
     """
     n = F.shape[0]
     nblk = (n + _BLOCK - 1) // _BLOCK
-    part = np.zeros(nblk)
+    part = np.zeros((nblk, 2))
     bad = np.zeros(nblk, dtype=np.int64)
     for blk in prange(nblk):
-        s = 0.0
+        lo = blk * _BLOCK
+        hi = min(n, lo + _BLOCK)
+        # views of the block, indexed from 0 (see _rowmath: loops over range(lo, hi) do not vectorise)
+        f, lf, t, fo, ro, terms = F[lo:hi], leaf[lo:hi], T[lo:hi], F_out[lo:hi], R_out[lo:hi], L[lo:hi]
+        for i in range(hi - lo):
+            fn = f[i] + mult * value[lf[i]]
+            fo[i] = fn
+            ro[i] = t[i] - fn
         nb = 0
-        for i in range(blk * _BLOCK, min(n, (blk + 1) * _BLOCK)):
-            fn = F[i] + mult * value[leaf[i]]
-            F_out[i] = fn
-            R_out[i] = T[i] - fn
-            nb += not (fn > 0.0 and fn < np.inf)
-            s += w[i] * fn if weighted else fn
-        part[blk] = s
+        for i in range(hi - lo):
+            nb += (fo[i] < NORMAL_MIN) | (fo[i] == np.inf) | (fo[i] != fo[i])
         bad[blk] = nb
-    tot = 0.0
+        if nb == 0:
+            if weighted:
+                wb = w[lo:hi]
+                for i in range(hi - lo):
+                    terms[i] = (wb[i] * t[i]) * log_normal(fo[i])
+                part[blk, 1] = lane_sum(terms)
+                for i in range(hi - lo):
+                    terms[i] = wb[i] * fo[i]
+                part[blk, 0] = lane_sum(terms)
+            else:
+                for i in range(hi - lo):
+                    terms[i] = t[i] * log_normal(fo[i])
+                part[blk, 1] = lane_sum(terms)
+                part[blk, 0] = lane_sum(fo)
+    s_A = 0.0
+    s_TlogF = 0.0
     n_bad = 0
     for blk in range(nblk):
-        tot += part[blk]
+        s_A += part[blk, 0]
+        s_TlogF += part[blk, 1]
         n_bad += bad[blk]
-    return n_bad, tot
+    return n_bad, s_A, s_TlogF
 
 
 class Poisson(ExponentialFamily):
