@@ -130,8 +130,9 @@ def test_trace_variables_and_dimensions():
     assert np.isnan(tr.entropy.values[0]) and np.isfinite(tr.entropy.values[1:]).all()
     T = get("normal").sufficient_stats(d.y)
     for r, rnd in enumerate(m.result_.rounds, start=1):   # telescoped Gain^ent == direct leaf sums
-        assert tr.entropy.values[r] == pytest.approx(partition_entropy(get("normal"), rnd.trees[0].train_leaf_, T),
-                                                     abs=1e-12)
+        assert rnd.trees[0].train_leaf_ is None   # released after the round (the engine's memory note)
+        leaf = rnd.trees[0].apply(d.X)
+        assert tr.entropy.values[r] == pytest.approx(partition_entropy(get("normal"), leaf, T), abs=1e-12)
     # the stored eta is the model's eta on the display rows
     rows = tr.obs_index.values
     np.testing.assert_allclose(tr.eta.values[-1], m.predict_natural(d.X[rows], n_rounds=7), rtol=1e-12)
@@ -416,7 +417,7 @@ def test_engine_fused_rounds_equal_unfused_rounds(weighted):
     assert a.n_projected == b.n_projected
     for ra, rb in zip(a.rounds, b.rounds):
         np.testing.assert_array_equal(ra.trees[0].value_, rb.trees[0].value_)
-    np.testing.assert_array_equal(steps[-1], 0.5 * b.rounds[-1].trees[0].train_predict_)
+    np.testing.assert_array_equal(steps[-1], 0.5 * b.rounds[-1].trees[0].predict(Xb))
 
 
 _BLAS_THREADS_PROBE = """

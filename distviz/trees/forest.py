@@ -68,7 +68,7 @@ class Forest:
         tree._feat_gain = self.feature_gains_[t, :nn]
         tree._threshold = self.threshold_[t, :nn]
         tree.value_ = self.value_[t, :nn]
-        tree.train_leaf_ = self.train_leaf_[t]
+        tree.train_leaf_ = None if self.train_leaf_ is None else self.train_leaf_[t]   # None: released after a boosting round
         tree._gain_ent = None
         tree._nodes = None
         return tree
