@@ -327,8 +327,9 @@ def grow_tree(
 
     for c in range(n_nodes):
         if left[c] < 0:
-            for jj in range(start[c], stop[c]):
-                train_leaf[rows[jj]] = c
+            seg = rows[start[c]:stop[c]]
+            for jj in range(seg.shape[0]):
+                train_leaf[np.uintp(seg[jj])] = c   # unsigned: no wrap-around check (see histogram._U1)
     if aux.shape[0] == n:
         _aux_sums(codes_T, rows, start, stop, feature, split_bin, missing_left, miss, left, right, assigned, n_nodes,
                   train_leaf, aux, aux_sums, allow_parallel)
@@ -343,6 +344,7 @@ def _segment_aux(code_row, rows, s0, s1, node, two, b, mcode, L, R, train_leaf, 
     final leaves; its rows are labelled here, in the same pass (splitting.assign_children's rule).
     """
     d = aux.shape[1]
+    seg = rows[s0:s1]   # indexed from 0, row ids unsigned: no wrap-around checks (see histogram._U1)
     lut = np.empty(2, dtype=np.int64)  # indexed, not branched: the branch mispredicts on balanced splits
     lut[0] = R
     lut[1] = L
@@ -353,11 +355,11 @@ def _segment_aux(code_row, rows, s0, s1, node, two, b, mcode, L, R, train_leaf, 
             # each row adds v to its side and v * 0.0 (a zero) to the other: a finite sum that starts at +0.0
             # is never -0.0, so adding a zero leaves it unchanged and both sums equal the row-order sums
             sr = 0.0
-            for jj in range(s0, s1):
-                i = rows[jj]
+            for jj in range(seg.shape[0]):
+                i = np.uintp(seg[jj])
                 c = code_row[i]
                 go = np.intp(c <= b) | np.intp(c == mcode)
-                train_leaf[i] = lut[go]
+                train_leaf[i] = lut[np.uintp(go)]
                 v = a[i]
                 g = float(go)
                 sl += v * g
@@ -365,8 +367,8 @@ def _segment_aux(code_row, rows, s0, s1, node, two, b, mcode, L, R, train_leaf, 
             aux_sums[L, 0] = sl
             aux_sums[R, 0] = sr
         else:
-            for jj in range(s0, s1):
-                sl += a[rows[jj]]
+            for jj in range(seg.shape[0]):
+                sl += a[np.uintp(seg[jj])]
             aux_sums[node, 0] = sl
     else:
         if two:
@@ -374,11 +376,11 @@ def _segment_aux(code_row, rows, s0, s1, node, two, b, mcode, L, R, train_leaf, 
             aux_sums[R, :] = 0.0
         else:
             aux_sums[node, :] = 0.0
-        for jj in range(s0, s1):
-            i = rows[jj]
+        for jj in range(seg.shape[0]):
+            i = np.uintp(seg[jj])
             if two:
                 c = code_row[i]
-                cn = lut[np.intp(c <= b) | np.intp(c == mcode)]
+                cn = lut[np.uintp(c <= b) | np.uintp(c == mcode)]
                 train_leaf[i] = cn
             else:
                 cn = node

@@ -36,6 +36,14 @@ __all__ = ["row_stats", "hist_serial", "hist_parallel", "hist_rows", "hist_index
 # a node histogram is built with the feature-parallel kernel when rows * features reach this
 PARALLEL_MIN_WORK = 1 << 17
 
+# unsigned constants for index arithmetic.  numba wraps a negative index around, so every access with
+# a signed index it cannot prove >= 0 (a row id read from an int32 array, a loop from `start`) costs a
+# compare and a select; an unsigned index skips that.  The constants must be unsigned too: numba types
+# uint64 * 2 as int64.  A child's histogram by row index: 1.26 -> 0.80 ms a feature pair (503,388 rows).
+_U1 = np.uintp(1)
+_U2 = np.uintp(2)
+_U3 = np.uintp(3)
+
 
 @njit(cache=True)
 def row_stats(Y, w, o):
@@ -190,21 +198,23 @@ def _indexed_one(code0, rows, start, stop, G, col_off, unit, h0):
     h0[:, :] = 0.0
     f0 = h0.reshape(-1)
     Gf = G.reshape(-1)
-    GC = G.shape[1]
+    GC = np.uintp(G.shape[1])
+    off = np.uintp(col_off)
+    node = rows[start:stop]   # indexed from 0, and every index unsigned (see _U1)
     if unit:   # [count, sum y]
-        for j in range(start, stop):
-            i = rows[j]
-            b0 = np.intp(code0[i]) * 2
+        for j in range(node.shape[0]):
+            i = np.uintp(node[j])
+            b0 = np.uintp(code0[i]) * _U2
             f0[b0] += 1.0
-            f0[b0 + 1] += Gf[np.intp(i) * GC + col_off]
+            f0[b0 + _U1] += Gf[i * GC + off]
     else:      # [w, count, w y]
-        for j in range(start, stop):
-            i = rows[j]
-            base = np.intp(i) * GC
-            b0 = np.intp(code0[i]) * 3
+        for j in range(node.shape[0]):
+            i = np.uintp(node[j])
+            base = i * GC
+            b0 = np.uintp(code0[i]) * _U3
             f0[b0] += Gf[base]
-            f0[b0 + 1] += Gf[base + 1]
-            f0[b0 + 2] += Gf[base + col_off]
+            f0[b0 + _U1] += Gf[base + _U1]
+            f0[b0 + _U2] += Gf[base + off]
 
 
 @njit(cache=True)
@@ -215,32 +225,34 @@ def _indexed_two(code0, code1, rows, start, stop, G, col_off, unit, h0, h1):
     f0 = h0.reshape(-1)
     f1 = h1.reshape(-1)
     Gf = G.reshape(-1)
-    GC = G.shape[1]
+    GC = np.uintp(G.shape[1])
+    off = np.uintp(col_off)
+    node = rows[start:stop]
     if unit:
-        for j in range(start, stop):
-            i = rows[j]
-            g = Gf[np.intp(i) * GC + col_off]
-            b0 = np.intp(code0[i]) * 2
-            b1 = np.intp(code1[i]) * 2
+        for j in range(node.shape[0]):
+            i = np.uintp(node[j])
+            g = Gf[i * GC + off]
+            b0 = np.uintp(code0[i]) * _U2
+            b1 = np.uintp(code1[i]) * _U2
             f0[b0] += 1.0
-            f0[b0 + 1] += g
+            f0[b0 + _U1] += g
             f1[b1] += 1.0
-            f1[b1 + 1] += g
+            f1[b1 + _U1] += g
     else:
-        for j in range(start, stop):
-            i = rows[j]
-            base = np.intp(i) * GC
+        for j in range(node.shape[0]):
+            i = np.uintp(node[j])
+            base = i * GC
             g0 = Gf[base]
-            g1 = Gf[base + 1]
-            g2 = Gf[base + col_off]
-            b0 = np.intp(code0[i]) * 3
-            b1 = np.intp(code1[i]) * 3
+            g1 = Gf[base + _U1]
+            g2 = Gf[base + off]
+            b0 = np.uintp(code0[i]) * _U3
+            b1 = np.uintp(code1[i]) * _U3
             f0[b0] += g0
-            f0[b0 + 1] += g1
-            f0[b0 + 2] += g2
+            f0[b0 + _U1] += g1
+            f0[b0 + _U2] += g2
             f1[b1] += g0
-            f1[b1 + 1] += g1
-            f1[b1 + 2] += g2
+            f1[b1 + _U1] += g1
+            f1[b1 + _U2] += g2
 
 
 @njit(cache=True)

@@ -36,6 +36,8 @@ __all__ = ["best_split_variance", "best_split_variance_missing", "best_split_ent
 
 # a split must beat zero by this fraction of the magnitude of its terms (rounding noise is no gain)
 REL_TOL = 1e-12
+# unsigned 1 for the row cursors (numba types uint64 - 1 as int64; see histogram._U1 for why unsigned)
+_U1 = np.uintp(1)
 
 
 @njit(cache=True)
@@ -181,18 +183,20 @@ def partition(code_row, rows, start, stop, b, tmp, miss=-1):
     being larger than every real bin).  Branch-free: every row is written to both candidate places
     and only one cursor advances.
     """
-    nl = start
-    nr = 0
-    for j in range(start, stop):
-        i = rows[j]
-        c = code_row[i]
-        go = np.intp(c <= b) | np.intp(c == miss)
+    # unsigned row ids and cursors: numba checks every signed index for wrap-around (see histogram._U1)
+    node = rows[start:stop]
+    nl = np.uintp(start)
+    nr = np.uintp(0)
+    for j in range(node.shape[0]):
+        i = node[j]
+        c = code_row[np.uintp(i)]
+        go = np.uintp(c <= b) | np.uintp(c == miss)
         rows[nl] = i
         tmp[nr] = i
         nl += go
-        nr += 1 - go
+        nr += _U1 - go
     rows[nl:stop] = tmp[:nr]
-    return nl
+    return np.intp(nl)
 
 
 @njit(cache=True, parallel=True)
@@ -213,17 +217,18 @@ def partition_parallel(code_row, rows, start, stop, b, tmp, n_blocks, miss=-1):
     for k in prange(n_blocks):
         b0 = start + k * bs
         b1 = min(stop, b0 + bs)
-        lo = b0
-        nr = b0
-        for j in range(b0, b1):
-            i = rows[j]
-            c = code_row[i]
-            go = np.intp(c <= b) | np.intp(c == miss)
+        block = rows[b0:b1]
+        lo = np.uintp(b0)   # unsigned, as in partition()
+        nr = np.uintp(b0)
+        for j in range(block.shape[0]):
+            i = block[j]
+            c = code_row[np.uintp(i)]
+            go = np.uintp(c <= b) | np.uintp(c == miss)
             rows[lo] = i
             tmp[nr] = i
             lo += go
-            nr += 1 - go
-        nl[k] = lo - b0
+            nr += _U1 - go
+        nl[k] = np.intp(lo) - b0
     acc = start + nl[0]
     for k in range(1, n_blocks):  # a forward copy is safe: each run moves towards start
         b0 = start + k * bs
@@ -251,17 +256,18 @@ def assign_children(code_row, rows, start, stop, b, L, R, leaf, miss=-1):
     lut = np.empty(2, dtype=np.int64)
     lut[0] = R
     lut[1] = L
-    for j in range(start, stop):
-        i = rows[j]
+    node = rows[start:stop]
+    for j in range(node.shape[0]):
+        i = np.uintp(node[j])
         c = code_row[i]
-        leaf[i] = lut[np.intp(c <= b) | np.intp(c == miss)]
+        leaf[i] = lut[np.uintp(c <= b) | np.uintp(c == miss)]
 
 
 @njit(cache=True, parallel=True)
 def assign_children_parallel(code_row, rows, start, stop, b, L, R, leaf, miss=-1):
     """assign_children with the rows in parallel threads (every row is written once: the same result)."""
     for j in prange(start, stop):
-        i = rows[j]
+        i = np.uintp(rows[j])
         c = code_row[i]
         leaf[i] = L if (c <= b or c == miss) else R
 
