@@ -252,6 +252,17 @@ def test_engine_interface_separate_trees_line_search_and_masks():
         BoostingEngine(law, tree_mode="forest")
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_root_entropy_without_leaf_ids_is_the_one_leaf_partition(weighted):
+    """partition_entropy(leaf=None), the engine's root term, gives the bits of the all-zeros leaf partition."""
+    rng = np.random.default_rng(9)
+    T = np.c_[rng.normal(size=5000), rng.normal(size=5000) ** 2]
+    w = rng.uniform(0.0, 2.0, 5000) if weighted else None
+    for fam, TT in (("normal", T), ("poisson", rng.poisson(2.0, (5000, 1)).astype(float))):
+        zeros = np.zeros(TT.shape[0], dtype=np.int64)
+        assert partition_entropy(get(fam), None, TT, w) == partition_entropy(get(fam), zeros, TT, w)
+
+
 def test_partition_entropy_matches_direct_formula():
     fam = get("poisson")
     y = np.array([0.0, 1, 2, 3, 4, 5])

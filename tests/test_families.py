@@ -347,3 +347,15 @@ def test_spd_kernels_match_numpy_and_flag_bad_rows():
     bad_eta = np.array([[0.0, 0.0, 0.5, 0.0, 0.5]])  # precision -I
     assert not mvn.in_natural_domain(bad_eta)[0]
     assert np.isnan(mvn.to_mean(bad_eta)).all() and np.isnan(mvn.log_partition(bad_eta)).all()
+
+
+def test_poisson_log_base_measure_table_gives_gammalns_bits():
+    """-log y! from the table of small counts is bit for bit -gammaln(y + 1), and other values still go to gammaln."""
+    rng = np.random.default_rng(2)
+    y = rng.poisson(4.0, 20_000).astype(float)
+    y[:6] = [0.0, 1023.0, 1024.0, 5000.0, 2.5, -1.0]
+    y[6:9] = [np.nan, np.inf, 1e300]
+    got = F.get("poisson").log_base_measure(y)
+    want = -gammaln(y + 1.0)
+    assert np.array_equal(got.view(np.int64)[9:], want.view(np.int64)[9:])
+    np.testing.assert_array_equal(got, want)   # NaN where gammaln gives NaN

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from distviz.errors import ConfigError
+from distviz.families._rowmath import row_order_sums
 
 __all__ = ["LAWS", "ExpFamilyLaw", "FamilyData", "MGD", "NGD", "GD", "MGDNatural", "NGDMean", "make_law"]
 
@@ -120,7 +121,7 @@ class ExpFamilyLaw:
             nodes = tree.nodes_
             ge = np.asarray(nodes["gain_ent"], dtype=float)[~np.asarray(nodes["is_leaf"], dtype=bool)]
         if data._H_root is None:
-            data._H_root = partition_entropy(self.family, np.zeros(data.n, dtype=np.int64), data.T, w)
+            data._H_root = partition_entropy(self.family, None, data.T, w)
         if np.isfinite(data._H_root) and np.isfinite(ge).all():
             return float(data._H_root - ge.sum())
         return partition_entropy(self.family, tree.train_leaf_, data.T, w)
@@ -350,13 +351,25 @@ def _project(family, F, coord, return_mask=False, fallback=None):
 
 
 def partition_entropy(family, leaf, T, w=None) -> float:
-    """H = -sum_J (W_J / W) A*(eta*_J), eta*_J the weighted leaf means of T(y) (note, 'Entropy ...')."""
-    leaf = np.asarray(leaf, dtype=np.int64)
-    m = int(leaf.max()) + 1 if leaf.size else 0
-    ww = np.ones(T.shape[0]) if w is None else np.asarray(w, dtype=float)
-    WJ = np.bincount(leaf, weights=ww, minlength=m)
-    keep = WJ > 0
-    S = np.stack([np.bincount(leaf, weights=ww * T[:, k], minlength=m)[keep] for k in range(T.shape[1])], axis=1)
+    """H = -sum_J (W_J / W) A*(eta*_J), eta*_J the weighted leaf means of T(y) (note, 'Entropy ...').
+
+    leaf None: one part, all rows (the root); its sums are added in row order as bincount adds them,
+    without bincount's n-sized leaf, weight and product arrays (1e6 rows: 11-18 ms -> 3.5 ms).
+    """
+    if leaf is None:
+        weighted = w is not None
+        ww = np.ascontiguousarray(w, dtype=np.float64) if weighted else np.ones(1)
+        W, s = row_order_sums(np.ascontiguousarray(T, dtype=np.float64), ww, weighted)
+        WJ = np.array([W])
+        keep = WJ > 0
+        S = s[None, :][keep]
+    else:
+        leaf = np.asarray(leaf, dtype=np.int64)
+        m = int(leaf.max()) + 1 if leaf.size else 0
+        ww = np.ones(T.shape[0]) if w is None else np.asarray(w, dtype=float)
+        WJ = np.bincount(leaf, weights=ww, minlength=m)
+        keep = WJ > 0
+        S = np.stack([np.bincount(leaf, weights=ww * T[:, k], minlength=m)[keep] for k in range(T.shape[1])], axis=1)
     m_J = S / WJ[keep, None]
     with np.errstate(all="ignore"):
         a = np.asarray(family.conjugate(m_J), dtype=float).reshape(-1)

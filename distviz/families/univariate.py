@@ -79,6 +79,24 @@ def _poisson_mgd_round(F, leaf, value, mult, T, w, weighted, F_out, R_out, L):
     return n_bad, s_A, s_TlogF
 
 
+# -log k! for k = 0..1023, by the same gammaln call as for a single count (the same bits)
+_NEG_LOG_FACTORIAL = -gammaln(np.arange(1024, dtype=np.float64) + 1.0)
+
+
+@njit(cache=True)
+def _log_factorial_from_table(y, table, out):
+    """out[i] = table[y_i] for the whole counts y_i below the table's length; True when some y_i is not one."""
+    m = table.shape[0]
+    rest = False
+    for i in range(y.shape[0]):
+        v = y[i]
+        if v >= 0.0 and v < m and v == np.floor(v):
+            out[i] = table[np.uintp(v)]
+        else:
+            rest = True
+    return rest
+
+
 class Poisson(ExponentialFamily):
     """Poisson(lambda): T(y) = y, eta = log lambda, A = e^eta, h(y) = 1/y! (note, 'Poisson example')."""
 
@@ -129,7 +147,15 @@ class Poisson(ExponentialFamily):
         return self._params(v) * np.exp(-self._params(eta))
 
     def log_base_measure(self, y):
-        return -gammaln(self._y(y) + 1.0)
+        """log h(y) = -log y!, the counts below 1024 from a table of the same values (gammaln on 1e6 rows: 21 ms)."""
+        y = self._y(y)
+        if y.ndim != 1 or y.shape[0] < 4096:
+            return -gammaln(y + 1.0)
+        out = np.empty(y.shape[0])
+        if _log_factorial_from_table(y, _NEG_LOG_FACTORIAL, out):
+            other = ~((y >= 0) & (y < _NEG_LOG_FACTORIAL.shape[0]) & (y == np.floor(y)))
+            out[other] = -gammaln(y[other] + 1.0)
+        return out
 
     def sample(self, eta, rng=None):
         return as_rng(rng).poisson(np.exp(self._params(eta)[..., 0])).astype(float)
