@@ -85,8 +85,8 @@ def test_fused_poisson_sums_are_accurate_and_the_same_at_one_and_two_threads(wei
         prev = numba.get_num_threads()
         numba.set_num_threads(t)
         try:
-            F_out, R_out, L = np.empty(n), np.empty(n), np.empty(n)
-            outs.append((_poisson_mgd_round(F, leaf, value, 0.1, T, w, weighted, F_out, R_out, L), F_out, R_out))
+            F_out, R_out = np.empty(n), np.empty(n)
+            outs.append((_poisson_mgd_round(F, leaf, value, 0.1, T, w, weighted, F_out, R_out), F_out, R_out))
         finally:
             numba.set_num_threads(prev)
     (n_bad, s_A, s_TlogF), F_out, R_out = outs[0]

@@ -158,14 +158,14 @@ class MGD(ExpFamilyLaw):
         n = F.shape[0]
         if data._fused is None or data._fused[0] is not w:
             if w is None:
-                data._fused = (w, np.ones(1), float(np.sum(data.log_h)), float(n), np.empty(n))
+                data._fused = (w, np.ones(1), float(np.sum(data.log_h)), float(n))
             else:
                 ww = np.ascontiguousarray(w, dtype=np.float64)
-                data._fused = (w, ww, float(np.einsum("i,i...->...", ww, data.log_h)), float(ww.sum()), np.empty(n))
-        _, ww, s_logh, W, scratch = data._fused
+                data._fused = (w, ww, float(np.einsum("i,i...->...", ww, data.log_h)), float(ww.sum()))
+        _, ww, s_logh, W = data._fused
         F_new, R_new = (np.empty((n, 1)), np.empty((n, 1))) if out is None else out
         n_bad, s_A, s_TlogF = kern(F.reshape(-1), leaf, value, float(mult), data.T.reshape(-1), ww, w is not None,
-                                   F_new.reshape(-1), R_new.reshape(-1), scratch)
+                                   F_new.reshape(-1), R_new.reshape(-1))
         if n_bad:
             return None
         return F_new, float((s_A - s_TlogF - s_logh) / W), R_new
@@ -354,7 +354,7 @@ def partition_entropy(family, leaf, T, w=None) -> float:
     """H = -sum_J (W_J / W) A*(eta*_J), eta*_J the weighted leaf means of T(y) (note, 'Entropy ...').
 
     leaf None: one part, all rows (the root); its sums are added in row order as bincount adds them,
-    without bincount's n-sized leaf, weight and product arrays (1e6 rows: 11-18 ms -> 3.5 ms).
+    without bincount's n-sized leaf, weight and product arrays (1e6 rows of one column: 11-13 ms -> 0.9 ms).
     """
     if leaf is None:
         weighted = w is not None

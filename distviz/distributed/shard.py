@@ -13,7 +13,7 @@ kernels are the in-memory path's own (``distviz.trees.histogram.hist_serial``,
 
 Memory per row (Poisson MGD, unit weights: 28 bytes and the p bin codes, was 48): T(y), F and the
 targets G as float64, the partition as int32.  The partition scratch and the leaf labels (int32) and
-the fused Poisson pass's new iterate and row terms (float64) are buffers of the worker thread
+the fused Poisson pass's new iterate (float64) are buffers of the worker thread
 (:func:`scratch`), reused by every shard and every call instead of held per shard, and log h(y) is
 kept as its sum (it enters only the NLL sums).
 """
@@ -251,7 +251,7 @@ def _fused_mgd(shard, law, leaf, tree, R_out):
     w = np.ascontiguousarray(shard.w, dtype=np.float64) if weighted else np.ones(1)
     value = np.ascontiguousarray(tree["value"][:, 0], dtype=np.float64)
     n_bad, s_A, s_TlogF = kern(shard.F.reshape(-1), leaf, value, float(tree["mult"]), T.reshape(-1), w, weighted,
-                               F_new, R_out.reshape(-1), scratch("row_terms", n, np.float64))
+                               F_new, R_out.reshape(-1))
     if n_bad:
         return None
     # sum w (A(eta) - eta T(y)) - sum w log h(y), A(eta) = eta* for the Poisson kernel (see the kernel's doc)

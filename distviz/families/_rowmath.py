@@ -108,6 +108,18 @@ def row_order_sums(T, w, weighted):
     n, d = T.shape
     W = 0.0
     S = np.zeros(d)
+    if d == 1:   # scalar accumulators: an array element would be stored and reloaded every row
+        s0 = 0.0
+        if weighted:
+            for i in range(n):
+                W += w[i]
+                s0 += w[i] * T[i, 0]
+        else:
+            for i in range(n):
+                W += 1.0
+                s0 += 1.0 * T[i, 0]
+        S[0] = s0
+        return W, S
     for i in range(n):
         wi = w[i] if weighted else 1.0
         W += wi

@@ -25,18 +25,19 @@ _BLOCK = 1 << 14
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _poisson_mgd_round(F, leaf, value, mult, T, w, weighted, F_out, R_out, L):
+def _poisson_mgd_round(F, leaf, value, mult, T, w, weighted, F_out, R_out):
     """One fused pass of a Poisson MGD round (iterate eta* = lambda): update, next targets and the NLL's sums.
 
     F_out_i = F_i + mult * value[leaf_i] (the step of the round's tree), the next M-law target
     R_out_i = T(y_i) - F_out_i (note, "Boosting of MGD"), and the two row sums of the training NLL
     A(eta) - eta T(y) - log h(y) at eta = log F_out (note, "Poisson example": A(eta) = e^eta = lambda):
-    sum_i w_i F_out_i and sum_i w_i T_i log F_out_i.  L (n,) is scratch.
+    sum_i w_i F_out_i and sum_i w_i T_i log F_out_i.
     Returns (number of rows whose F_out is not a finite normal positive float, the two sums); when the
     first is not 0 the sums are not computed and the caller falls back to the unfused update, which
     projects or backtracks those rows (and takes a subnormal rate's log with numpy).
-    Each block of rows runs loops without a running sum (they vectorise) and adds by ``lane_sum``, so
-    the sums are the same bits at every thread count.
+    Each block of rows runs loops without a running sum (they vectorise) and adds by ``lane_sum``;
+    the row terms of a sum go into the block's part of R_out (in cache) before its targets do.  The
+    sums are the same bits at every thread count.
     """
     n = F.shape[0]
     nblk = (n + _BLOCK - 1) // _BLOCK
@@ -46,11 +47,9 @@ def _poisson_mgd_round(F, leaf, value, mult, T, w, weighted, F_out, R_out, L):
         lo = blk * _BLOCK
         hi = min(n, lo + _BLOCK)
         # views of the block, indexed from 0 (see _rowmath: loops over range(lo, hi) do not vectorise)
-        f, lf, t, fo, ro, terms = F[lo:hi], leaf[lo:hi], T[lo:hi], F_out[lo:hi], R_out[lo:hi], L[lo:hi]
+        f, lf, t, fo, ro = F[lo:hi], leaf[lo:hi], T[lo:hi], F_out[lo:hi], R_out[lo:hi]
         for i in range(hi - lo):
-            fn = f[i] + mult * value[lf[i]]
-            fo[i] = fn
-            ro[i] = t[i] - fn
+            fo[i] = f[i] + mult * value[lf[i]]
         nb = 0
         for i in range(hi - lo):
             nb += (fo[i] < NORMAL_MIN) | (fo[i] == np.inf) | (fo[i] != fo[i])
@@ -59,16 +58,18 @@ def _poisson_mgd_round(F, leaf, value, mult, T, w, weighted, F_out, R_out, L):
             if weighted:
                 wb = w[lo:hi]
                 for i in range(hi - lo):
-                    terms[i] = (wb[i] * t[i]) * log_normal(fo[i])
-                part[blk, 1] = lane_sum(terms)
+                    ro[i] = (wb[i] * t[i]) * log_normal(fo[i])
+                part[blk, 1] = lane_sum(ro)
                 for i in range(hi - lo):
-                    terms[i] = wb[i] * fo[i]
-                part[blk, 0] = lane_sum(terms)
+                    ro[i] = wb[i] * fo[i]
+                part[blk, 0] = lane_sum(ro)
             else:
                 for i in range(hi - lo):
-                    terms[i] = t[i] * log_normal(fo[i])
-                part[blk, 1] = lane_sum(terms)
+                    ro[i] = t[i] * log_normal(fo[i])
+                part[blk, 1] = lane_sum(ro)
                 part[blk, 0] = lane_sum(fo)
+        for i in range(hi - lo):
+            ro[i] = t[i] - fo[i]
     s_A = 0.0
     s_TlogF = 0.0
     n_bad = 0
