@@ -64,8 +64,9 @@ def row_stats(Y, w, o):
 @njit(cache=True)
 def gather_rows(G, rows, start, stop, col_off, lead, K, out):
     """Copy the first `lead` columns and columns col_off..col_off+K of rows[start:stop] into out (m, lead+K)."""
-    for j in range(stop - start):
-        gi = G[rows[start + j]]
+    node = rows[start:stop]   # indexed from 0, row ids unsigned (see _U1)
+    for j in range(node.shape[0]):
+        gi = G[np.uintp(node[j])]
         oj = out[j]
         for c in range(lead):
             oj[c] = gi[c]
@@ -78,48 +79,44 @@ def _accumulate(code_row, rows, start, stop, G, mode, unit, h):
     """Add the statistics of rows[start:stop] into one feature's histogram h (nb, C).
 
     mode 0: the whole sample in order (row j is row j); 1: G indexed by rows[j]; 2: gathered
-    (G row j - start).  unit: G holds the K targets and column 0 of h counts rows.
+    (G row j - start).  unit: G holds the K targets and column 0 of h counts rows.  Loops run over
+    views from 0 with unsigned row ids (see _U1).
     """
     h[:, :] = 0.0
-    C = h.shape[1]
+    C = np.uintp(h.shape[1])
     hf = h.reshape(-1)
     Gf = G.reshape(-1)
-    GC = G.shape[1]
-    if unit and C == 2:  # unit weights, one output: [count, sum y]
+    GC = np.uintp(G.shape[1])
+    m = stop - start
+    node = rows[start:stop]
+    if unit and C == 2:  # unit weights, one output: [count, sum y]; G is the (., 1) target column
         if mode == 0:
-            for i in range(start, stop):
-                b = np.intp(code_row[i]) * 2
+            cr = code_row[start:stop]
+            g = Gf[start:stop]
+            for i in range(m):
+                b = np.uintp(cr[i]) * _U2
                 hf[b] += 1.0
-                hf[b + 1] += Gf[i]
+                hf[b + _U1] += g[i]
         else:
-            for j in range(start, stop):
-                b = np.intp(code_row[rows[j]]) * 2
-                g = j - start if mode == 2 else rows[j]
+            for j in range(m):
+                r = np.uintp(node[j])
+                b = np.uintp(code_row[r]) * _U2
+                gj = np.uintp(j) if mode == 2 else r
                 hf[b] += 1.0
-                hf[b + 1] += Gf[g]
-    elif unit:
-        for j in range(start, stop):
-            i = j if mode == 0 else rows[j]
-            hb = h[code_row[i]]
-            gi = G[j - start if mode == 2 else i]
-            hb[0] += 1.0
-            for k in range(GC):
-                hb[1 + k] += gi[k]
-    elif C == 3:  # weighted rows, one output: [w, count, w y]
-        for j in range(start, stop):
-            i = j if mode == 0 else rows[j]
-            b = np.intp(code_row[i]) * 3
-            g = np.intp(j - start if mode == 2 else i) * 3
-            hf[b] += Gf[g]
-            hf[b + 1] += Gf[g + 1]
-            hf[b + 2] += Gf[g + 2]
+                hf[b + _U1] += Gf[gj]
     else:
-        for j in range(start, stop):
-            i = j if mode == 0 else rows[j]
-            hb = h[code_row[i]]
-            gi = G[j - start if mode == 2 else i]
-            for c in range(C):
-                hb[c] += gi[c]
+        # the row's statistics start at G row gj; h row at bin * C; unit: +1 in column 0, then the GC targets
+        for j in range(m):
+            i = np.uintp(start + j) if mode == 0 else np.uintp(node[j])
+            base = (np.uintp(j) if mode == 2 else i) * GC
+            hb = np.uintp(code_row[i]) * C
+            if unit:
+                hf[hb] += 1.0
+                for k in range(GC):
+                    hf[hb + _U1 + np.uintp(k)] += Gf[base + np.uintp(k)]
+            else:
+                for c in range(C):
+                    hf[hb + np.uintp(c)] += Gf[base + np.uintp(c)]
 
 
 @njit(cache=True)
@@ -295,48 +292,54 @@ def hist_indexed(codes_T, rows, start, stop, G, col_off, unit, out, n_groups):
 @njit(cache=True)
 def _accumulate_rows(codes_R, rows, start, stop, G, col_off, lead, K, unit, f0, f1, out, out_f0):
     """Histograms of features f0..f1 of rows[start:stop] (G columns 0..lead, col_off..col_off+K) into out[f0-out_f0:f1-out_f0]."""
-    nb = out.shape[1]
+    nb = np.uintp(out.shape[1])
     out[f0 - out_f0:f1 - out_f0] = 0.0
     hf = out.reshape(-1)
     Gf = G.reshape(-1)
-    GC = G.shape[1]
+    GC = np.uintp(G.shape[1])
+    off = np.uintp(col_off)
+    node = rows[start:stop]   # indexed from 0, row ids, features and bins unsigned (see _U1)
+    fa = np.uintp(f0 - out_f0)
+    nf = np.uintp(f1 - f0)
     if unit and K == 1:  # unit weights, one output: [count, sum y]
-        for j in range(start, stop):
-            i = rows[j]
-            g = Gf[np.intp(i) * GC + col_off]
-            ci = codes_R[i]
-            for f in range(f0, f1):
-                b = ((f - out_f0) * nb + np.intp(ci[f])) * 2
+        for j in range(node.shape[0]):
+            i = np.uintp(node[j])
+            g = Gf[i * GC + off]
+            ci = codes_R[i, f0:f1]
+            for q in range(nf):
+                b = ((fa + np.uintp(q)) * nb + np.uintp(ci[q])) * _U2
                 hf[b] += 1.0
-                hf[b + 1] += g
+                hf[b + _U1] += g
     elif (not unit) and K == 1:  # weighted rows, one output: [w, count, w y]
-        for j in range(start, stop):
-            i = rows[j]
-            base = np.intp(i) * GC
+        for j in range(node.shape[0]):
+            i = np.uintp(node[j])
+            base = i * GC
             g0 = Gf[base]
-            g1 = Gf[base + 1]
-            g2 = Gf[base + col_off]
-            ci = codes_R[i]
-            for f in range(f0, f1):
-                b = ((f - out_f0) * nb + np.intp(ci[f])) * 3
+            g1 = Gf[base + _U1]
+            g2 = Gf[base + off]
+            ci = codes_R[i, f0:f1]
+            for q in range(nf):
+                b = ((fa + np.uintp(q)) * nb + np.uintp(ci[q])) * _U3
                 hf[b] += g0
-                hf[b + 1] += g1
-                hf[b + 2] += g2
+                hf[b + _U1] += g1
+                hf[b + _U2] += g2
     else:
-        o = 1 if unit else 2
-        for j in range(start, stop):
-            i = rows[j]
-            gi = G[i]
-            ci = codes_R[i]
-            for f in range(f0, f1):
-                hb = out[f - out_f0, ci[f]]
+        C = np.uintp(out.shape[2])
+        o = _U1 if unit else _U2
+        for j in range(node.shape[0]):
+            i = np.uintp(node[j])
+            base = i * GC
+            ci = codes_R[i, f0:f1]
+            for q in range(nf):
+                hb = ((fa + np.uintp(q)) * nb + np.uintp(ci[q])) * C
                 if unit:
-                    hb[0] += 1.0
+                    hf[hb] += 1.0
                 else:
-                    hb[0] += gi[0]
-                    hb[1] += gi[1]
+                    hf[hb] += Gf[base]
+                    hf[hb + _U1] += Gf[base + _U1]
                 for k in range(K):
-                    hb[o + k] += gi[col_off + k]
+                    uk = np.uintp(k)
+                    hf[hb + o + uk] += Gf[base + off + uk]
 
 
 @njit(cache=True, parallel=True)
