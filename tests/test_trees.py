@@ -292,6 +292,23 @@ def test_binned_input_equals_raw_input():
     np.testing.assert_array_equal(b.train_predict_, a.predict(X))
 
 
+@pytest.mark.parametrize("K", [1, 3])
+def test_unweighted_binned_fit_with_the_kept_root_counts_equals_raw_input(K):
+    """An unweighted fit on a BinnedX takes the root's count column kept on it (BinnedX.unit_root_lead): same tree
+    as on raw X (which sums the counts in its root pass), on the first fit and on the next (cached) one."""
+    rng = np.random.default_rng(16)
+    X, R, _ = _data(rng, n=3000, K=K)
+    X[::13, 1] = np.nan
+    Xb = Binner(max_bins=255).fit_transform(X)
+    a = HistTree(max_depth=4).fit(X, R)
+    for _ in range(2):
+        b = HistTree(max_depth=4).fit(Xb, R)
+        for key in ("feature", "bin", "gain", "weight", "value"):
+            np.testing.assert_array_equal(np.asarray(a.nodes_[key].tolist()), np.asarray(b.nodes_[key].tolist()))
+        np.testing.assert_array_equal(b.train_leaf_, a.train_leaf_)
+    assert "unit_root_lead" in Xb._cache
+
+
 @pytest.mark.parametrize("n", [200, 3000])
 def test_fit_many_equals_separate_fits(n):
     rng = np.random.default_rng(15)

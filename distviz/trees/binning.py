@@ -24,6 +24,8 @@ from numba import njit, prange
 from distviz.errors import ConfigError, DataError
 from distviz.validation import check_sample_weight, check_X
 
+from .histogram import lead_hist
+
 __all__ = ["Binner", "BinnedX"]
 
 _SUBSAMPLE = 200_000
@@ -107,6 +109,17 @@ class BinnedX:
         c = self._cache.get("codes_R")
         if c is None:
             c = self._cache["codes_R"] = _row_major(self.codes_T)
+        return c
+
+    def unit_root_lead(self) -> tuple[np.ndarray, np.ndarray]:
+        """The root's row-count histogram (p, n_hist_bins, 1) and total (1,) for unit weights, made on first use and kept.
+
+        Every unweighted tree fitted on these codes has this root count column; with it the root
+        pass sums only the targets (``histogram.lead_hist``, ``hist_root_targets``; the same trees).
+        """
+        c = self._cache.get("unit_root_lead")
+        if c is None:
+            c = self._cache["unit_root_lead"] = lead_hist(self.codes_T, np.empty(0), 1, self.binner.n_hist_bins_)
         return c
 
     @property

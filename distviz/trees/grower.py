@@ -174,11 +174,25 @@ def grow_tree(
             sums[0, o + k] = tot[k]
     else:
         sums[0, :] = 0.0
-        for i in range(n):
-            for c in range(lead):
-                sums[0, c] += G[i, c]
-            for k in range(K):
-                sums[0, o + k] += G[i, col_off + k]
+        if K == 1:   # scalar accumulators (an array element is stored and reloaded every row: 3.6 -> 1 ms for 1e6)
+            s0 = 0.0
+            s1 = 0.0
+            sy = 0.0
+            for i in range(n):
+                if lead == 2:
+                    s0 += G[i, 0]
+                    s1 += G[i, 1]
+                sy += G[i, col_off]
+            if lead == 2:
+                sums[0, 0] = s0
+                sums[0, 1] = s1
+            sums[0, o] = sy
+        else:
+            for i in range(n):
+                for c in range(lead):
+                    sums[0, c] += G[i, c]
+                for k in range(K):
+                    sums[0, o + k] += G[i, col_off + k]
         if o == 1:
             sums[0, 0] = n
     start[0] = 0

@@ -216,6 +216,8 @@ class HistTree(BaseEstimator):
         if isinstance(X, BinnedX):   # several outputs: nodes below the root from the row-major codes kept on X (the same sums)
             ctx._xb = X
             ctx.row_major_ok = True
+            if sample_weight is None:   # the root's count column, kept on X: the root pass sums only the targets
+                ctx.root_lead, ctx.root_tot = X.unit_root_lead()
         return self._fit_in(ctx, R, depth, leaves)
 
     def fit_context(self, ctx: "FitContext", R) -> "HistTree":
