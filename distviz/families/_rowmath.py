@@ -2,8 +2,9 @@
 
 numba compiles ``np.log`` to a scalar libm call and a running ``s += x[i]`` to one chain of
 dependent adds (about four cycles a row).  The fused Poisson pass over 1e6 rows took 4.9 ms
-without the log term (its running sums, not memory, set the pace) and 10.1 ms with numba's log
-in it, so numpy's SIMD ``log`` and an einsum added it afterwards (1.3 ms, one thread).
+without the log term (its running sums, not memory, set the pace) and 10.1 ms with the log term
+in its loop, unvectorised, so numpy's SIMD ``log`` and an einsum added it afterwards (1.3 ms, one
+thread).
 :func:`log_normal` is written with bit operations and a polynomial only, so a loop over it
 vectorises, and :func:`lane_sum` adds in eight interleaved lanes, which LLVM turns into vector
 adds without fast-math: the pass with the log term now takes 2.4 ms (1.2 ms on two threads).
