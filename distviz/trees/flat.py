@@ -16,7 +16,7 @@ every feature id lies in [0, n_features).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from distviz.errors import DataError
 
@@ -31,52 +31,87 @@ _BIG = np.finfo(np.float64).max  # stands in for a +inf threshold (a split of th
 
 
 @njit(cache=True)
-def _leaf(X, i, root, feature, threshold, missing_left, left, right):
-    """Global node id of the leaf reached by row i of X in the tree whose root is node `root`."""
+def _kids(left, right, missing_left):
+    """Per node g: kids[2g] = right child, kids[2g + 1] = left child, and the stand-in of a NaN value (see _leaf_at)."""
+    M = left.shape[0]
+    kids = np.empty(2 * M, dtype=np.int64)
+    nan_to = np.empty(M)
+    for g in range(M):
+        kids[2 * g] = right[g]
+        kids[2 * g + 1] = left[g]
+        nan_to[g] = -np.inf if missing_left[g] else np.nan
+    return kids, nan_to
+
+
+@njit(cache=True)
+def _leaf_at(X, i, root, feature, threshold, kids, nan_to, left):
+    """Global node id of the leaf reached by row i of X in the tree whose root is node `root`.
+
+    No data-dependent branch: the child is read from kids at 2g + (x <= threshold), a NaN replaced by
+    -inf (goes left) or NaN (goes right).  LLVM turns `left if go else right` into a branch, which
+    mispredicts on about half the rows; without it the rows' traversals overlap (100 depth-3 trees on
+    1e5 rows, one thread: 222 -> 140 ms).  Same leaves as the branching walk."""
     j = 0
     while left[root + j] >= 0:
-        g = root + j
-        x = X[i, feature[g]]
-        if x != x:  # NaN
-            j = left[g] if missing_left[g] else right[g]
-        elif x <= threshold[g]:
-            j = left[g]
-        else:
-            j = right[g]
+        g = np.uintp(root + j)
+        x = X[i, np.uintp(feature[g])]
+        x = x if x == x else nan_to[g]
+        j = kids[np.uintp(2) * g + np.uintp(x <= threshold[g])]
     return root + j
 
 
-@njit(cache=True)
+# rows per block of the predictors: a block's rows of X stay in cache while every tree reads them
+_ROWS = 2048
+
+
+@njit(cache=True, parallel=True)
 def _accumulate(X, feature, threshold, missing_left, left, right, value, tree_offsets, multiplier, out_col,
                 tree_round, col_stop, t0, t1, out):
-    """out[i, c + k] += multiplier[t] * value[leaf, k] for trees t0..t1-1 in order, when tree_round[t] <= col_stop[c + k]."""
+    """out[i, c + k] += multiplier[t] * value[leaf, k] for trees t0..t1-1 in order, when tree_round[t] <= col_stop[c + k].
+
+    Blocks of rows run in parallel threads, each through all the trees in order: a row's sum adds the
+    trees in the same order whatever the block size or the number of threads (the same bits).
+    """
     K = value.shape[1]
     n = X.shape[0]
-    for t in range(t0, t1):
-        root = tree_offsets[t]
-        c = out_col[t]
-        r = tree_round[t]
-        use = False
-        for k in range(K):
-            if r <= col_stop[c + k]:
-                use = True
-        if not use:
-            continue
-        m = multiplier[t]
-        for i in range(n):
-            leaf = _leaf(X, i, root, feature, threshold, missing_left, left, right)
+    kids, nan_to = _kids(left, right, missing_left)
+    for blk in prange((n + _ROWS - 1) // _ROWS):
+        lo = blk * _ROWS
+        hi = min(n, lo + _ROWS)
+        for t in range(t0, t1):
+            root = tree_offsets[t]
+            c = out_col[t]
+            r = tree_round[t]
+            use = False
             for k in range(K):
                 if r <= col_stop[c + k]:
-                    out[i, c + k] += m * value[leaf, k]
+                    use = True
+            if not use:
+                continue
+            m = multiplier[t]
+            xb = X[lo:hi]   # views indexed from 0 (no wrap-around checks on the row index)
+            ob = out[lo:hi]
+            for i in range(hi - lo):
+                leaf = _leaf_at(xb, i, root, feature, threshold, kids, nan_to, left)
+                for k in range(K):
+                    if r <= col_stop[c + k]:
+                        ob[i, c + k] += m * value[leaf, k]
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def _apply(X, feature, threshold, missing_left, left, right, tree_offsets, t0, t1, out):
-    """out[t - t0, i] = global leaf node id of row i in tree t, for trees t0..t1-1."""
-    for t in range(t0, t1):
-        root = tree_offsets[t]
-        for i in range(X.shape[0]):
-            out[t - t0, i] = _leaf(X, i, root, feature, threshold, missing_left, left, right)
+    """out[t - t0, i] = global leaf node id of row i in tree t, for trees t0..t1-1 (blocks of rows in parallel)."""
+    n = X.shape[0]
+    kids, nan_to = _kids(left, right, missing_left)
+    for blk in prange((n + _ROWS - 1) // _ROWS):
+        lo = blk * _ROWS
+        hi = min(n, lo + _ROWS)
+        for t in range(t0, t1):
+            root = tree_offsets[t]
+            xb = X[lo:hi]
+            ob = out[t - t0, lo:hi]
+            for i in range(hi - lo):
+                ob[i] = _leaf_at(xb, i, root, feature, threshold, kids, nan_to, left)
 
 
 def validate_arrays(arrays: dict, n_features: int, n_outputs: int) -> str | None:
