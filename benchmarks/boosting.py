@@ -4,6 +4,7 @@
    ``DistributionalBoosting(law="mgd")`` (the engine loop: tree, update, train NLL, entropy, trace)
    against ``lightgbm.train(objective="poisson")`` with max_depth 3, 8 leaves, 255 bins, lr 0.1.
    Binning (ours) and Dataset construction (LightGBM) are timed separately.  Goal: <= 1.0x per round.
+   Then both fitted models predict the n training rows (``predict_mean`` against ``Booster.predict``).
 2. NGD for the Normal at n = 5e3 and 5e4: seconds per round of ``DistributionalBoosting(law="ngd")``
    (one shared depth-3 tree on the 2-vector U, with the trace) and of the bare engine with one
    depth-3 tree per parameter as ngboost fits them (no line search), against
@@ -38,7 +39,8 @@ def bench_poisson(n, p, rounds, repeats):
 
     Returns one dict per thread count: seconds per round of our engine loop (binning excluded), of
     ``DistributionalBoosting.fit`` (binning, checks and trace included), our binning, LightGBM's
-    ``train`` per round and its Dataset construction, each the best of `repeats` interleaved runs.
+    ``train`` per round and its Dataset construction, each the best of `repeats` interleaved runs;
+    then the two fitted models' predictions on the n rows (``predict_mean`` / ``Booster.predict``).
     """
     import lightgbm as lgb
 
@@ -70,6 +72,10 @@ def bench_poisson(n, p, rounds, repeats):
                                                            max_depth=3, max_bins=255, min_weight_leaf=1e-3).fit(X, y),
             }
             best, last = interleaved_best(cases, repeats)
+            # prediction of the fitted models on the n training rows (rounds trees each), same threads
+            model, booster = last["ours_fit"], last["lgb_train"]
+            pred, _ = interleaved_best({"ours_predict": lambda: model.predict_mean(X),
+                                        "lgb_predict": lambda: booster.predict(X, num_threads=k)}, repeats)
         nll_lgb = _lgb_nll(last["lgb_train"], X, y)
         out.append({
             "threads": k, "n": n, "p": p, "rounds": rounds,
@@ -78,6 +84,8 @@ def bench_poisson(n, p, rounds, repeats):
             "ours_binning_s": best["ours_binning"],
             "lightgbm_s_per_round": best["lgb_train"] / rounds,
             "lightgbm_dataset_s": best["lgb_dataset"],
+            "ours_predict_s": pred["ours_predict"],
+            "lightgbm_predict_s": pred["lgb_predict"],
             "train_nll_ours": _poisson_nll(last["ours_fit"], X, y),
             "train_nll_lightgbm": nll_lgb,
         })
@@ -124,6 +132,10 @@ def print_poisson(rows, repeats, watch):
               f"{a['ours_engine_s_per_round'] / b['ours_engine_s_per_round']:.2f}x, LightGBM "
               f"{a['lightgbm_s_per_round'] / b['lightgbm_s_per_round']:.2f}x (goal for ours >= 1.7x)")
     print("  * ours fit = DistributionalBoosting.fit per round: binning, checks and the trace included")
+    for r in rows:
+        print(f"  predict the {r['n']:,} rows ({r['rounds']} trees), {r['threads']} / {r['threads']} threads: ours "
+              f"predict_mean {r['ours_predict_s']:.3f} s, LightGBM predict {r['lightgbm_predict_s']:.3f} s, "
+              f"{r['ours_predict_s'] / r['lightgbm_predict_s']:.2f}x{watch.label()}")
     last = rows[-1]
     print(f"  train NLL after {r0['rounds']} rounds: ours {last['train_nll_ours']:.4f}, LightGBM "
           f"{last['train_nll_lightgbm']:.4f} (its default step clamp, poisson_max_delta_step 0.7), "

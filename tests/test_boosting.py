@@ -252,6 +252,25 @@ def test_engine_interface_separate_trees_line_search_and_masks():
         BoostingEngine(law, tree_mode="forest")
 
 
+@pytest.mark.parametrize("coord", ["mean", "natural"])
+def test_in_domain_equals_the_masked_reference(coord):
+    """The laws' domain test (whole-F fast path when every row is finite) marks the rows the masked test marks."""
+    from distviz.boosting.laws import _in_domain
+
+    rng = np.random.default_rng(12)
+    for fam, K in (("poisson", 1), ("normal", 2), ("gamma", 2), ("bernoulli", 1), ("exponential", 1)):
+        family = get(fam)
+        f = family.in_mean_domain if coord == "mean" else family.in_natural_domain
+        for with_nonfinite in (False, True):
+            F = rng.normal(size=(3000, K)) * 2
+            if with_nonfinite:
+                F[::13, 0] = np.nan
+                F[::17, -1] = np.inf
+            want = np.isfinite(F).all(axis=1)
+            want[want] = np.asarray(f(F[want]), dtype=bool)
+            np.testing.assert_array_equal(_in_domain(family, F, coord), want)
+
+
 @pytest.mark.parametrize("weighted", [False, True])
 def test_root_entropy_without_leaf_ids_is_the_one_leaf_partition(weighted):
     """partition_entropy(leaf=None), the engine's root term, gives the bits of the all-zeros leaf partition."""

@@ -359,3 +359,16 @@ def test_poisson_log_base_measure_table_gives_gammalns_bits():
     want = -gammaln(y + 1.0)
     assert np.array_equal(got.view(np.int64)[9:], want.view(np.int64)[9:])
     np.testing.assert_array_equal(got, want)   # NaN where gammaln gives NaN
+
+
+def test_finite_rows_equals_numpys_all_over_the_last_axis():
+    """finite_rows (column by column for a short last axis) gives np.isfinite(a).all(axis=-1) for every shape."""
+    from distviz.families.base import finite_rows
+
+    rng = np.random.default_rng(8)
+    for shape in [(50,), (50, 1), (50, 2), (50, 3), (7, 5, 4), (20, 17), (5, 0)]:
+        a = rng.normal(size=shape)
+        if a.size:
+            a.flat[rng.integers(0, a.size, 5)] = np.nan
+            a.flat[rng.integers(0, a.size, 3)] = -np.inf
+        np.testing.assert_array_equal(finite_rows(a), np.isfinite(a).all(axis=-1))

