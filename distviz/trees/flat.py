@@ -78,6 +78,8 @@ def _accumulate(X, feature, threshold, missing_left, left, right, value, tree_of
     for blk in prange((n + _ROWS - 1) // _ROWS):
         lo = blk * _ROWS
         hi = min(n, lo + _ROWS)
+        xb = X[lo:hi]   # views indexed from 0 (no wrap-around checks on the row index)
+        ob = out[lo:hi]
         for t in range(t0, t1):
             root = tree_offsets[t]
             c = out_col[t]
@@ -89,8 +91,6 @@ def _accumulate(X, feature, threshold, missing_left, left, right, value, tree_of
             if not use:
                 continue
             m = multiplier[t]
-            xb = X[lo:hi]   # views indexed from 0 (no wrap-around checks on the row index)
-            ob = out[lo:hi]
             for i in range(hi - lo):
                 leaf = _leaf_at(xb, i, root, feature, threshold, kids, nan_to, left)
                 for k in range(K):
@@ -106,9 +106,9 @@ def _apply(X, feature, threshold, missing_left, left, right, tree_offsets, t0, t
     for blk in prange((n + _ROWS - 1) // _ROWS):
         lo = blk * _ROWS
         hi = min(n, lo + _ROWS)
+        xb = X[lo:hi]
         for t in range(t0, t1):
             root = tree_offsets[t]
-            xb = X[lo:hi]
             ob = out[t - t0, lo:hi]
             for i in range(hi - lo):
                 ob[i] = _leaf_at(xb, i, root, feature, threshold, kids, nan_to, left)

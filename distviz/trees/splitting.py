@@ -183,22 +183,31 @@ def partition(code_row, rows, start, stop, b, tmp, miss=-1):
     being larger than every real bin).  Branch-free: every row is written to both candidate places
     and only one cursor advances.
     """
-    # unsigned row ids and cursors: numba checks every signed index for wrap-around (see histogram._U1)
-    node = rows[start:stop]
-    nl = np.uintp(start)
-    nr = np.uintp(0)
-    for j in range(node.shape[0]):
-        i = node[j]
-        c = code_row[np.uintp(i)]
-        go = np.uintp(c <= b) | np.uintp(c == miss)
-        rows[nl] = i
-        tmp[nr] = i
-        nl += go
-        nr += _U1 - go
+    nl = start + _split_run(code_row, rows, start, stop, b, miss, tmp, 0)
     dst = rows[nl:stop]   # a loop over views, not a slice assignment: it vectorises (1e6 rows: 1.12 -> 1.01 ms)
     for q in range(dst.shape[0]):
         dst[q] = tmp[q]
-    return np.intp(nl)
+    return nl
+
+
+@njit(inline="always")
+def _split_run(code_row, rows, b0, b1, b, miss, tmp, t0):
+    """Compact the left rows of rows[b0:b1] (partition's rule) in place from b0 and write its right rows, in
+    order, to tmp from t0; returns the number of left rows.  Branch-free: every row is written to both
+    candidate places and only one cursor advances.  Row ids and cursors are unsigned: numba checks every
+    signed index for wrap-around (see histogram._U1)."""
+    block = rows[b0:b1]
+    lo = np.uintp(b0)
+    nr = np.uintp(t0)
+    for j in range(block.shape[0]):
+        i = block[j]
+        c = code_row[np.uintp(i)]
+        go = np.uintp(c <= b) | np.uintp(c == miss)
+        rows[lo] = i
+        tmp[nr] = i
+        lo += go
+        nr += _U1 - go
+    return np.intp(lo) - b0
 
 
 @njit(cache=True, parallel=True)
@@ -209,28 +218,15 @@ def partition_parallel(code_row, rows, start, stop, b, tmp, n_blocks, miss=-1):
     start, right rows to tmp from the block's start.  Then the left runs move down to their places in
     block order (serially: a run's destination can overlap the run of the block before it until that
     one has moved; block 0's is already in place) and the right runs are copied from tmp in parallel.
-    One pass over the rows plus the moves: with one block per thread, 1e6 rows in 1.5 ms on 2 threads
-    where the serial partition takes 2.0 ms (the previous two-pass version, all rows through tmp and
-    back, 2.1 ms).
+    One pass over the rows plus the moves: with one block per thread, 1e6 rows in 0.53 ms on 2 threads
+    where the serial partition takes 1.0 ms.
     """
     m = stop - start
     bs = (m + n_blocks - 1) // n_blocks
     nl = np.zeros(n_blocks, dtype=np.int64)
     for k in prange(n_blocks):
         b0 = start + k * bs
-        b1 = min(stop, b0 + bs)
-        block = rows[b0:b1]
-        lo = np.uintp(b0)   # unsigned, as in partition()
-        nr = np.uintp(b0)
-        for j in range(block.shape[0]):
-            i = block[j]
-            c = code_row[np.uintp(i)]
-            go = np.uintp(c <= b) | np.uintp(c == miss)
-            rows[lo] = i
-            tmp[nr] = i
-            lo += go
-            nr += _U1 - go
-        nl[k] = np.intp(lo) - b0
+        nl[k] = _split_run(code_row, rows, b0, min(stop, b0 + bs), b, miss, tmp, b0)
     acc = start + nl[0]
     for k in range(1, n_blocks):  # a forward copy is safe: each run moves towards start
         b0 = start + k * bs
