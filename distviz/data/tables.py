@@ -4,7 +4,8 @@ Nothing here unpickles, evaluates or imports anything taken from a file.
 
 * :func:`read_csv_bytes` decodes UTF-8 (with or without BOM), UTF-16 (BOM or not) and falls back to
   cp1252 / latin-1 (Excel exports), sniffs the delimiter among ``, ; TAB |`` and reads a decimal comma
-  when the delimiter is ``;``.
+  when the delimiter is ``;``.  Limits on the number of columns, the length of the header row and of
+  one value are checked on the text before pandas reads it (:func:`check_csv_shape`).
 * :func:`read_hdf_frame` reads the tables that ``pandas.DataFrame.to_hdf`` writes (formats ``fixed``
   and ``table``) through PyTables, numeric and text arrays only.  ``pandas.read_hdf`` is never used: it
   unpickles object columns, and PyTables itself unpickles every node attribute that looks like a
@@ -77,10 +78,8 @@ def sniff_delimiter(lines: list[str]) -> str | None:
     return best
 
 
-def read_csv_bytes(data: bytes, *, what: str = "The file", nrows: int | None = None):
-    """A pandas DataFrame from CSV bytes (any common encoding and delimiter), or a DataError sentence naming `what`."""
-    import pandas as pd
-
+def csv_layout(data: bytes, *, what: str = "The file") -> tuple[str, str, str]:
+    """Decoded text, delimiter and decimal mark of CSV bytes (the steps before pandas), or a DataError sentence."""
     if not data or not data.strip():
         raise DataError(f"{what} is empty; give a text table with a header row and one row per observation.")
     text, _enc = decode_text(data)
@@ -96,6 +95,101 @@ def read_csv_bytes(data: bytes, *, what: str = "The file", nrows: int | None = N
         cells = [c for row in csv.reader(lines[1:], delimiter=";") for c in row]
         if any(_DECIMAL_COMMA.match(c) for c in cells):
             decimal = ","
+    return text, sep, decimal
+
+
+_QUOTED = re.compile(r'"[^"\r\n]*"')
+_FIRST_TEXT = re.compile(r"\S")
+
+
+def header_line(text: str) -> str:
+    """The first non-blank line of `text` (the header row pandas reads), without its line end."""
+    m = _FIRST_TEXT.search(text)
+    if m is None:
+        return ""
+    p = m.start()
+    start = max(text.rfind("\n", 0, p), text.rfind("\r", 0, p)) + 1
+    ends = [e for e in (text.find("\n", p), text.find("\r", p)) if e >= 0]
+    return text[start:min(ends) if ends else len(text)]
+
+
+def count_fields(line: str, sep: str) -> int:
+    """Number of fields of one CSV line split at `sep`, a delimiter inside double quotes not counting."""
+    if '"' in line:
+        line = _QUOTED.sub("", line)
+    return line.count(sep) + 1
+
+
+def longest_cell(text: str, sep: str, *, chunk: int = 1 << 20) -> tuple[int, int]:
+    """Length of the longest run of characters between delimiters and line ends in `text`, and the index where it ends.
+
+    Quotes are not honoured (a quoted delimiter or line end splits the run), so the length is never more
+    than that of the longest value pandas would read on one line.  The text is scanned in chunks of
+    `chunk` characters with NumPy, in time linear in its length.
+    """
+    marks = (ord(sep), 10, 13)
+    best, best_end, run = 0, 0, 0
+    for start in range(0, len(text), chunk):
+        a = np.frombuffer(text[start:start + chunk].encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        b = np.flatnonzero((a == marks[0]) | (a == marks[1]) | (a == marks[2]))
+        if b.size == 0:
+            run += a.size
+            continue
+        first = run + int(b[0])
+        if first > best:
+            best, best_end = first, start + int(b[0])
+        if b.size > 1:
+            gaps = np.diff(b) - 1
+            k = int(np.argmax(gaps))
+            if int(gaps[k]) > best:
+                best, best_end = int(gaps[k]), start + int(b[k + 1])
+        run = a.size - 1 - int(b[-1])
+    if run > best:
+        best, best_end = run, len(text)
+    return best, best_end
+
+
+def check_csv_shape(text: str, sep: str, *, what: str = "The file", max_columns: int | None = None,
+                    max_header_chars: int | None = None, max_cell_chars: int | None = None) -> int:
+    """Number of columns of a CSV text; a DataError sentence when it has more columns, a longer header row or a
+    longer value than allowed (``None``: no limit).
+
+    Every check reads the characters once, without pandas: the header row for the first two, the whole text in
+    NumPy chunks for the value length (see :func:`longest_cell`).
+    """
+    header = header_line(text)
+    n_cols = count_fields(header, sep)
+    if max_columns is not None and n_cols > max_columns:
+        raise DataError(f"{what} has {n_cols} columns; this server reads at most {max_columns}, so keep the columns "
+                        f"you need and upload it again.")
+    if max_header_chars is not None and len(header) > max_header_chars:
+        raise DataError(f"The header row of {_lower(what)} is {len(header)} characters long; this server reads header "
+                        f"rows of at most {max_header_chars} characters, so shorten the column names and upload it again.")
+    if max_cell_chars is not None:
+        longest, end = longest_cell(text, sep)
+        if longest > max_cell_chars:
+            line = text.count("\n", 0, end) + 1
+            raise DataError(f"{what} holds a value of {longest} characters on line {line}; this server reads values "
+                            f"of at most {max_cell_chars} characters, so shorten or drop that column and upload it again.")
+    return n_cols
+
+
+def _lower(what: str) -> str:
+    """`what` as the middle of a sentence ("The file" -> "the file")."""
+    return what[:1].lower() + what[1:] if what.startswith(("The ", "A ")) else what
+
+
+def read_csv_bytes(data: bytes, *, what: str = "The file", nrows: int | None = None, max_columns: int | None = None,
+                   max_header_chars: int | None = None, max_cell_chars: int | None = None):
+    """A pandas DataFrame from CSV bytes (any common encoding and delimiter), or a DataError sentence naming `what`.
+
+    The limits (``None``: none) are checked by :func:`check_csv_shape` before pandas reads anything.
+    """
+    import pandas as pd
+
+    text, sep, decimal = csv_layout(data, what=what)
+    check_csv_shape(text, sep, what=what, max_columns=max_columns, max_header_chars=max_header_chars,
+                    max_cell_chars=max_cell_chars)
     try:
         df = pd.read_csv(io.StringIO(text), sep=sep, decimal=decimal, nrows=nrows, skipinitialspace=True,
                          engine="c", on_bad_lines="error")

@@ -5,20 +5,43 @@ parsed table (or the sentence saying why it cannot be used) is cached on the con
 is process-wide (the same file uploaded by two students is parsed once) and bounded by the memory
 of the frames it holds, not by a number of entries. Frames from it are shared: callers must not
 modify them in place.
+
+A file is checked here first, without pandas and in time linear in its size: its size, its number of
+columns, the length of its header row and of its longest value (:func:`distviz.data.tables.check_csv_shape`);
+each limit refuses the file in one sentence.  pandas then reads it in a worker process
+(:mod:`distviz.data.parse_worker`), never in the page's thread: the worker is stopped when it has spent
+:data:`PARSE_CPU_SECONDS` of CPU time on the file, when the page has waited :data:`PARSE_WAIT_SECONDS`, or
+when Streamlit stops or reruns the page (a closed tab, a new interaction).  A sentence about the file is
+cached with it; one about the server (busy, stopped) is not, and neither is a cancelled parse.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections import OrderedDict
 
+from distviz.data import parse_worker
+from distviz.data.parse_worker import ParseUnavailable
 from distviz.errors import DataError
 
 #: Largest upload accepted (Streamlit's server.maxUploadSize is set to the same in .streamlit/config.toml).
 MAX_UPLOAD_MB = 20
 #: Most rows of a Lab upload (the fits are interactive).
 MAX_UPLOAD_ROWS = 20000
+#: Most columns of a Lab upload (every column name goes to the pickers).
+MAX_UPLOAD_COLUMNS = 200
+#: Most columns of a drifter upload (it needs the 12 of the processed table, 5 more for a known truth).
+MAX_DRIFTER_COLUMNS = 64
+#: Longest header row of an upload, in characters.
+MAX_HEADER_CHARS = 16384
+#: Longest value (one cell, a column name included) of an upload, in characters.
+MAX_CELL_CHARS = 1024
+#: CPU seconds a worker may spend reading one upload (environment variable ``DISTVIZ_MAX_PARSE_CPU_SECONDS``).
+PARSE_CPU_SECONDS = float(os.environ.get("DISTVIZ_MAX_PARSE_CPU_SECONDS", "10") or 10)
+#: Seconds a page waits for one upload to be read, a free worker included (``DISTVIZ_MAX_PARSE_WAIT_SECONDS``).
+PARSE_WAIT_SECONDS = float(os.environ.get("DISTVIZ_MAX_PARSE_WAIT_SECONDS", "60") or 60)
 #: Memory the cached frames may hold together, in bytes.
 MAX_CACHE_BYTES = 128 * 1024 * 1024
 
@@ -64,6 +87,8 @@ def _cached(kind: str, data: bytes, parse, size_of=_frame_bytes):
         parse_count[0] += 1
         try:
             value = parse(data)
+        except ParseUnavailable:
+            raise                     # says nothing about the file: read it again next time
         except DataError as exc:
             value = exc
         size = 256 if isinstance(value, DataError) else size_of(value)
@@ -94,25 +119,30 @@ def _check_size(data: bytes, what: str) -> None:
         raise DataError(f"The file is larger than {MAX_UPLOAD_MB} MB; upload a smaller {what}.")
 
 
-def _parse_lab(data: bytes):
-    """Numeric columns of a Lab upload, or a DataError sentence."""
-    import pandas as pd
+def _yield_check() -> None:
+    """Streamlit's yield check (raises when the page is stopped or rerun), or nothing outside a page."""
+    from distviz.ui.jobs import _yield_check as check
 
-    from distviz.data.tables import read_csv_bytes
+    check()
+
+
+def _read_upload(kind: str, data: bytes, what: str, max_columns: int, **options):
+    """Checks on the bytes here, then PARSERS[kind] in a worker process (see the module docstring)."""
+    from distviz.data.tables import check_csv_shape, csv_layout
 
     _check_size(data, "CSV")
-    df = read_csv_bytes(data, what="The uploaded file", nrows=MAX_UPLOAD_ROWS + 1)
-    if df.shape[0] > MAX_UPLOAD_ROWS:
-        raise DataError(f"The CSV has more than {MAX_UPLOAD_ROWS} rows; upload at most {MAX_UPLOAD_ROWS} rows.")
-    num = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])]
-    if len(num) < 2:
-        text = [c for c in df.columns if c not in num]
-        hint = f" (column(s) {', '.join(map(repr, text[:3]))} hold text)" if text else ""
-        raise DataError(f"The CSV has {len(num)} numeric column(s){hint}; it needs at least two numeric columns "
-                        f"(one x and one y) under a header row.")
-    if df.shape[0] < 10:
-        raise DataError(f"The CSV has {df.shape[0]} row(s); it needs at least 10 rows of data under the header.")
-    return df[num]
+    text, sep, _ = csv_layout(data, what=what)
+    check_csv_shape(text, sep, what=what, max_columns=max_columns, max_header_chars=MAX_HEADER_CHARS,
+                    max_cell_chars=MAX_CELL_CHARS)
+    del text
+    options.update(what=what, max_columns=max_columns, max_header_chars=MAX_HEADER_CHARS)
+    return parse_worker.parse(kind, data, options, cpu_s=PARSE_CPU_SECONDS, wall_s=PARSE_WAIT_SECONDS,
+                              wait=_yield_check, what=what)
+
+
+def _parse_lab(data: bytes):
+    """Numeric columns of a Lab upload, or a DataError sentence."""
+    return _read_upload("lab", data, "The uploaded file", MAX_UPLOAD_COLUMNS, max_rows=MAX_UPLOAD_ROWS)
 
 
 def lab_table(data: bytes):
@@ -122,12 +152,7 @@ def lab_table(data: bytes):
 
 def _parse_drifters(data: bytes):
     """A processed drifter table from an upload, validated, or a DataError sentence."""
-    from distviz.data.drifters import table_from_frame
-    from distviz.data.tables import read_csv_bytes
-
-    _check_size(data, "CSV")
-    df = read_csv_bytes(data, what="The uploaded drifter file")
-    return table_from_frame(df, source="uploaded CSV")
+    return _read_upload("drifters", data, "The uploaded drifter file", MAX_DRIFTER_COLUMNS)
 
 
 def _drifter_bytes(d) -> int:
