@@ -140,6 +140,18 @@ def pd_blocks(A):
     return np.where(ok[..., None, None], A, D)
 
 
+#: Bytes of temporaries one block of rows of `nka_direction` may hold (the (N d) x (N d) systems, the kernel
+#: products): rows are solved in blocks of at most this size, so a round's peak memory does not grow with n.
+NKA_BLOCK_BYTES = 32 * 2**20
+
+
+def nka_block_rows(N: int, d: int, block_bytes: int = NKA_BLOCK_BYTES) -> int:
+    """Rows per block of `nka_direction` so that its per-row temporaries (about 8 (N^3 + 6 N^2 d^2) bytes) fit
+    `block_bytes`."""
+    per_row = 8 * (N ** 3 + 6 * N * N * d * d + 4 * N * N * d)
+    return max(1, int(block_bytes // per_row))
+
+
 def nka_direction(theta, G, Hf, h, ridge=NKA_RIDGE):
     """NKA target by Algorithm 4: v = K H^{-1} (-G*) (eq. 17), with batched (N d) x (N d) solves per row.
 
@@ -153,17 +165,33 @@ def nka_direction(theta, G, Hf, h, ridge=NKA_RIDGE):
     H positive semi-definite; a Levenberg ridge mu I, mu = ridge * tr(H) / (N d) + 1e-12, makes it
     definite when particles coincide (the kernel blocks are then rank one: Poisson with 30 particles).
     With a log-concave target the ridge alone changes the direction, by O(ridge).
+    Rows are independent; they are solved in blocks of `nka_block_rows` rows (the same result as one batch).
     """
     theta = np.asarray(theta, dtype=np.float64)
+    G = np.asarray(G, dtype=np.float64)
+    Hf = np.asarray(Hf, dtype=np.float64)
+    n, N, d = theta.shape
+    out = np.empty((n, N, d))
+    step = nka_block_rows(N, d)
+    for lo in range(0, n, step):
+        hi = min(n, lo + step)
+        out[lo:hi] = _nka_block(theta[lo:hi], G[lo:hi], Hf[lo:hi], h, ridge)
+    return out
+
+
+def _nka_block(theta, G, Hf, h, ridge):
+    """`nka_direction` for one block of rows."""
     n, N, d = theta.shape
     diff = theta[:, :, None, :] - theta[:, None, :, :]          # [i, j, n] = theta^j - theta^n
     K = np.exp(-np.sum(diff * diff, -1) / h)                     # (n, N_j, N_n)
     gk = -(2.0 / h) * diff * K[..., None]                        # grad wrt theta^j, (n, j, n, d)
+    del diff
     phi = (np.einsum("ijn,ijt->int", K, G) + gk.sum(1)) / N      # (n, N, d)
-    A = pd_blocks(-np.asarray(Hf, dtype=np.float64))             # (n, N_j, d, d), PSD
+    A = pd_blocks(-Hf)                                           # (n, N_j, d, d), PSD
     # sum_j k_ja k_jb A_j as one batched matmul over j (4x faster than the 3-operand einsum)
     KK = (K[:, :, :, None] * K[:, :, None, :]).reshape(n, N, N * N)
     Hm = np.matmul(KK.transpose(0, 2, 1), A.reshape(n, N, d * d)).reshape(n, N, N, d, d).transpose(0, 1, 3, 2, 4)
+    del KK
     Hm = (Hm + np.einsum("ijal,ijbm->ialbm", gk, gk)) / N
     Hm = Hm.reshape(n, N * d, N * d)
     diag = np.einsum("ikk->ik", Hm)
