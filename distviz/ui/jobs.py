@@ -2,9 +2,14 @@
 
 Every fit a page starts goes through `run_fit(key, factory, ...)`:
 
-* **budget** — the caller first predicts the fit's wall time from its settings (`check_budget`); a fit
-  predicted above `max_fit_seconds()` (env ``DISTVIZ_MAX_FIT_SECONDS``, default 120) is refused with one
-  sentence naming the knobs to lower, before any data is generated or fitted;
+* **budget** — the caller first predicts the fit's CPU time and memory from its settings (`check_budget`,
+  `check_memory`); a fit predicted above `max_fit_seconds()` CPU seconds (env ``DISTVIZ_MAX_FIT_SECONDS``,
+  default 120) or `max_fit_mb()` MiB (env ``DISTVIZ_MAX_FIT_MB``) is refused with one sentence naming the
+  knobs to lower, before any data is generated or fitted;
+* **deadline** — the prediction is only a pre-check: every running job is charged the CPU time it really
+  uses (`FitMeter`: its worker thread's CPU clock plus its share of the compute pools' threads, numba's and
+  BLAS's), checked at every round, and a job past `max_fit_seconds()` is stopped within one round with one
+  sentence (`FitOverBudget`) naming the knobs to lower; the page keeps showing its last good result;
 * **single flight** — a process-wide registry holds one job per key; a second session asking for the
   same key attaches to the running job, waits for it and gets the same result (or the same error);
 * **server-wide cap** — at most `max_concurrent_fits()` jobs (env ``DISTVIZ_MAX_CONCURRENT_FITS``,
@@ -55,8 +60,20 @@ def _env_number(name: str, default: float, lo: float) -> float:
 
 
 def max_fit_seconds() -> float:
-    """The server's largest predicted wall time of one fit, in seconds (env DISTVIZ_MAX_FIT_SECONDS, default 120)."""
+    """The CPU seconds one fit may use on this server (env DISTVIZ_MAX_FIT_SECONDS, default 120).
+
+    The pre-check refuses a fit predicted above it; the deadline stops a running fit that uses more.
+    """
     return _env_number("DISTVIZ_MAX_FIT_SECONDS", 120.0, 0.1)
+
+
+def max_fit_mb() -> float:
+    """The memory one fit may need on this server, in MiB (env DISTVIZ_MAX_FIT_MB, default 1536).
+
+    The default lets the default number of concurrent fits (one per core) of a 2-core, 24 GiB class server
+    hold 3 GiB together, beside the result store (DISTVIZ_MODEL_STORE_MB) and the sessions' pages.
+    """
+    return _env_number("DISTVIZ_MAX_FIT_MB", 1536.0, 1.0)
 
 
 def max_concurrent_fits() -> int:
@@ -72,6 +89,10 @@ def store_max_bytes() -> int:
 # ------------------------------------------------------------------------------------------ errors
 class FitCancelled(Exception):
     """Raised inside a fit's progress callback when no live session wants its result any more."""
+
+
+class FitOverBudget(ConfigError):
+    """A running fit used more CPU time than the server allows per fit (`max_fit_seconds()`); it was stopped."""
 
 
 class FitFailed(DistvizError):
@@ -94,11 +115,95 @@ def format_duration(seconds: float) -> str:
 
 
 def check_budget(seconds: float, knobs: str, what: str = "This fit") -> None:
-    """ConfigError (one sentence naming `knobs`) when `seconds` exceeds the server's max_fit_seconds()."""
+    """ConfigError (one sentence naming `knobs`) when `seconds` of CPU exceed the server's max_fit_seconds()."""
     limit = max_fit_seconds()
     if not (seconds <= limit):   # also refuses NaN
-        raise ConfigError(f"{what} would take about {format_duration(seconds)} (this server allows "
+        raise ConfigError(f"{what} would need about {format_duration(seconds)} of CPU time (this server allows "
                           f"{format_duration(limit)} per fit); lower {knobs}.")
+
+
+def check_memory(mib: float, knobs: str, what: str = "This fit") -> None:
+    """ConfigError (one sentence naming `knobs`) when a fit's estimated peak memory `mib` exceeds max_fit_mb()."""
+    limit = max_fit_mb()
+    if not (mib <= limit):
+        raise ConfigError(f"{what} would need about {mib:,.0f} MiB of memory (this server allows {limit:,.0f} MiB "
+                          f"per fit); lower {knobs}.")
+
+
+# ------------------------------------------------------------------------------------------ CPU meter
+_CLK_TCK = float(os.sysconf("SC_CLK_TCK")) if hasattr(os, "sysconf") else 100.0
+
+
+def pool_cpu_seconds() -> float:
+    """CPU seconds used so far by this process's threads that are not Python threads.
+
+    Those are the compute pools a fit hands work to (numba's parallel threads, OpenBLAS's and OpenMP's); a
+    fit's own Python thread is measured by its own CPU clock.  Read from /proc/self/task (Linux); 0.0
+    where that does not exist, so that only the fit's own thread is measured there.
+    """
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return 0.0
+    python = {t.native_id for t in threading.enumerate()}
+    ticks = 0
+    for tid in tids:
+        if not tid.isdigit() or int(tid) in python:
+            continue
+        try:
+            with open(f"/proc/self/task/{tid}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:          # the thread ended meanwhile
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()
+        ticks += int(fields[11]) + int(fields[12])     # utime, stime (fields 14 and 15 of proc(5))
+    return ticks / _CLK_TCK
+
+
+class FitMeter:
+    """CPU seconds charged to the running jobs: each job's own thread clock plus a share of the pools' CPU.
+
+    The pools' CPU used between two readings is split evenly among the jobs running then (they share the
+    pools; a job alone gets all of it).  Readings are taken at most every `interval` seconds of wall time.
+    """
+
+    def __init__(self, interval: float = 0.05, pool_clock: Callable[[], float] = pool_cpu_seconds):
+        self.interval, self.pool_clock = float(interval), pool_clock
+        self.lock = threading.Lock()
+        self.running: list[Job] = []
+        self.last_read = self.pool_clock()
+        self.last_wall = time.monotonic()
+
+    def _distribute(self) -> None:
+        now = self.pool_clock()
+        delta = max(0.0, now - self.last_read)
+        self.last_read, self.last_wall = now, time.monotonic()
+        if self.running and delta > 0:
+            share = delta / len(self.running)
+            for job in self.running:
+                job.pool_cpu += share
+
+    def started(self, job: "Job") -> None:
+        """`job` starts running in the calling thread: its own clock starts now, pool CPU is shared from now."""
+        with self.lock:
+            self._distribute()
+            job.thread_cpu0 = time.thread_time()
+            self.running.append(job)
+
+    def finished(self, job: "Job") -> None:
+        """`job` stopped running (the pools' CPU up to now is shared with it, later CPU is not)."""
+        with self.lock:
+            self._distribute()
+            if job in self.running:
+                self.running.remove(job)
+
+    def charge(self, job: "Job") -> float:
+        """The CPU seconds `job` has used (call from its own thread)."""
+        with self.lock:
+            if time.monotonic() - self.last_wall >= self.interval:
+                self._distribute()
+            pool = job.pool_cpu
+        return time.thread_time() - job.thread_cpu0 + pool
 
 
 # ------------------------------------------------------------------------------------------ store
@@ -268,6 +373,12 @@ class Job:
         self.attached: dict[int, str | None] = {}
         self.detached: dict[str, float] = {}
         self.created = time.monotonic()
+        self.knobs = "the rows, the boosting rounds or the tree depth"
+        self.meter: FitMeter | None = None
+        self.cpu_limit = math.inf
+        self.thread_cpu0 = 0.0
+        self.pool_cpu = 0.0
+        self.cpu = 0.0
 
     def attach(self, token: int, session_id: str | None) -> None:
         """Register a waiting caller (and its session) as wanting this job's result."""
@@ -299,6 +410,12 @@ class Job:
         self.round, self.n_rounds = int(r), int(n)
         if note is not None:
             self.note = str(note)[:120]
+        if self.meter is not None:
+            self.cpu = self.meter.charge(self)
+            if self.cpu > self.cpu_limit:
+                done = f"after {self.round} of {self.n_rounds} rounds" if self.n_rounds else "before it finished"
+                raise FitOverBudget(f"This fit was stopped {done}: it had used {format_duration(self.cpu)} of CPU "
+                                    f"time, this server's limit per fit; lower {self.knobs}.")
         if not self.wanted():
             raise FitCancelled(f"nobody waits for {self.label} any more")
 
@@ -306,8 +423,9 @@ class Job:
 class Governor:
     """The process-wide registry of fits: one job per key, at most `cap` running, FIFO queue, cancellation."""
 
-    def __init__(self, cap: int | None = None):
+    def __init__(self, cap: int | None = None, meter: FitMeter | None = None):
         self.cap = int(max_concurrent_fits() if cap is None else cap)
+        self.meter = FitMeter() if meter is None else meter
         self.jobs: dict = {}
         self.queue: list[Job] = []
         self.running = 0
@@ -331,6 +449,8 @@ class Governor:
             self.max_running_seen = max(self.max_running_seen, self.running)
             job.state = "running"
             self.cond.notify_all()
+        job.meter, job.cpu_limit = self.meter, max_fit_seconds()
+        self.meter.started(job)
         try:
             with np.errstate(all="ignore"):
                 res = job.work(job.progress)
@@ -347,6 +467,7 @@ class Governor:
             job.error, job.state = FitFailed(UNEXPECTED), "failed"
             job.error.__cause__ = exc
         finally:
+            self.meter.finished(job)
             with self.cond:
                 self.running -= 1
                 self._finish(job)
@@ -366,7 +487,8 @@ class Governor:
                 return 0
             return self.running + self.queue.index(job)
 
-    def join(self, key, factory: Callable[[], Callable], label: str, on_done=None) -> tuple[Job, bool]:
+    def join(self, key, factory: Callable[[], Callable], label: str, on_done=None,
+             knobs: str | None = None) -> tuple[Job, bool]:
         """The job for `key`: the running one, or a new one whose work `factory()` builds (in this thread)."""
         with self.cond:
             job = self.jobs.get(key)
@@ -378,6 +500,8 @@ class Governor:
             if job is not None:        # another session registered the same fit meanwhile: share theirs
                 return job, False
             job = Job(key, work, label, on_done)
+            if knobs:
+                job.knobs = knobs
             self.jobs[key] = job
             job.state = "queued"       # the queue is in order of arrival
             self.queue.append(job)
@@ -388,7 +512,7 @@ class Governor:
         threading.Thread(target=self._worker, args=(job,), name=f"distviz-fit-{id(job):x}", daemon=True).start()
 
     def run(self, key, factory: Callable[[], Callable], *, label: str = "fit", on_done=None,
-            status: Callable[[Job, bool, int], None] | None = None) -> Any:
+            status: Callable[[Job, bool, int], None] | None = None, knobs: str | None = None) -> Any:
         """The result of the job for `key`, waiting (and calling `status(job, own, n_ahead)`) until it ends.
 
         `factory()` is called only when this caller creates the job; it returns `work(progress)`.
@@ -397,7 +521,7 @@ class Governor:
         token = object()
         sid = current_session_id()
         while True:
-            job, own = self.join(key, factory, label, on_done)
+            job, own = self.join(key, factory, label, on_done, knobs)
             job.attach(id(token), sid)
             try:
                 if own:
@@ -462,12 +586,14 @@ class ProgressUI:
             self.slot.empty()
 
 
-def run_fit(key, factory: Callable[[], Callable], *, label: str, box=None, store: ResultStore | None = None) -> Any:
+def run_fit(key, factory: Callable[[], Callable], *, label: str, box=None, store: ResultStore | None = None,
+            knobs: str | None = None) -> Any:
     """The result for `key`: from the store, or from the (shared, capped, cancellable) job, stored when done.
 
     `factory()` (called only when this caller starts the fit, in its own thread) loads the data and returns
     `work(progress)`, which fits and returns the result; `box` is where the waiting message and the progress
-    bar are drawn (the page itself when None).
+    bar are drawn (the page itself when None); `knobs` names the settings to lower in the sentence of a fit
+    stopped at the CPU deadline.
     """
     store = result_store() if store is None else store
     hit = store.get(key)
@@ -478,6 +604,7 @@ def run_fit(key, factory: Callable[[], Callable], *, label: str, box=None, store
         box = st
     ui = ProgressUI(box, label)
     try:
-        return governor().run(key, factory, label=label, on_done=lambda res: store.put(key, res), status=ui)
+        return governor().run(key, factory, label=label, on_done=lambda res: store.put(key, res), status=ui,
+                              knobs=knobs)
     finally:
         ui.clear()

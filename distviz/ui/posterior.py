@@ -49,7 +49,7 @@ def method_comparison(rounds: int, methods: tuple, *, progress_container=None):
         return work
 
     return run_fit(key, factory, label="comparing SKA, FKA, NKA and Langevin on the App. E target",
-                   box=progress_container)
+                   box=progress_container, knobs="the rounds or the number of methods")
 
 
 #: Settings of the OOD demo's fit (Section 4.3: learning rate 0.4, depth 3, the authors' tree criterion; the
@@ -150,7 +150,7 @@ def ood_demo(rounds: int, seed: int = OOD_FIT["seed"], *, refit: bool = False, p
         return work
 
     return run_fit(key, factory, label="fitting categorical WGBoost on UCI segment (class 'sky' held out)",
-                   box=progress_container)
+                   box=progress_container, knobs="the rounds")
 
 
 def gp_bands(data: str, n_grid: int = 120, *, progress_container=None):
@@ -175,4 +175,5 @@ def gp_bands(data: str, n_grid: int = 120, *, progress_container=None):
                               progress=progress), d
         return work
 
-    return run_fit(key, factory, label="fitting the sparse-GP baselines (ELBO and log-loss DLM)", box=progress_container)
+    return run_fit(key, factory, label="fitting the sparse-GP baselines (ELBO and log-loss DLM)", box=progress_container,
+                   knobs="the rows")
