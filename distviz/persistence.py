@@ -10,10 +10,11 @@ array's shape, dtype and finiteness, every forest (``validate_arrays``) and the 
 before a compiled kernel sees them; any problem is a DataError naming the file and the first problem.
 
 Nothing is read before the file's header is checked (``ModelFile``): the file's size, every variable's
-declared size (shape x dtype, and its chunk's, so that no compressed chunk inflates past it) against
+declared size (shape x dtype, and its chunk's: HDF5 reads whole chunks) against
 MAX_BYTES for all variables together and against the limits the class's parameters imply for the
 model's own arrays (forest node arrays at most trees x nodes of a tree of depth max_depth, value
-columns at most the forest's outputs), the compression filters (deflate, shuffle and Fletcher-32 only),
+columns at most the forest's outputs), the filters (none that decompresses: HDF5's deflate filter grows
+its buffer until the stream ends, past the declared chunk; save() writes no compression),
 the data types (numbers and text), every text attribute's length and the nesting depth of the JSON ones
 (before json.loads), and the feature count; only then is the file read, at most MAX_BYTES of it.
 
@@ -53,7 +54,7 @@ MAX_JSON_DEPTH = 32
 MAX_ENTRIES = 10_000
 #: largest feature count a model file may declare, and largest output count of a forest
 MAX_FEATURES, MAX_OUTPUTS = 2**20, 2**16
-_FILTERS_OK = {"zlib", "shuffle", "fletcher32", "complevel"}  # netCDF4's names of the filters read here
+_FILTERS_OK = {"shuffle", "fletcher32"}  # netCDF4's names of the filters read here (no compression)
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _NODE_FIELDS = ("feature", "threshold", "missing_left", "left", "right", "value")
 
@@ -282,8 +283,6 @@ class ModelFile:
             shown = str(name)[:60]
             if v.itemsize == 0:
                 raise self.fail(f"the variable {shown} has a data type other than numbers or text")
-            if set(v.filters) - _FILTERS_OK:
-                raise self.fail(f"the variable {shown} is compressed with {'/'.join(v.filters)}, not deflate")
             n = math.prod(v.shape)
             lim = limits.get(str(name))
             if lim is not None:
@@ -298,6 +297,9 @@ class ModelFile:
                                 f"the {MAX_BYTES // 2**20} MiB a model file may hold)")
             if v.chunk and len(v.chunk) != len(v.shape):
                 raise self.fail(f"the variable {shown} has chunks of another rank than its shape")
+            if set(v.filters) - _FILTERS_OK:  # a deflate stream can inflate past its chunk (HDF5 grows the buffer)
+                raise self.fail(f"the variable {shown} is compressed ({'/'.join(sorted(set(v.filters) - _FILTERS_OK))}), "
+                                f"and model files are read uncompressed only")
             total += cost
         if total > MAX_BYTES:
             raise self.fail(f"its variables declare {total / 2**20:.0f} MiB together, more than the "

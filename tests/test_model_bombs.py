@@ -3,7 +3,9 @@
 A small file can declare a 1 GiB variable (zlib-compressed zeros, or chunks never written, which read as
 the fill value); reading it would take 1 GiB of memory.  ``distviz.persistence.ModelFile`` checks every
 declared size (and chunk size) against the limits the class's parameters imply and against MAX_BYTES
-before reading; the peak memory of the refused loads is measured in a fresh process.
+before reading, and refuses compressed variables (HDF5's deflate filter grows its output buffer until
+the stream ends, so a 1 MiB chunk can inflate to 1 GiB); the peak memory of the refused loads is
+measured in a fresh process.
 """
 
 import json
@@ -54,6 +56,9 @@ def _bomb(src, dst, kind):
             nc.renameVariable("model_forest_feature", "old_feature")
             nc.createDimension("many_nodes", 10**6)
             nc.createVariable("model_forest_feature", "i8", ("many_nodes",), zlib=True, fill_value=0)
+        elif kind == "zlib_small":  # compressed at all: a deflate stream may inflate past its declared chunk
+            nc.createDimension("mi", 2**17)
+            nc.createVariable("eta_x", "f8", ("mi",), zlib=True, chunksizes=(2**17,))[:] = np.zeros(2**17)
         elif kind == "init_length":  # the family's start value has 1 entry
             nc.renameVariable("model_init", "old_init")
             nc.createDimension("two", 2)
@@ -76,6 +81,7 @@ def _bomb(src, dst, kind):
     ("trace", "eta_bomb is too large \\(it declares 1024 MiB"),
     ("chunk", "model_chunky is too large \\(its chunks declare 512 MiB"),
     ("nodes", "model_forest_feature declares shape \\(1000000,\\), more than its parameters allow"),
+    ("zlib_small", "eta_x is compressed \\(complevel/zlib\\), and model files are read uncompressed only"),
     ("init_length", "model_init has shape \\(2,\\), not \\(1\\)"),
     ("deep_json", "distviz_params holds 200000 characters"),
     ("deep_model_json", "model_fitted nests deeper than 32 levels"),
