@@ -11,7 +11,7 @@ Rules (every violation is a ``DataError`` carrying one sentence that names the a
   (``allow_nan=True``: the histogram trees and the boosting estimators built on them); infinite
   values are always refused; targets must be finite;
 * no empty input; X, y and the weights have the same number of rows;
-* sample weights are finite and non-negative with a positive sum.
+* sample weights are finite and non-negative with a positive, finite sum.
 
 The sentences contain the phrases scikit-learn's ``check_estimator`` looks for ("NaN", "inf",
 "Complex data not supported", "0 feature(s) (shape=(n, 0)) while a minimum of 1 is required",
@@ -136,7 +136,7 @@ def check_y(y, n: int | None = None, *, name: str = "y", ndim: int | None = None
 
 
 def check_sample_weight(w, n: int, *, name: str = "sample_weight") -> np.ndarray | None:
-    """None, or n finite non-negative float64 weights with a positive sum (a C-contiguous (n,) array)."""
+    """None, or n finite non-negative float64 weights with a positive, finite sum (a C-contiguous (n,) array)."""
     if w is None:
         return None
     w = _as_float(w, name)
@@ -150,8 +150,12 @@ def check_sample_weight(w, n: int, *, name: str = "sample_weight") -> np.ndarray
         raise DataError(f"{name} contains NaN or infinite values (inf); pass finite weights.")
     if (w < 0).any():
         raise DataError(f"{name} has negative entries; pass non-negative weights.")
-    if not w.sum() > 0:
+    total = w.sum()
+    if not total > 0:
         raise DataError(f"{name} sums to zero; give at least one row a positive weight.")
+    if not np.isfinite(total):
+        raise DataError(f"{name} sums to more than the largest float (its largest entry is {w.max():.3g}); "
+                        "divide the weights by their maximum.")
     return np.ascontiguousarray(w)
 
 

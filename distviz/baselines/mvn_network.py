@@ -140,6 +140,17 @@ def _layers(h) -> tuple:
     return t
 
 
+#: largest |log| of a predicted precision factor's diagonal entry (exp of it squared stays well inside float64)
+_MAX_LOG_DIAG = 300.0
+
+
+def _refuse_far_rows(bad: np.ndarray, what: str) -> None:
+    """DataError naming the first row of X whose prediction overflows (a row far outside the training features)."""
+    if bad.any():
+        raise DataError(f"X row {int(np.flatnonzero(bad)[0])} lies too far from the training data for MVNNetwork: its "
+                        f"predicted {what} overflows; pass rows within the range of the training features.")
+
+
 class MVNNetwork(RegressorMixin, BaseEstimator):
     """MLP whose outputs are a P-variate Gaussian in NGB's Cholesky-of-precision chart (the paper's NN, Sec. 4).
 
@@ -342,7 +353,11 @@ class MVNNetwork(RegressorMixin, BaseEstimator):
         """Chart parameters theta (n, dim) = (mu, v) on X, with the best epoch's weights."""
         self._check_fitted()
         X = self._finite_X(X, n_features=self.n_features_in_)
-        return forward(self.params_, (X - self.x_loc_) / self.x_scale_, self.activation)
+        with np.errstate(over="ignore", invalid="ignore"):
+            F = forward(self.params_, (X - self.x_loc_) / self.x_scale_, self.activation)
+        logdiag = F[:, self.chart_.p + self.chart_._diag]
+        _refuse_far_rows(~np.isfinite(F).all(axis=1) | (np.abs(logdiag) > _MAX_LOG_DIAG).any(axis=1), "Normal")
+        return F
 
     def predict_dist(self, X):
         """Predicted Gaussian per row (GaussianPrediction with mean, cov, rho, nll, sample), as NGB's."""
@@ -362,7 +377,11 @@ class MVNNetwork(RegressorMixin, BaseEstimator):
         from distviz.boosting.ngboost import _check_y
 
         F = self.predict_params(X)
-        return self.chart_.nll(_check_y(Y, F.shape[0], "Y"), F)
+        Y = _check_y(Y, F.shape[0], "Y")
+        with np.errstate(over="ignore", invalid="ignore"):
+            v = self.chart_.nll(Y, F)
+        _refuse_far_rows(~np.isfinite(v), "NLL")
+        return v
 
     def score(self, X, y, sample_weight=None) -> float:
         """Weighted mean log-likelihood of the (n, P) outputs y, i.e. minus the mean NLL (higher is better)."""

@@ -303,6 +303,15 @@ def _check_w(w, n, name="sample_weight"):
     return check_sample_weight(w, n, name=name)
 
 
+def _check_float32_range(X, name="X") -> None:
+    """Refuse finite features beyond float32's range, which GradientBoostingRegressor (float32 features) cannot hold."""
+    big = np.abs(X) > np.finfo(np.float32).max
+    if big.any():
+        j = int(np.flatnonzero(big.any(axis=0))[0])
+        raise DataError(f"{name} has values beyond +-3.4e38 in column {j}, which skGB with backend='gbr' stores as "
+                        "float32; rescale that column or use backend='hist'.")
+
+
 def _split_eval_set(eval_set):
     if eval_set is None:
         return None
@@ -855,6 +864,7 @@ class skGB(_MultiOutputGaussian):
         if self.backend == "gbr":  # GradientBoostingRegressor has no missing-value support (the 'hist' backend has)
             for Z, nm in ((X, "X"),) + (((ev[0], "X_val"),) if ev is not None else ()):
                 check_X(Z, allow_nan=False, name=nm, model="skGB with backend='gbr' (use backend='hist' for missing values)")
+                _check_float32_range(Z, nm)
         P = y.shape[1]
         self.models_, best, n_iter, self.var_, self.var_all_ = [], [], [], [], []
         patience = self.early_stopping_rounds

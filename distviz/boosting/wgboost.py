@@ -36,7 +36,7 @@ from distviz.boosting.wg_law import ParticleTrace, WGLaw
 from distviz.boosting.wg_targets import Target, lse, make_target
 from distviz.boosting.wg_trees import TreeLearner, wg_forest
 from distviz.errors import ConfigError, DataError, check_fitted
-from distviz.validation import check_X
+from distviz.validation import check_sample_weight, check_X, check_y
 
 METHODS = ("ska", "fka", "nka", "langevin")
 SHARING = ("shared", "per_particle")
@@ -156,6 +156,7 @@ class WGBoost(RegressorMixin, BaseEstimator):
                                                 "read as y.ravel()."), stacklevel=2)
             y = np.ravel(y)
         X = _check_X(X)
+        y = check_y(y, X.shape[0])   # numbers, 1-D or 2-D, one per row of X: the target checks its own support
         tgt = make_target(self.target)
         if isinstance(self.target, Target):
             tgt = self.target
@@ -173,7 +174,7 @@ class WGBoost(RegressorMixin, BaseEstimator):
         has_eval = eval_set is not None
         if has_eval:
             Xe = _check_X(eval_set[0], "eval_set X")
-            Ye = tgt.prepare_y(eval_set[1])
+            Ye = tgt.prepare_y(check_y(eval_set[1], name="eval_set y"))
             if Xe.shape[1] != X.shape[1] or Ye.shape[0] != Xe.shape[0]:
                 raise DataError("eval_set must be (X_val, y_val) with the training columns and one y per row.")
         if self.early_stopping_rounds is not None and not has_eval:
@@ -275,7 +276,7 @@ class WGBoost(RegressorMixin, BaseEstimator):
     def predict_logpdf(self, X, y):
         """log p(y_i | x_i) of the eq. 6 predictive at each row's own y."""
         P = self.predict_particles(X)
-        Y = self.target_.prepare_y(y)
+        Y = self.target_.prepare_y(check_y(y, P.shape[0]))
         return lse(self.target_.log_likelihood_rows(Y, P), axis=1) - np.log(P.shape[1])
 
     def predict_mean(self, X):
@@ -294,11 +295,7 @@ class WGBoost(RegressorMixin, BaseEstimator):
             raise ConfigError("This target has no likelihood, so there is no log-likelihood to score; "
                               "compare predict(X) with y instead.")
         ll = self.predict_logpdf(X, y)
-        w = None
-        if sample_weight is not None:
-            w = np.asarray(sample_weight, dtype=float).reshape(-1)
-            if w.shape[0] != ll.shape[0] or not np.isfinite(w).all() or (w < 0).any() or not w.sum() > 0:
-                raise DataError(f"sample_weight must be {ll.shape[0]} finite non-negative weights with a positive sum.")
+        w = check_sample_weight(sample_weight, ll.shape[0])
         return float(np.average(ll, weights=w))
 
     def ood_score(self, X):

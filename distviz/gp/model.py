@@ -24,7 +24,7 @@ from distviz.errors import ConfigError, DataError, check_fitted
 from distviz.gp import objectives as obj
 from distviz.gp.kernels import rbf
 from distviz.gp.likelihoods import LIKELIHOODS, make_likelihood
-from distviz.validation import check_X, check_y
+from distviz.validation import check_sample_weight, check_X, check_y
 
 _OPTIMIZERS = ("auto", "lbfgs", "adam")
 
@@ -364,11 +364,7 @@ class SparseGP(RegressorMixin, BaseEstimator):
     def score(self, X, y, sample_weight=None) -> float:
         """Weighted mean log predictive density 1/n sum log q(y_i|x_i) (higher is better; the test log-loss is -score)."""
         lp = self.log_predictive(X, y)
-        w = None
-        if sample_weight is not None:
-            w = np.asarray(sample_weight, dtype=float).reshape(-1)
-            if w.shape[0] != lp.shape[0] or not np.isfinite(w).all() or (w < 0).any() or not w.sum() > 0:
-                raise DataError(f"sample_weight must be {lp.shape[0]} finite non-negative weights with a positive sum.")
+        w = check_sample_weight(sample_weight, lp.shape[0])
         return float(np.average(lp, weights=w))
 
     def predict_interval(self, X, level=0.9):
