@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -31,9 +32,15 @@ def _jsonable(x):
 def _data_gdp(args, rest) -> int:
     """`distviz data gdp`: write the processed table of a GDP archive and print one summary line."""
     from distviz.data.gdp_archive import parse_bbox, write_gdp_table
+    from distviz.data.paths import regular_file
 
     if rest:
         raise ConfigError(f"Unknown option(s) {' '.join(rest)} for 'distviz data gdp'; see 'distviz data gdp --help'.")
+    if not Path(args.archive).is_dir():   # a Zarr store is a folder; anything else must be a regular NetCDF file
+        regular_file(args.archive, what="GDP archive", max_bytes=None)   # read out of core: no size cap
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} exists and is not a folder; give the path of a new or empty folder.")
     with parallel.use_scheduler(args.scheduler, args.workers):
         info = write_gdp_table(args.archive, args.out, bbox=parse_bbox(args.bbox), start=args.start, end=args.end,
                                chunk_obs=args.chunk_obs)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from distviz.data.paths import shared_data_path
+from distviz.data.paths import regular_file, shared_data_path
 from distviz.errors import DataError
 
 
@@ -40,7 +40,10 @@ BONE_HOWTO = ("To add bone density, save ESL's 'bone' table (tab-separated, colu
 
 def bone_available() -> bool:
     """Whether the bone density file cde/bmd.tsv is present in the shared data folder."""
-    p = shared_data_path("cde", "bmd.tsv")
+    try:
+        p = shared_data_path("cde", "bmd.tsv")
+    except DataError:   # a link out of the data folder: load_bone says so
+        return False
     return p is not None and p.is_file()
 
 
@@ -62,6 +65,7 @@ def load_bone(path=None):
                         + BONE_HOWTO[len("To add bone density, "):])
     import pandas as pd
 
+    p = regular_file(p, what="bone density file")   # a FIFO or device would block read_csv
     try:
         df = pd.read_csv(p, sep="\t")
     except (OSError, ValueError) as e:

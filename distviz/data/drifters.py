@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from distviz.data.paths import SAMPLE_DATA
+from distviz.data.paths import SAMPLE_DATA, regular_file
 from distviz.errors import DataError
 
 #: Columns of the processed table (Zenodo 5644972 and the shared 1000-row subset).
@@ -217,6 +217,7 @@ def load_table(path: str | Path, *, key: str | None = None, bbox=None) -> Drifte
     path = Path(path)
     if not path.exists():
         raise DataError(f"Drifter file {path} does not exist; give the path of a CSV, HDF5 or NetCDF drifter file.")
+    regular_file(path, what="drifter file")   # a FIFO, device or folder is refused before anything opens it
     suf = path.suffix.lower()
     if suf in (".nc", ".nc4", ".cdf"):
         return load_netcdf(path, bbox=bbox)
@@ -344,6 +345,7 @@ def load_gdp(path: str | Path, *, bbox=None, daily: bool = True, max_offset_hour
     path = Path(path)
     if not path.exists():
         raise DataError(f"GDP file {path} does not exist; give the path of a ragged-array NetCDF file.")
+    regular_file(path, what="GDP file")
     try:
         with xr.open_dataset(path, decode_times=True) as ds:
             ds.load()
@@ -385,6 +387,7 @@ def load_netcdf(path: str | Path, *, bbox=None) -> DrifterData:
     path = Path(path)
     if not path.exists():
         raise DataError(f"Drifter file {path} does not exist; give the path of a NetCDF drifter file.")
+    regular_file(path, what="drifter file")
     try:
         with xr.open_dataset(path) as ds:
             ds.load()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from distviz.data.paths import shared_data_dir
+from distviz.data.paths import regular_file, safe_child, shared_data_dir
 from distviz.errors import DataError
 
 UCI_DATASETS = ("bostonHousing", "concrete", "energy", "kin8nm", "naval-propulsion-plant",
@@ -32,33 +32,38 @@ def uci_dir(name: str, root: str | Path | None = None) -> Path:
     """The `data/` folder of UCI dataset `name` under `root` (default: shared data's `uci/`)."""
     name = ALIASES.get(name, name)
     base = Path(root) if root is not None else shared_data_dir() / "uci"
-    d = base / name / "data"
+    d = safe_child(base, name, "data", what="UCI dataset folder")   # a name with '..' or a link out is refused
     if not (d / "data.txt").exists():
         raise DataError(f"UCI dataset '{name}' was not found at {d}; pass --root pointing to a folder "
                         f"that holds <name>/data/data.txt in the Hernandez-Lobato & Adams layout.")
     return d
 
 
+def _file(d: Path, fname: str) -> Path:
+    """A regular file of the dataset folder `d` (inside it, of bounded size), checked before NumPy opens it."""
+    return regular_file(safe_child(d, fname, what="UCI file"), what="UCI file")
+
+
 def n_splits(name: str, root: str | Path | None = None) -> int:
     """Number of train/test splits shipped with dataset `name`."""
     d = uci_dir(name, root)
     f = d / "n_splits.txt"
-    return int(np.loadtxt(f)) if f.exists() else 20
+    return int(np.loadtxt(_file(d, f.name))) if f.exists() else 20
 
 
 def load_uci(name: str, split: int = 0, root: str | Path | None = None) -> UCISplit:
     """Load split `split` of UCI dataset `name` (features and target as the layout's index files say)."""
     d = uci_dir(name, root)
-    data = np.loadtxt(d / "data.txt")
+    data = np.loadtxt(_file(d, "data.txt"))
     if not np.all(np.isfinite(data)):
         raise DataError(f"UCI dataset '{name}' has non-finite values in data.txt; the file is corrupt.")
-    feat = np.loadtxt(d / "index_features.txt", dtype=int).ravel()
-    targ = int(np.loadtxt(d / "index_target.txt", dtype=int))
+    feat = np.loadtxt(_file(d, "index_features.txt"), dtype=int).ravel()
+    targ = int(np.loadtxt(_file(d, "index_target.txt"), dtype=int))
     tr_f, te_f = d / f"index_train_{split}.txt", d / f"index_test_{split}.txt"
     if not tr_f.exists() or not te_f.exists():
         raise DataError(f"UCI dataset '{name}' has no split {split}; use 0..{n_splits(name, root) - 1}.")
-    tr = np.loadtxt(tr_f, dtype=int).ravel()
-    te = np.loadtxt(te_f, dtype=int).ravel()
+    tr = np.loadtxt(_file(d, tr_f.name), dtype=int).ravel()
+    te = np.loadtxt(_file(d, te_f.name), dtype=int).ravel()
     X, y = data[:, feat], data[:, targ]
     return UCISplit(ALIASES.get(name, name), split, X[tr], y[tr], X[te], y[te])
 

@@ -918,6 +918,8 @@ def drifters_study(data="sample", rounds=300, learning_rate=0.1, mgd_learning_ra
 
     if protocol not in ("default", "paper"):
         raise ConfigError(f"--protocol must be 'default' or 'paper', got {protocol!r}.")
+    if save and Path(save).exists() and not Path(save).is_file():   # a folder, FIFO or device: refused before the run
+        raise ConfigError(f"--save {save} names something that is not a regular file; give the path of a new .nc file.")
     if methods is None:
         methods = "NGB,IndepNGB" if protocol == "paper" else ",".join(METHODS)
     ms = tuple(m.strip() for m in str(methods).split(",") if m.strip())

@@ -45,7 +45,11 @@ REAL_FINDING = ("On the real 1000-row GDP subset NGB and IndepNGB cannot be told
 def available_sources() -> list[str]:
     """Data sources present on this machine (the real subset only when the shared data folder holds it)."""
     out = list(SOURCES)
-    if shared_data_path(*REAL_SUBSET) is None:
+    try:
+        real = shared_data_path(*REAL_SUBSET)
+    except DataError:   # a link out of the data folder: not offered
+        real = None
+    if real is None:
         out.remove("real")
     return out
 
@@ -120,7 +124,9 @@ def run_comparison(source: str, rounds: int, learning_rate: float, max_train: in
         return work
 
     label = "fitting NGB, IndepNGB and NN" if nn else "fitting NGB and IndepNGB"
-    return run_fit(key, factory, label=label, box=progress_container, store=_store())
+    knobs = "the boosting rounds or " + ("upload fewer rows" if source == "upload" else "the training rows")
+    return run_fit(key, factory, label=label, box=progress_container, store=_store(),
+                   knobs=knobs + (", or switch the NN baseline off" if nn else ""))
 
 
 #: Rows of the real GDP subset; training rows of the shipped sample when all are used.
