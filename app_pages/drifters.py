@@ -21,6 +21,7 @@ from distviz.ui.drifters import (
 from distviz.ui.figures import show_figure
 from distviz.ui.jobs import FitCancelled
 from distviz.ui.lab import MAX_UPLOAD_MB
+from distviz.ui.safe_text import escape_markdown, show_error
 from distviz.ui.state import error_sentence, qp_key, recall, remember, sync_query_params, user_errors
 
 PAGE = "drift"
@@ -86,7 +87,7 @@ try:
 except FitCancelled:  # this session ended while its comparison waited or ran: nobody will see the page
     st.stop()
 except Exception as exc:  # noqa: BLE001 - one sentence for any failure (Streamlit's rerun signals are BaseExceptions)
-    st.error(error_sentence(exc))
+    show_error(error_sentence(exc))   # it may quote the upload's columns or values (a drifter id): shown literally
     res = recall("drift")
     if res is not None:
         st.caption("Showing the last successful comparison.")
@@ -108,9 +109,10 @@ if res is not None:
             st.info("No test points fall in this region; choose the whole area.")
         else:
             show_figure(maps.map_figure_plotly(binned, kind, scale="110m" if whole else "50m"), key="drift.mapfig")
-    st.caption(f"{info.get('source')}{' (SYNTHETIC)' if info.get('synthetic') else ''} — {info.get('n_drifters')} "
-               f"drifters, {info.get('n_train')} training / {info.get('n_val')} validation / {info.get('n_test')} test "
-               f"rows; {str(info.get('units', '')).replace('PR90_area', '90% region area')}."
+    st.caption(f"{escape_markdown(info.get('source'))}{' (SYNTHETIC)' if info.get('synthetic') else ''} — "
+               f"{info.get('n_drifters')} drifters, {info.get('n_train')} training / {info.get('n_val')} validation / "
+               f"{info.get('n_test')} test rows; "
+               f"{escape_markdown(str(info.get('units', '')).replace('PR90_area', '90% region area'))}."
                + (" Precomputed with these settings (press *Refit now* to fit here)." if info.get("precomputed") else "")
                + (" For NN, *rounds used* is its best epoch." if "NN" in res.table else ""))
     static_table(metrics_frame(res), {"NLL (nats)": ".3f", "RMSE (cm/s)": ".2f", "90% region coverage": ".3f",

@@ -8,6 +8,7 @@ from distviz.ui.figures import charts
 from distviz.ui.lab import PAGE as LAB
 from distviz.ui.lab import fit_model, folded_config_widgets
 from distviz.ui.playback import round_player
+from distviz.ui.safe_text import escape_markdown
 from distviz.ui.state import error_sentence, qp_key, sync_query_params
 from distviz.viz import results as vr
 
@@ -99,7 +100,7 @@ def companions():
             try:
                 others[a] = fit_model(cfg.with_algorithm(a), upload)
             except Exception as exc:  # noqa: BLE001 - a failing companion fit only removes its path from the panel
-                st.caption(f"{a.upper()} companion fit failed: {error_sentence(exc)}")
+                st.caption(f"{a.upper()} companion fit failed: {escape_markdown(error_sentence(exc))}")
     return {a: r.model for a, r in others.items() if r is not None}
 
 

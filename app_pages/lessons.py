@@ -5,6 +5,7 @@ import streamlit as st
 from distviz.ui.common import explainer
 from distviz.ui.layout import presenting
 from distviz.ui.lessons import CURRENT, ENV_DIR, NAV, PAGES, load_lessons
+from distviz.ui.safe_text import show_error
 from distviz.ui.state import qp_key, sync_query_params
 
 PAGE = "lesson"
@@ -24,7 +25,7 @@ A file that cannot be read is named in one sentence here and the other lessons s
 
 lessons, problems = load_lessons()
 for msg in problems:
-    st.error(msg, icon=":material/description:")
+    show_error(msg, icon=":material/description:")   # it names a file from $DISTVIZ_LESSONS: shown literally
 if not lessons:
     st.info("No lessons found; add a lesson file to distviz/lessons/.")
     sync_query_params(PAGE)
@@ -49,16 +50,16 @@ def move(delta: int):
 
 st.selectbox("Lesson", numbers, format_func=lambda i: f"{i}. {by_number[i].title}", key=lkey, on_change=first_step)
 if lesson.summary:
-    st.caption(lesson.summary)
+    st.caption(lesson.markdown(lesson.summary))
 step_no = st.segmented_control("Step", list(range(1, len(lesson.steps) + 1)), key=skey,
                                format_func=str)
 step_no = int(step_no or 1)
 step = lesson.steps[step_no - 1]
 st.session_state[CURRENT] = (lesson.number, step_no)
 
-st.subheader(f"Step {step_no} of {len(lesson.steps)}: {step.title}")
-st.markdown(step.text)
-st.info(f"**Ask the class:** {step.question}", icon=":material/forum:")
+st.subheader(f"Step {step_no} of {len(lesson.steps)}: {lesson.markdown(step.title)}")
+st.markdown(lesson.markdown(step.text))
+st.info(f"**Ask the class:** {lesson.markdown(step.question)}", icon=":material/forum:")
 c1, c2, c3 = st.columns([1, 1, 3], vertical_alignment="center")
 c1.button("Previous", icon=":material/arrow_back:", on_click=move, args=(-1,), disabled=step_no <= 1, key=f"{PAGE}.prev")
 c2.button("Next", icon=":material/arrow_forward:", on_click=move, args=(1,), disabled=step_no >= len(lesson.steps),

@@ -13,6 +13,7 @@ from distviz.errors import DistvizError
 from .jobs import UNEXPECTED, FitCancelled
 from .lab import ALGORITHMS, FitResult, fit_model
 from .layout import lazy_tabs, static_table  # noqa: F401  (re-exported for the pages)
+from .safe_text import escape_markdown, show_error
 from .state import recall, remember
 
 PAGES = [
@@ -40,14 +41,14 @@ def fit_or_last(cfg, upload=None, *, slot: str = "lab", progress_container=None)
         return recall(slot)
     except Exception as exc:  # noqa: BLE001 - Streamlit's stop / rerun signals are BaseExceptions and pass
         if isinstance(exc, DistvizError):
-            st.error(str(exc))
+            show_error(str(exc))   # the sentence may quote a column name of the upload: shown literally
         else:
             logging.getLogger("distviz.ui").exception("fit of %r failed unexpectedly", cfg)
-            st.error(UNEXPECTED)
+            show_error(UNEXPECTED)
         last = recall(slot)
         if last is not None:
             st.caption(f"Showing the last successful fit: {ALGORITHMS[last.config.algorithm][0]} "
-                       f"on {last.data.name} ({last.config.family}).")
+                       f"on {escape_markdown(last.data.name)} ({escape_markdown(last.config.family)}).")
         return last
     return remember(slot, res)
 

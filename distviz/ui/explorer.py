@@ -9,6 +9,7 @@ from distviz.ui.figures import charts
 from distviz.viz import explorer as vx
 
 from .layout import static_table
+from .safe_text import escape_markdown
 from .state import qp_key, sync_query_params, user_errors
 
 PAGE = "explore"
@@ -26,13 +27,6 @@ FAMILY_HELP = {
 #: what a family's outputs are, in a few words (the selector's label; FAMILY_HELP has the statistics)
 FAMILY_SHORT = {"poisson": "counts", "bernoulli": "binary 0 / 1", "normal": "real line", "gamma": "positive reals",
                 "exponential": "durations", "categorical": "K classes", "mvn": "P-variate Normal"}
-
-
-def escape_markdown(text: str) -> str:
-    """`text` with Markdown's special characters taken literally (the MVN's y1*y1 must not turn into italics)."""
-    for ch in "\\*_`$[]<>#|~":
-        text = text.replace(ch, "\\" + ch)
-    return text
 
 
 def families_help(lead: str) -> str:

@@ -472,9 +472,11 @@ def _fault_warnings(tr, label: str, kind: str, n_rows: int) -> list[str]:
 
 
 def show_fit_warnings(res: FitResult) -> None:
-    """One st.warning per sentence of fit_warnings(res)."""
+    """One st.warning per sentence of fit_warnings(res), shown literally (a stop reason comes from the model's trace)."""
+    from .safe_text import show_warning
+
     for msg in fit_warnings(res):
-        st.warning(msg, icon=":material/warning:")
+        show_warning(msg, icon=":material/warning:")
 
 
 # ---------------------------------------------------------------------------------------------- widgets

@@ -7,6 +7,7 @@ import streamlit as st
 
 from distviz.viz import style
 
+from .safe_text import escape_markdown
 from .state import GLOBAL, qp_key
 
 PRESENT = "present"
@@ -62,11 +63,8 @@ def lazy_tabs(page: str, name: str, labels: list[str]):
 
 
 def _escape(v) -> str:
-    """Text for a Markdown table cell: pipes, asterisks, underscores and backslashes taken literally."""
-    s = str(v)
-    for ch in "\\|*_`$":
-        s = s.replace(ch, "\\" + ch)
-    return s
+    """Text for a Markdown table cell, taken literally (distviz.ui.safe_text.escape_markdown: pipes too)."""
+    return escape_markdown(v)
 
 
 def static_table(df, formats: dict | None = None) -> None:

@@ -19,6 +19,11 @@ A "show me" link opens `page` with `params` and `apply=1`, which makes that run 
 URL (a setting the step leaves out gets its default), so the view is the same whatever the session showed
 before (distviz.ui.state.begin_run).  Files are parsed as data only (tomllib); a malformed file is reported
 in one sentence that names it, and the other lessons still load.
+
+The shipped lessons are trusted Markdown. A lesson from $DISTVIZ_LESSONS is a file from other people
+(`Lesson.trusted` is False): its title, summary, text and question are shown through
+distviz.ui.safe_text.restrict_markdown (formatting, code, math and colours kept; no raw HTML, links, images
+or bare addresses turned into links), see `Lesson.markdown`; the error sentences naming its file are escaped.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from urllib.parse import urlencode
 
 from distviz.errors import ConfigError
 
+from .safe_text import restrict_markdown
 from .state import APPLY, MAX_RAW, _format
 
 LESSON_DIR = Path(__file__).resolve().parents[1] / "lessons"
@@ -107,6 +113,12 @@ class Lesson:
     title: str
     summary: str
     steps: tuple
+    trusted: bool = False   #: shipped with distviz (its Markdown is shown as written)
+
+    def markdown(self, text: str) -> str:
+        """`text` of this lesson (its title, summary or a step's text or question) ready for st.markdown: as
+        written for a shipped lesson, through `restrict_markdown` for one from $DISTVIZ_LESSONS."""
+        return text if self.trusted else restrict_markdown(text)
 
 
 def _text(d: dict, key: str, where: str, fname: str, *, required: bool = True) -> str:
@@ -125,8 +137,9 @@ def _check_value(v, name: str, where: str, fname: str):
     return v
 
 
-def parse_lesson(text: str, fname: str, number: int = 0) -> Lesson:
-    """A Lesson from the TOML text of one file; ConfigError (one sentence naming `fname`) when it is not valid."""
+def parse_lesson(text: str, fname: str, number: int = 0, *, trusted: bool = False) -> Lesson:
+    """A Lesson from the TOML text of one file; ConfigError (one sentence naming `fname`) when it is not valid.
+    `trusted` marks a lesson shipped with distviz (see `Lesson.markdown`)."""
     try:
         d = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -162,7 +175,7 @@ def parse_lesson(text: str, fname: str, number: int = 0) -> Lesson:
             _check_value(v, name, where, fname)
         steps.append(Step(title=_text(s, "title", where, fname), text=_text(s, "text", where, fname),
                           question=_text(s, "question", where, fname), page=page, params=dict(params)))
-    return Lesson(number=number, file=fname, title=title, summary=summary, steps=tuple(steps))
+    return Lesson(number=number, file=fname, title=title, summary=summary, steps=tuple(steps), trusted=trusted)
 
 
 def lesson_files() -> list[Path]:
@@ -193,7 +206,8 @@ def load_lessons(files: list[Path] | None = None) -> tuple[list[Lesson], list[st
             problems.append(str(exc))
             continue
         try:
-            lessons.append(parse_lesson(text, path.name, number=len(lessons) + 1))
+            lessons.append(parse_lesson(text, path.name, number=len(lessons) + 1,
+                                        trusted=path.parent == LESSON_DIR))
         except ConfigError as exc:
             problems.append(str(exc))
     return lessons, problems

@@ -16,6 +16,8 @@ import streamlit as st
 
 from distviz.errors import DistvizError
 
+from .safe_text import show_error
+
 _REGISTERED = "_qp_registered"
 _SHADOW = "_shadow."
 _WRITTEN = "_qp_written"  # name -> the value this session last wrote into the URL
@@ -180,12 +182,13 @@ def error_sentence(exc: BaseException) -> str:
 
 @contextlib.contextmanager
 def user_errors(where: str = ""):
-    """Show any error of the block as one st.error sentence instead of a traceback (unexpected ones are logged)."""
+    """Show any error of the block as one st.error sentence instead of a traceback (unexpected ones are logged);
+    the sentence is shown literally (it may quote column names or file names: distviz.ui.safe_text)."""
     try:
         yield
     except Exception as exc:  # noqa: BLE001 - Streamlit's stop / rerun signals are BaseExceptions and pass through
         msg = error_sentence(exc)
-        st.error(f"{where}{msg}" if where else msg)
+        show_error(f"{where}{msg}" if where else msg)
 
 
 def remember(name: str, value: Any) -> Any:

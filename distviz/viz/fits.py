@@ -11,6 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .palette import COORD_COLORS, ROLE_COLORS, algo_color, algo_label, hex_to_rgba
+from .safe_text import plot_text
 from .style import apply_style, axis_grid, axis_key, make_figure
 
 __all__ = ["predictive_band", "exact_quantiles", "regression_figure", "class_prob_figure", "nll_figure", "iterates_figure",
@@ -122,7 +123,7 @@ def regression_figure(x, y, grid, mean, lo=None, hi=None, *, truth=None, truth_l
                        line=dict(color=ROLE_COLORS["marker"], dash="dash", width=2)))
     tr.append(dict(type="scatter", x=grid, y=mean, mode="lines", name=name or f"fitted mean ({algo_label(algo)})",
                    line=dict(color=c, width=3)))
-    layout = dict(xaxis=dict(title=dict(text=x_label)), yaxis=dict(title=dict(text=y_label)))
+    layout = dict(xaxis=dict(title=dict(text=plot_text(x_label))), yaxis=dict(title=dict(text=plot_text(y_label))))
     return make_figure(tr, layout, title=title, height=430)
 
 
@@ -136,7 +137,8 @@ def class_prob_figure(grid, probs, *, truth=None, x_label="x", title=None) -> go
         if truth is not None:
             tr.append(dict(type="scatter", x=grid, y=np.asarray(truth)[:, k], mode="lines", name="truth (dashed)",
                            line=dict(color=col, width=1.5, dash="dash"), showlegend=k == 0))
-    layout = dict(xaxis=dict(title=dict(text=x_label)), yaxis=dict(title=dict(text="class probability"), range=[0, 1]))
+    layout = dict(xaxis=dict(title=dict(text=plot_text(x_label))),
+                  yaxis=dict(title=dict(text="class probability"), range=[0, 1]))
     return make_figure(tr, layout, title=title, height=430)
 
 
@@ -278,7 +280,7 @@ def iterates_figure(x, eta, eta_star, *, natural_names, mean_names, truth_eta=No
             tr.append(dict(type="scatter", x=x, y=arr[:, j], mode="lines", line=dict(color=c, width=2.5, shape="hv"),
                            name=f"iterate ({algo_label(algo)})" + (f", round {round_}" if round_ is not None else ""),
                            showlegend=(row == 1 and j == 0), **ref(row, j + 1)))
-        layout[axis_key(ref(2, j + 1), "x")]["title"] = dict(text=x_label)
+        layout[axis_key(ref(2, j + 1), "x")]["title"] = dict(text=plot_text(x_label))
     return make_figure(tr, layout, title=title, height=520)
 
 
@@ -296,7 +298,7 @@ def particles_figure(x, particles, *, data_x=None, data_y=None, band=None, x_lab
                        name="data", marker=dict(color=ROLE_COLORS["data"], size=4, opacity=0.4)))
     tr.append(dict(type="scatter", x=np.repeat(x, P.shape[1]), y=P.reshape(-1), mode="markers",
                    name=f"particles ({algo_label(algo)})", marker=dict(color=algo_color(algo), size=5, opacity=0.85)))
-    layout = dict(xaxis=dict(title=dict(text=x_label)), yaxis=dict(title=dict(text=y_label)))
+    layout = dict(xaxis=dict(title=dict(text=plot_text(x_label))), yaxis=dict(title=dict(text=plot_text(y_label))))
     return make_figure(tr, layout, title=title, height=430)
 
 
@@ -357,8 +359,8 @@ def density_heatmap_figure(x_grid, y_grid, density, *, particles_x=None, particl
                         name=f"particle locations ({algo_label(algo)})",
                         marker=dict(color=algo_color(algo), size=4, symbol="x"))
     # the axes end where the heat map's cells end (cells are centred on the grid points): no blank strip
-    fig.update_xaxes(title_text=x_label, range=_cell_range(x_grid))
-    fig.update_yaxes(title_text=y_label, range=_cell_range(y_grid))
+    fig.update_xaxes(title_text=plot_text(x_label), range=_cell_range(x_grid))
+    fig.update_yaxes(title_text=plot_text(y_label), range=_cell_range(y_grid))
     return apply_style(fig, title=title, height=460)
 
 
@@ -378,7 +380,7 @@ def correlation_figure(grid, rho, *, truth=None, x_label="x", algo="mgd", title=
                        line=dict(color=ROLE_COLORS["marker"], dash="dash", width=2)))
     tr.append(dict(type="scatter", x=grid, y=np.asarray(rho, dtype=float), mode="lines",
                    name=f"fitted ρ(x) ({algo_label(algo)})", line=dict(color=algo_color(algo), width=3)))
-    layout = dict(xaxis=dict(title=dict(text=x_label)),
+    layout = dict(xaxis=dict(title=dict(text=plot_text(x_label))),
                   yaxis=dict(title=dict(text="correlation ρ of y1 and y2"), range=[-1.02, 1.02], zeroline=True))
     return make_figure(tr, layout, title=title, height=430)
 
@@ -455,7 +457,7 @@ def particle_probs_figure(x, probs, *, truth_x=None, truth=None, x_label="x", ti
                            line=dict(color=ROLE_COLORS["marker"], width=1.5, dash="dash"), **a))
         layout[axis_key(a, "y")].update(range=[-0.02, 1.02], showticklabels=k % cols == 0)
         if k // cols == rows - 1 or k + cols >= K:
-            layout[axis_key(a, "x")]["title"] = dict(text=x_label)
+            layout[axis_key(a, "x")]["title"] = dict(text=plot_text(x_label))
     layout[axis_key(ref(1, 1), "y")]["title"] = dict(text="class probability")
     layout["meta"] = {"wide": True}
     return make_figure(tr, layout, title=title, height=330 * rows + 60)

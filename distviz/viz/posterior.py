@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .palette import OKABE_ITO, algo_color, algo_label
+from .safe_text import plot_text
 from .style import apply_style
 
 __all__ = ["method_comparison_figure", "ood_figure", "gp_bands_figure", "comparison_table", "column_label"]
@@ -106,8 +107,8 @@ def gp_bands_figure(ds, x, y, *, density=None, x_label="x", y_label="y", title=N
         fig.add_scatter(x=gx, y=lo, mode="lines", line=dict(color=c, dash="dot", width=2),
                         name=f"{algo_label(algo)}: {int(level * 100)}% band")
         fig.add_scatter(x=gx, y=hi, mode="lines", line=dict(color=c, dash="dot", width=2), showlegend=False)
-    fig.update_xaxes(title_text=x_label)
-    fig.update_yaxes(title_text=y_label)
+    fig.update_xaxes(title_text=plot_text(x_label))
+    fig.update_yaxes(title_text=plot_text(y_label))
     return apply_style(fig, title=title, height=430)
 
 

@@ -9,6 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .palette import COORD_COLORS, OKABE_ITO, ROLE_COLORS
+from .safe_text import plot_text
 from .style import axis_grid, axis_key, make_figure
 
 __all__ = ["round_nodes", "tree_figure", "leaf_value_names", "LABEL_FONT", "top_splits", "gain_scatter_figure",
@@ -120,7 +121,7 @@ def tree_figure(trace, r: int, feature_names=None, *, gain_name=None, title=None
             hl.append(f"leaf {i}<br>weight {w[row]:.1f}<br>output added to {sym} (before × ν):<br>" + "<br>".join(full))
         else:
             f = int(feat[row])
-            fname = names[f] if 0 <= f < len(names) else f"x{f + 1}"
+            fname = plot_text(names[f]) if 0 <= f < len(names) else f"x{f + 1}"   # a column name of an upload
             ge = "—" if not np.isfinite(gent[row]) else f"{gent[row]:.3g}"
             xi.append(x)
             yi.append(-d)
@@ -214,7 +215,8 @@ def importance_figure(trace, feature_names=None, *, current=None, title=None) ->
     names = list(feature_names or [f"x{j + 1}" for j in range(p)])
     rounds = trace["round"].values
     tr = [dict(type="scatter", x=rounds, y=share[:, j], mode="lines", stackgroup="one",
-               name=names[j] if j < len(names) else f"x{j + 1}", line=dict(color=COORD_COLORS[j % len(COORD_COLORS)], width=1))
+               name=plot_text(names[j]) if j < len(names) else f"x{j + 1}",
+               line=dict(color=COORD_COLORS[j % len(COORD_COLORS)], width=1))
           for j in range(p)]
     layout = dict(xaxis=dict(title=dict(text="boosting round")),
                   yaxis=dict(title=dict(text="share of cumulative split gain"), range=[0, 1]))
@@ -249,5 +251,5 @@ def criterion_comparison_figure(x, T, preds: dict, *, stat_names, x_label="x", t
             tr.append(dict(type="scatter", x=x[o], y=np.asarray(P)[o, j], mode="lines" if steps else "markers",
                            line=dict(color=col, width=2.5, shape="hv"), marker=dict(color=col, size=5),
                            name=f'criterion="{crit}"', showlegend=j == 0, **ref(1, j + 1)))
-        layout[axis_key(ref(1, j + 1), "x")]["title"] = dict(text=x_label)
+        layout[axis_key(ref(1, j + 1), "x")]["title"] = dict(text=plot_text(x_label))
     return make_figure(tr, layout, title=title, height=400)
