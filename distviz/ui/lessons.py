@@ -187,15 +187,35 @@ def lesson_files() -> list[Path]:
     return files
 
 
+def _read_lesson(path: Path) -> str:
+    """The text of a lesson file, read only when it resolves inside its own folder (a symbolic link out of it is
+    refused, distviz.data.paths.safe_child) and is a regular file (a FIFO is refused, not waited on) of at most
+    MAX_FILE_BYTES; ConfigError (one sentence) otherwise, UnicodeDecodeError when it is not UTF-8."""
+    import stat
+
+    from distviz.data.paths import read_bounded, safe_child
+    from distviz.errors import DataError
+
+    try:
+        real = safe_child(path.parent, path.name, what="lesson file")
+        st = real.stat()
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(f"The lesson file {path.name} is not a regular file (a folder, FIFO or device); "
+                              "replace it with a TOML file.")
+        if st.st_size > MAX_FILE_BYTES:
+            raise ConfigError(f"The lesson file {path.name} is larger than {MAX_FILE_BYTES // 1000} kB; split it.")
+        return read_bounded(real, MAX_FILE_BYTES, what="lesson file").decode("utf-8")
+    except DataError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def load_lessons(files: list[Path] | None = None) -> tuple[list[Lesson], list[str]]:
     """(lessons numbered from 1, one sentence per file that could not be read); cheap enough for every rerun."""
     lessons: list[Lesson] = []
     problems: list[str] = []
     for path in (lesson_files() if files is None else files):
         try:
-            if path.stat().st_size > MAX_FILE_BYTES:
-                raise ConfigError(f"The lesson file {path.name} is larger than {MAX_FILE_BYTES // 1000} kB; split it.")
-            text = path.read_text(encoding="utf-8")
+            text = _read_lesson(path)
         except UnicodeDecodeError:
             problems.append(f"The lesson file {path.name} is not UTF-8 text; save it as UTF-8.")
             continue
