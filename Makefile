@@ -44,13 +44,15 @@ lint: $(ALL_STAMP)
 	$(BIN)/ruff check distviz benchmarks tests app.py app_pages scripts
 	$(BIN)/mypy distviz
 
+# OMP_WAIT_POLICY=PASSIVE: idle OpenMP threads (numba's) sleep instead of spinning, so the two test workers do not
+# take the cores from each other (distviz.ui.serve.quiet_compute_pools sets the same for the app)
 # numba's kernels are compiled once (scripts/warm_numba.py, two groups as two processes, about a minute each on a
 # fresh checkout) beside ruff and mypy, so that the two test workers load them from the cache instead of compiling them
 test: $(ALL_STAMP)
 	$(BIN)/python scripts/warm_numba.py common & w1=$$!; $(BIN)/python scripts/warm_numba.py wide & w2=$$!; \
 	  $(BIN)/ruff check distviz benchmarks tests app.py app_pages scripts && $(BIN)/mypy distviz; rc=$$?; \
 	  wait $$w1 $$w2; exit $$rc
-	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 -q --durations=12
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m pytest -n 2 -q --durations=12
 
 bench: $(ALL_STAMP)
 	for f in benchmarks/[!_]*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

@@ -6,8 +6,9 @@ This file is the Home / Lab page and the navigation; the other pages live in app
 
 import streamlit as st
 
-from distviz.ui.serve import no_outbound_lookups
+from distviz.ui.serve import no_outbound_lookups, quiet_compute_pools
 
+quiet_compute_pools()  # idle OpenMP threads sleep instead of spinning (before the first parallel kernel)
 no_outbound_lookups()  # also under a plain `streamlit run app.py`: Streamlit's address look-ups never leave the machine
 
 from distviz.ui.layout import presenter_controls, presenter_key  # noqa: E402

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import pytest
+
+# idle OpenMP threads (numba's) sleep instead of spinning, as in `make test` and the app (distviz.ui.serve)
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 _MAIN = sys.modules.get("__main__")
 

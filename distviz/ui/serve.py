@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import os
 import socket
 import struct
 import sys
@@ -50,6 +51,18 @@ def local_addresses() -> list[str]:
             if not ipaddress.ip_address(addr).is_loopback and addr not in found:
                 found.append(addr)
     return found
+
+
+def quiet_compute_pools() -> None:
+    """Let idle OpenMP threads sleep instead of spinning (``OMP_WAIT_POLICY=PASSIVE`` unless already set).
+
+    numba's parallel kernels run on libgomp, whose idle threads spin for a while before they sleep.  On a
+    server that runs several fits and pages at once the spinning threads take the cores from the threads that
+    work (two processes fitting trees on two threads each of a 2-core machine take about twice as long), and a
+    fit's measured CPU time (the deadline of distviz.ui.jobs) would count its waiting as work.
+    libgomp reads the variable when it is loaded, at the first parallel kernel, so this must run before that.
+    """
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 def no_outbound_lookups() -> None:
@@ -92,6 +105,7 @@ def main(argv: list[str] | None = None) -> None:
                                       "from .streamlit/config.toml")
     ap.add_argument("--port", type=int, help="port (default 8501)")
     args, rest = ap.parse_known_args(argv)
+    quiet_compute_pools()
     no_outbound_lookups()
     extra = []
     if args.address is not None:
