@@ -38,7 +38,9 @@ from typing import Any, Callable, Protocol
 from distviz.errors import DataError
 
 #: Workers that may run at once (environment variable ``DISTVIZ_PARSE_WORKERS``).
-MAX_WORKERS = max(1, int(os.environ.get("DISTVIZ_PARSE_WORKERS", "2") or 2))
+MAX_WORKERS = int(os.environ.get("DISTVIZ_PARSE_WORKERS", "2")) if os.environ.get(
+    "DISTVIZ_PARSE_WORKERS", "2").strip().isdigit() else 2
+MAX_WORKERS = min(max(1, MAX_WORKERS), 64)
 #: Seconds between two looks at a running parse (CPU time, deadline, the caller's wait callback).
 POLL_S = 0.05
 

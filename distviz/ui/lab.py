@@ -18,7 +18,7 @@ import streamlit as st
 
 from distviz.errors import ConfigError, DataError
 
-from .jobs import ResultStore, check_budget, result_store, run_fit
+from .jobs import ResultStore, check_budget, check_memory, result_store, run_fit
 from .state import qp_key
 from .uploads import MAX_UPLOAD_MB, MAX_UPLOAD_ROWS, content_hash, lab_table  # noqa: F401 (re-exported)
 
@@ -248,29 +248,78 @@ class FitResult:
 
 #: Output coordinates a tree predicts per row for each family (categorical: K - 1; mvn with P = 2: 2 + 3).
 _OUTPUT_DIM = {"poisson": 1, "bernoulli": 1, "exponential": 1, "normal": 2, "gamma": 2, "mvn": 5}
-#: WGBoost seconds per round = sum_j c_j * f_j with features f = (1, n N d p depth, n N^2 d, n N d, n N^3 d^2)
-#: (tree fit on N d outputs; kernel sums over particle pairs; per-particle target terms; NKA's (N d) x (N d)
-#: Hessian build and solve per row).  Fitted (non-negative least squares on the relative error) to 12 timed
-#: fits per method on this 2-core machine, 2026-11-25: families normal / poisson / categorical (K = 6),
-#: (n, p, depth, N) in {(500, 1, 3, 10), (500, 1, 3, 30), (2000, 1, 3, 10), (500, 5, 6, 10)}, 10-20 rounds,
-#: best of 2, single-threaded BLAS; the fits land within 0.55x-1.3x of the measurements.  The issue's URL
-#: (categorical K = 6, NKA, n = 5000, p = 5, depth 6, N = 30) predicts 2.9 s per round (measured: ~3.2 s).
-_WG_COEF = {"ska": (2.5e-4, 2.6e-9, 2.0e-9, 4.2e-9, 0.0),
-            "fka": (4.9e-4, 1.65e-9, 1.9e-9, 5.6e-9, 0.0),
-            "nka": (4.3e-4, 1.5e-9, 3.9e-8, 0.0, 5.8e-10),
-            "langevin": (6.3e-4, 3.9e-9, 1.0e-10, 5.2e-8, 0.0)}
-#: Factor on every prediction.  The fitted models stay conservative at the large end (checked: categorical
-#: K = 6 SKA, n = 5000, p = 5, depth 6, N = 30: 65 ms per round measured, 107 ms predicted; NKA on the same
-#: settings, one round: 3.8 s measured, 3.2 s predicted; MVN MGD n = 5000, p = 5, depth 6, 100 rounds: 0.34 s
-#: measured, 1.3 s predicted), so no extra margin is added.
-_COST_SAFETY = 1.0
+#: WGBoost CPU seconds per round = sum_j c_j f_j with features
+#: f = (1, n N d p depth, n N^2 d, n N d, [categorical] n N d, [poisson] n N d, n N^3 d, n N^2 d^2):
+#: the tree on N d outputs, the kernel sums over particle pairs, the per-particle target terms (the categorical
+#: and Poisson targets' special functions cost more), NKA's kernel products and (N d) x (N d) solves per row.
+#: Non-negative least squares on the relative error of 64 timed fits: normal, Poisson and categorical targets,
+#: (n, p, depth, N) in {(5000, 5, 6, 30), (5000, 5, 6, 10), (2000, 1, 3, 30), (1000, 2, 4, 20)}, per round =
+#: CPU of a fit of 1 + k rounds minus that of 1 round (one BLAS thread, OMP_WAIT_POLICY=PASSIVE as the app runs).
+_WG_COEF = {
+    "ska": (6.1e-4, 1.56e-9, 5.57e-9, 0.0, 1.82e-7, 1.24e-7, 0.0, 0.0),
+    "fka": (2.44e-3, 1.51e-9, 5.08e-9, 3.21e-8, 5.77e-8, 6.04e-8, 0.0, 0.0),
+    "nka": (0.0, 0.0, 0.0, 0.0, 2.31e-7, 3.51e-7, 2.33e-9, 8.12e-8),
+    "langevin": (2.2e-4, 1.56e-9, 1.12e-10, 4.0e-8, 1.39e-7, 3.43e-8, 0.0, 0.0),
+}
+#: Law / NGBoost CPU seconds per round = c0 + m D (c1 p depth + c2) + c3 m p^2 depth, with m = 0.8 n training
+#: rows (20% held out) and D outputs: the histograms of D gradient columns, the law's per-row terms, the split
+#: scans.  Fitted as _WG_COEF (relative error, the Lab's widest uploads weighted 3x) to 34 timed fits at
+#: (n, p, depth) in {(5000, 5, 6), (2000, 1, 3)} over the laws x families and 9 at n = 20000, p = 50 and 200,
+#: depth 6 (uploads with many columns: the only law fits that reach the budget).
+_LAW_COEF = {"law": (2.8e-4, 1.99e-9, 2.74e-7, 5.04e-12), "ngboost": (7.2e-5, 0.0, 3.68e-7, 6.17e-11)}
+#: Extra CPU seconds per training row and round of law x family pairs with costlier special functions.
+_LAW_EXTRA = {("mgd", "gamma"): 1.7e-6, ("ngd", "gamma"): 9e-7}
+#: Sparse-GP CPU seconds per row and (1 + 0.2 (p - 1)) by objective and family (20 inducing points, at most 200
+#: L-BFGS steps; timed at n = 5000, p = 5: 2.0-3.6 s, the log-loss DLM on Poisson counts 10.5 s).
+_GP_COEF = {("sgp_elbo", "normal"): 2.9e-4, ("sgp_elbo", "bernoulli"): 3.9e-4, ("sgp_elbo", "poisson"): 2.2e-4,
+            ("sgp_dlm", "normal"): 2.8e-4, ("sgp_dlm", "bernoulli"): 2.6e-4, ("sgp_dlm", "poisson"): 1.15e-3}
+#: CPU seconds of `_reference_work` on the machine the coefficients were timed on (best of 3, the same load).
+_REFERENCE_CPU = 0.075
+_SPEED: list[float] = []
 
 
-def wg_round_seconds(method: str, n: int, n_particles: int, d: int, p: int, depth: int) -> float:
-    """Predicted seconds of one WGBoost round (`_WG_COEF`): n rows, N particles of dimension d, p features."""
+def _reference_work() -> float:
+    """CPU seconds of a fixed small workload like a fit's (a depth-6 tree on 60,000 rows x 10 outputs through the
+    numba kernels, then numpy exponentials and a batched matrix product), best of 3 after one warm-up."""
+    from distviz.trees import HistTree
+
+    rng = np.random.default_rng(0)
+    X, Y = rng.standard_normal((60_000, 5)), rng.standard_normal((60_000, 10))
+    A = rng.standard_normal((1_500, 60, 60))
+    best = np.inf
+    for i in range(4):
+        t0 = time.process_time()
+        HistTree(max_depth=6).fit(X, Y)
+        np.exp(-np.abs(X), out=np.empty_like(X))
+        np.matmul(A, A)
+        if i:
+            best = min(best, time.process_time() - t0)
+    return float(best)
+
+
+def machine_speed() -> float:
+    """How much slower (> 1) or faster (< 1) this machine runs a fit's kind of work than the one the cost model was
+    timed on: `_reference_work` over `_REFERENCE_CPU`, measured once per process, clamped to [0.5, 4]."""
+    if not _SPEED:
+        _SPEED.append(float(np.clip(_reference_work() / _REFERENCE_CPU, 0.5, 4.0)))
+    return _SPEED[0]
+
+
+def wg_round_seconds(method: str, n: int, n_particles: int, d: int, p: int, depth: int, family: str = "normal") -> float:
+    """Predicted CPU seconds of one WGBoost round (`_WG_COEF`) on the calibration machine: n rows, N particles of
+    dimension d, p features, trees of depth `depth`."""
     N, c = max(int(n_particles), 1), _WG_COEF.get(method, _WG_COEF["nka"])
-    f = (1.0, n * N * d * p * depth, n * N * N * d, n * N * d, n * N ** 3 * d * d)
+    cat, poi = float(family == "categorical"), float(family == "poisson")
+    f = (1.0, n * N * d * p * depth, n * N * N * d, n * N * d, cat * n * N * d, poi * n * N * d, n * N ** 3 * d,
+         n * N * N * d * d)
     return float(sum(ci * fi for ci, fi in zip(c, f)))
+
+
+def _wg_dim(cfg: FitConfig) -> int:
+    """Particle dimension of WGBoost on `cfg`'s family (the synthetic categorical data have 3 classes)."""
+    if cfg.family == "categorical":
+        return 2 if cfg.dataset == "synthetic" else max(int(cfg.K) - 1, 1)
+    return {"normal": 2, "poisson": 1}.get(cfg.family, 1)
 
 
 def _data_shape(cfg: FitConfig) -> tuple[int, int] | None:
@@ -281,12 +330,12 @@ def _data_shape(cfg: FitConfig) -> tuple[int, int] | None:
 
 
 def predict_fit_seconds(cfg: FitConfig, n_rows: int | None = None, n_features: int | None = None) -> float:
-    """Predicted wall time (s) of the fit `cfg` on this kind of machine, from its settings alone.
+    """Predicted CPU seconds (all threads) of the fit `cfg` on this machine, from its settings alone.
 
-    Law / NGBoost fits (trees on 80% of the rows, D output coordinates): per round
-    2e-4 + n D (6e-8 + 1.5e-8 p depth) s, from timed MGD / NGD / NGBoost fits (n 500-5000, p 1-5, depth 3-6;
-    within 0.3x-1.3x).  WGBoost: `_WG_COEF`.  Sparse GP (20 inducing points, at most 200 L-BFGS steps):
-    0.15 + 5e-4 n (1 + 0.2 (p - 1)) s (timed: 0.2-2.5 s at n = 500-5000).  Plus 0.3 s of set-up.
+    Per round: `_LAW_COEF` (and `_LAW_EXTRA`) for the laws and NGBoost, `_WG_COEF` for WGBoost; the sparse GP
+    0.15 + `_GP_COEF` n (1 + 0.2 (p - 1)) s in all.  Plus 0.3 s of set-up, all times
+    `machine_speed()`.  The prediction is a pre-check; the running fit is held to the limit by its measured CPU
+    time (distviz.ui.jobs).  scripts/calibrate_costs.py prints predicted against measured CPU.
     """
     shape = _data_shape(cfg)
     n = int(n_rows if n_rows is not None else (shape[0] if shape else 500))
@@ -294,25 +343,65 @@ def predict_fit_seconds(cfg: FitConfig, n_rows: int | None = None, n_features: i
     kind = ALGORITHMS[cfg.algorithm][1] if cfg.algorithm in ALGORITHMS else "law"
     R, depth = max(int(cfg.n_rounds), 1), max(int(cfg.max_depth), 1)
     if kind == "gp":
-        per_fit = 0.15 + 5e-4 * n * (1 + 0.2 * (p - 1))
+        per_fit = 0.15 + _GP_COEF.get((cfg.algorithm, cfg.family), 1.15e-3) * n * (1 + 0.2 * (p - 1))
     elif kind == "wg":
-        d = {"normal": 2, "poisson": 1}.get(cfg.family, max(int(cfg.K) - 1, 1))
-        per_fit = R * wg_round_seconds(cfg.algorithm[3:], n, int(cfg.n_particles), d, p, depth)
+        per_fit = R * wg_round_seconds(cfg.algorithm[3:], n, int(cfg.n_particles), _wg_dim(cfg), p, depth, cfg.family)
     else:
         D = _OUTPUT_DIM.get(cfg.family, max(int(cfg.K) - 1, 1))
-        per_fit = R * (2e-4 + 0.8 * n * D * (6e-8 + 1.5e-8 * p * depth))
-    return _COST_SAFETY * (0.3 + per_fit)
+        c0, c1, c2, c3 = _LAW_COEF["ngboost" if kind == "ngboost" else "law"]
+        m = 0.8 * n
+        per_fit = R * (c0 + m * (_LAW_EXTRA.get((cfg.algorithm, cfg.family), 0.0) + D * (c1 * p * depth + c2)
+                                 + c3 * p * p * depth))
+    return machine_speed() * (0.3 + per_fit)
+
+
+def estimate_fit_mb(cfg: FitConfig, n_rows: int | None = None, n_features: int | None = None) -> float:
+    """Estimated peak memory (MiB) a fit of `cfg` adds to the server process, from its settings alone.
+
+    The arrays a fit holds at its peak, each a few times over for the copies numpy makes: the bin codes (n p),
+    the iterates, targets and per-round temporaries (n D for the laws, n N d for WGBoost, whose kernel sums add
+    n N^2), NKA's blocked (N d) x (N d) solves (bounded by `distviz.boosting.wg_kernels.NKA_BLOCK_BYTES`), what
+    every round keeps (the laws: about n D words; WGBoost: the trace's displayed particles), plus 16 MiB.
+    Meant as an upper bound: scripts/calibrate_costs.py prints it beside the measured peak (the resident size's
+    high-water mark above its start, the data already loaded).
+    """
+    shape = _data_shape(cfg)
+    n = int(n_rows if n_rows is not None else (shape[0] if shape else 500))
+    p = int(n_features if n_features is not None else (shape[1] if shape else 1))
+    kind = ALGORITHMS[cfg.algorithm][1] if cfg.algorithm in ALGORITHMS else "law"
+    R = max(int(cfg.n_rounds), 1)
+    words = 1.5 * n * p                                           # bin codes and a float copy of X
+    if kind == "gp":
+        words += 10.0 * n * 20 + 20.0 * n                         # 20 inducing points: n x m kernel blocks
+    elif kind == "wg":
+        from distviz.boosting.wg_kernels import NKA_BLOCK_BYTES
+        d, N = _wg_dim(cfg), max(int(cfg.n_particles), 1)
+        words += 8.0 * n * N * d + 0.5 * n * N * N                # particles, gradients, targets; pair kernels
+        if cfg.algorithm == "wg_nka":
+            words += 0.25 * NKA_BLOCK_BYTES / 8
+        words += 120.0 * N * d * R                                # the trace's displayed particles
+    else:
+        D = _OUTPUT_DIM.get(cfg.family, max(int(cfg.K) - 1, 1))
+        words += 30.0 * n * D + 1.2 * n * D * R                   # iterates and targets; what each round keeps
+    return 8.0 * words / 2**20 + 16.0
+
+
+def fit_knobs(cfg: FitConfig) -> str:
+    """The settings a user lowers to make the fit `cfg` cheaper, as a phrase for the budget's sentences."""
+    kind = ALGORITHMS[cfg.algorithm][1] if cfg.algorithm in ALGORITHMS else "law"
+    rows = "the rows" if cfg.dataset != "upload" else "the rows of the upload"
+    return {"wg": f"the particles per input, {rows} or the boosting rounds"
+                  + (", or choose WGBoost SKA" if cfg.algorithm == "wg_nka" else ""),
+            "gp": rows}.get(kind, f"{rows}, the boosting rounds or the tree depth")
 
 
 def check_fit_budget(cfg: FitConfig, n_rows: int | None = None, n_features: int | None = None) -> float:
-    """The predicted seconds of `cfg`; ConfigError naming the knobs to lower when it exceeds the server's limit."""
+    """The predicted CPU seconds of `cfg`; ConfigError naming the knobs to lower when they, or the estimated
+    memory, exceed the server's limits."""
     secs = predict_fit_seconds(cfg, n_rows, n_features)
-    kind = ALGORITHMS[cfg.algorithm][1] if cfg.algorithm in ALGORITHMS else "law"
-    rows = "the rows" if cfg.dataset != "upload" else "the rows of the upload"
-    knobs = {"wg": f"the particles per input, {rows} or the boosting rounds"
-                   + (", or choose WGBoost SKA" if cfg.algorithm == "wg_nka" else ""),
-             "gp": rows}.get(kind, f"{rows}, the boosting rounds or the tree depth")
+    knobs = fit_knobs(cfg)
     check_budget(secs, knobs)
+    check_memory(estimate_fit_mb(cfg, n_rows, n_features), knobs)
     return secs
 
 
@@ -375,7 +464,8 @@ def fit_model(cfg: FitConfig, upload: bytes | None = None, *, progress_container
                 return FitResult(cfg, est, data, time.perf_counter() - t0, ALGORITHMS[cfg.algorithm][1])
             return work
 
-        hit = run_fit(key, factory, label=f"fitting {ALGORITHMS[cfg.algorithm][0]}", box=progress_container)
+        hit = run_fit(key, factory, label=f"fitting {ALGORITHMS[cfg.algorithm][0]}", box=progress_container,
+                      knobs=fit_knobs(cfg))
     show_fit_warnings(hit)
     return hit
 

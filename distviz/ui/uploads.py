@@ -18,13 +18,14 @@ cached with it; one about the server (busy, stopped) is not, and neither is a ca
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 from collections import OrderedDict
 
 from distviz.data import parse_worker
 from distviz.data.parse_worker import ParseUnavailable
 from distviz.errors import DataError
+
+from .jobs import _env_number
 
 #: Largest upload accepted (Streamlit's server.maxUploadSize is set to the same in .streamlit/config.toml).
 MAX_UPLOAD_MB = 20
@@ -39,9 +40,9 @@ MAX_HEADER_CHARS = 16384
 #: Longest value (one cell, a column name included) of an upload, in characters.
 MAX_CELL_CHARS = 1024
 #: CPU seconds a worker may spend reading one upload (environment variable ``DISTVIZ_MAX_PARSE_CPU_SECONDS``).
-PARSE_CPU_SECONDS = float(os.environ.get("DISTVIZ_MAX_PARSE_CPU_SECONDS", "10") or 10)
+PARSE_CPU_SECONDS = _env_number("DISTVIZ_MAX_PARSE_CPU_SECONDS", 10.0, 0.05)
 #: Seconds a page waits for one upload to be read, a free worker included (``DISTVIZ_MAX_PARSE_WAIT_SECONDS``).
-PARSE_WAIT_SECONDS = float(os.environ.get("DISTVIZ_MAX_PARSE_WAIT_SECONDS", "60") or 60)
+PARSE_WAIT_SECONDS = _env_number("DISTVIZ_MAX_PARSE_WAIT_SECONDS", 60.0, 0.05)
 #: Memory the cached frames may hold together, in bytes.
 MAX_CACHE_BYTES = 128 * 1024 * 1024
 
