@@ -149,42 +149,49 @@ def test_a_real_nka_fit_that_the_precheck_let_through_is_stopped_by_the_deadline
 
 # ------------------------------------------------------------------------------------------ the cost model
 #: (config fields, rounds measured): a sample over algorithm x family at the Lab's heaviest settings
-SAMPLE = [
-    (dict(family="normal", algorithm="wg_nka", n=2000, p=5, max_depth=6, n_particles=30), 2),
-    (dict(family="poisson", algorithm="wg_nka", n=5000, p=5, max_depth=6, n_particles=30), 2),
-    (dict(family="categorical", K=6, algorithm="wg_nka", n=2000, p=5, max_depth=6, n_particles=30), 2),
-    (dict(family="normal", algorithm="wg_ska", n=5000, p=5, max_depth=6, n_particles=30), 6),
-    (dict(family="poisson", algorithm="wg_fka", n=5000, p=5, max_depth=6, n_particles=30), 6),
-    (dict(family="categorical", K=6, algorithm="wg_ska", n=5000, p=5, max_depth=6, n_particles=30), 4),
-    (dict(family="normal", algorithm="wg_langevin", n=5000, p=5, max_depth=6, n_particles=30), 6),
-    (dict(family="poisson", algorithm="wg_langevin", n=5000, p=5, max_depth=6, n_particles=30), 6),
-    (dict(family="mvn", algorithm="mgd", n=5000, p=5, max_depth=6), 30),
-    (dict(family="normal", algorithm="ngboost", n=5000, p=5, max_depth=6), 30),
+SAMPLE = [(dict(family=fam, K=6, algorithm=f"wg_{m}", n=1000 if m == "nka" else 5000, p=5, max_depth=6,
+                n_particles=30), 3 if m == "nka" else 10)
+          for m in ("ska", "fka", "nka", "langevin") for fam in ("normal", "poisson", "categorical")] + [
+    (dict(family="mvn", algorithm="mgd", n=5000, p=5, max_depth=6), 100),
+    (dict(family="poisson", algorithm="ngd", n=5000, p=5, max_depth=6), 150),
+    (dict(family="normal", algorithm="ngboost", n=5000, p=5, max_depth=6), 150),
 ]
 
 
 def _per_round_cpu(fields: dict, rounds: int) -> tuple[float, float]:
-    """(measured, predicted) CPU seconds per round of the Lab's fit of `fields`, from a fit of 1 and of 1 + rounds
-    after a warm-up fit (which loads the compiled kernels, as a running server has them)."""
+    """(measured, predicted) CPU seconds per round of the Lab's fit of `fields`.
+
+    Measured: the least of two (fit of 1 + rounds) - (fit of 1 round) differences, after a warm-up fit that loads
+    the compiled kernels (as a running server has them).  Predicted: the cost model scaled by the machine's speed
+    on its reference workload timed just before, so that a machine slower than the calibration one, or one
+    shared with the other test worker, is compared with itself.
+    """
     from distviz.ui import lab
 
     cfg = lab.FitConfig(**fields)
     data = lab.load_data(cfg)
-    cpu = []
-    for r in (1, 1, 1 + rounds):
-        c = lab.replace(cfg, n_rounds=r)
-        est = lab.make_estimator(c)
+
+    def cpu(r):
+        est = lab.make_estimator(lab.replace(cfg, n_rounds=r))
         t0 = time.process_time()
         est.fit(data.X, data.y)
-        cpu.append(time.process_time() - t0)
-    pred = lab.predict_fit_seconds(lab.replace(cfg, n_rounds=2)) - lab.predict_fit_seconds(lab.replace(cfg, n_rounds=1))
-    return (cpu[2] - cpu[1]) / rounds, pred
+        return time.process_time() - t0
+
+    cpu(1)
+    speed = min(max(lab._reference_work() / lab._REFERENCE_CPU, 0.5), 4.0)
+    measured = min((cpu(1 + rounds) - cpu(1)) / rounds for _ in range(2))
+    raw = (lab.predict_fit_seconds(lab.replace(cfg, n_rounds=2)) - lab.predict_fit_seconds(lab.replace(cfg, n_rounds=1)))
+    return measured, raw / lab.machine_speed() * speed
 
 
 @pytest.mark.parametrize("fields,rounds", SAMPLE, ids=[f"{f['algorithm']}-{f['family']}" for f, _ in SAMPLE])
 def test_the_cost_model_predicts_cpu_per_round_within_1_5x(fields, rounds):
-    measured, predicted = _per_round_cpu(fields, rounds)
-    # on a machine shared with the other test worker CPU time runs somewhat high; 1.5x either way is the goal
+    # CPU time per unit of work varies with what the other test worker runs meanwhile (shared caches and
+    # cores): one more measurement before a ratio outside 1.5x counts as a failure
+    for _ in range(2):
+        measured, predicted = _per_round_cpu(fields, rounds)
+        if measured / 1.5 <= predicted <= measured * 1.5:
+            break
     assert measured / 1.5 <= predicted <= measured * 1.5, (measured, predicted)
 
 
