@@ -1,6 +1,10 @@
 """Input validation shared by every estimator and tree: one rule set for features, targets and weights.
 
-Rules (every violation is a ``DataError`` carrying one sentence that names the argument):
+The estimators' numeric parameters are checked here too (``check_number``, ``check_int``): one ConfigError
+sentence, never a raw TypeError; text such as "0.1" is refused with a sentence that says to pass a number
+(no silent conversion), and bools are refused (True is an int to Python but never a meaningful rate or depth).
+
+Rules for the data (every violation is a ``DataError`` carrying one sentence that names the argument):
 
 * values must be real numbers: bool and integer arrays are converted, object arrays are converted
   when every value reads as a number; complex values and values that are not numbers (text,
@@ -21,11 +25,13 @@ contract checks pass without special cases.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
-from distviz.errors import DataError
+from distviz.errors import ConfigError, DataError
 
-__all__ = ["check_X", "check_y", "check_sample_weight", "check_X_y", "NonNumericError"]
+__all__ = ["check_X", "check_y", "check_sample_weight", "check_X_y", "NonNumericError", "check_number", "check_int"]
 
 
 class NonNumericError(DataError, TypeError):
@@ -164,3 +170,41 @@ def check_X_y(X, y, *, allow_nan: bool, y_name: str = "y", y_ndim: int | None = 
     """check_X then check_y with X's row count (see both)."""
     X = check_X(X, allow_nan=allow_nan, order=order, model=model)
     return X, check_y(y, X.shape[0], name=y_name, ndim=y_ndim)
+
+
+# ---------------------------------------------------------------- estimator parameters
+
+def _kind(value) -> str:
+    if isinstance(value, str):
+        return f"the text {value[:40]!r}; pass a number without quotes"
+    return f"{type(value).__name__} {str(value)[:40]}"
+
+
+def check_number(name: str, value, *, low: float = 0.0, low_open: bool = True, high: float | None = None,
+                 high_open: bool = False, example: str = "0.1") -> float:
+    """`value` as a finite float in the given range, else a one-sentence ConfigError naming `name`."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ConfigError(f"{name} must be a number such as {example}, got {_kind(value)}.")
+    v = float(value)
+    lo_ok = v > low if low_open else v >= low
+    hi_ok = high is None or (v < high if high_open else v <= high)
+    if not (np.isfinite(v) and lo_ok and hi_ok):
+        rng = ("(" if low_open else "[") + f"{low:g}, " + ("inf)" if high is None else f"{high:g}" + (")" if high_open else "]"))
+        raise ConfigError(f"{name} must be a finite number in {rng}, such as {example}; got {value!r}.")
+    return v
+
+
+def check_int(name: str, value, *, low: int = 1, example: str = "100") -> int:
+    """`value` as an int >= low (whole-number floats such as 3.0 allowed), else a one-sentence ConfigError."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ConfigError(f"{name} must be a whole number such as {example}, got {_kind(value)}.")
+    if isinstance(value, numbers.Integral):
+        v = int(value)
+    else:
+        f = float(value)
+        if not (np.isfinite(f) and f == round(f)):
+            raise ConfigError(f"{name} must be a whole number such as {example}; got {value!r}.")
+        v = int(f)
+    if v < low:
+        raise ConfigError(f"{name} must be a whole number >= {low}, such as {example}; got {value!r}.")
+    return v

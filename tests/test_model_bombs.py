@@ -17,7 +17,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from distviz import persistence
+from distviz import modelfile, persistence
 from distviz.boosting import DistributionalBoosting
 from distviz.errors import ConfigError, DataError
 
@@ -127,10 +127,10 @@ def test_bomb_files_are_small_and_refused_within_300_mib(poisson_file, tmp_path)
 
 def test_file_and_writer_caps(poisson_file, tmp_path, monkeypatch):
     m = DistributionalBoosting.load(poisson_file)
-    monkeypatch.setattr(persistence, "MAX_FILE_BYTES", 1000)
+    monkeypatch.setattr(modelfile, "MAX_FILE_BYTES", 1000)
     with pytest.raises(DataError, match="poisson.nc is too large for a distviz model file"):
         DistributionalBoosting.load(poisson_file)
-    monkeypatch.setattr(persistence, "MAX_BYTES", 1000)
+    monkeypatch.setattr(modelfile, "MAX_BYTES", 1000)
     with pytest.raises(ConfigError, match="more than the 0 MiB a model file may hold; fit with a smaller trace"):
         m.save(tmp_path / "big.nc")
     assert not (tmp_path / "big.nc").exists()

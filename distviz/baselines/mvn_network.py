@@ -395,7 +395,7 @@ class MVNNetwork(RegressorMixin, BaseEstimator):
         """Write the fitted network to a NetCDF file (weights as float64 arrays, parameters as JSON; no pickle)."""
         import xarray as xr
 
-        from distviz.persistence import engine as _engine
+        from distviz.modelfile import engine as _engine
 
         self._check_fitted()
         data: dict[str, tuple] = {"x_loc": ("feature", self.x_loc_), "x_scale": ("feature", self.x_scale_),
@@ -425,7 +425,7 @@ class MVNNetwork(RegressorMixin, BaseEstimator):
         import xarray as xr
 
         from distviz.families.mvn_cholesky import MVNCholesky
-        from distviz.persistence import engine as _engine
+        from distviz.modelfile import engine as _engine
 
         name = Path(path).name
         try:

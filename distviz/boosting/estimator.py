@@ -20,12 +20,12 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
-import distviz.distributed
 from distviz.boosting.params import check_int, check_number
-from distviz.distributed import is_dask_collection
 from distviz.errors import ConfigError, DataError, check_fitted
 from distviz.validation import check_sample_weight, check_X
 
+from .dask_hook import backend as dask_backend
+from .dask_hook import is_dask_collection
 from .engine import BoostingEngine, BoostingResult
 from .laws import LAWS, make_law
 from .trace import TraceRecorder, build_trace, display_subset
@@ -141,7 +141,7 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
         from distviz.trees import Binner
 
         if is_dask_collection(X):   # dask array / DataFrame / chunked xarray: fit on the Client's workers
-            return distviz.distributed.fit(self, X, y, sample_weight, eval_set, progress)
+            return dask_backend().fit(self, X, y, sample_weight, eval_set, progress)
         self._check_config()
         if y is None:
             raise DataError("DistributionalBoosting requires y to be passed, but the target y is None; "
@@ -224,7 +224,7 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
         """Natural parameter eta(x), shape (n, d); n_rounds defaults to best_iteration_."""
         if is_dask_collection(X):   # a dask array of predictions, chunk by chunk
             self._check_fitted()
-            return distviz.distributed.predict_blocks(self.predict_natural, X, self._law.dim, n_rounds=n_rounds)
+            return dask_backend().predict_blocks(self.predict_natural, X, self._law.dim, n_rounds=n_rounds)
         F = self._raw(X, n_rounds)
         return np.asarray(self._law.natural(F))
 
@@ -232,7 +232,7 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
         """Mean parameter eta*(x) = E[T(y) | x], shape (n, d); n_rounds defaults to best_iteration_."""
         if is_dask_collection(X):   # a dask array of predictions, chunk by chunk
             self._check_fitted()
-            return distviz.distributed.predict_blocks(self.predict_mean, X, self._law.dim, n_rounds=n_rounds)
+            return dask_backend().predict_blocks(self.predict_mean, X, self._law.dim, n_rounds=n_rounds)
         F = self._raw(X, n_rounds)
         return np.asarray(self._law.mean(F))
 
@@ -240,7 +240,7 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
         """E[y | x] as an array: shape (n,) for a scalar y, (n, P) for the mvn family (scikit-learn's predict)."""
         if is_dask_collection(X):   # a dask array of predictions, chunk by chunk
             self._check_fitted()
-            return distviz.distributed.predict_blocks(self.predict, X, None, n_rounds=n_rounds)
+            return dask_backend().predict_blocks(self.predict, X, None, n_rounds=n_rounds)
         return self.predict_params(X, n_rounds)["mean"]
 
     def predict_params(self, X, n_rounds=None) -> dict:
@@ -280,7 +280,7 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
     # ------------------------------------------------------------------ persistence
     def save(self, path) -> None:
         """Write model and trace to one NetCDF file (distviz.persistence; no pickle); load() predicts bit-identically."""
-        from distviz.persistence import ModelWriter
+        from distviz.modelfile import ModelWriter
 
         self._check_fitted()
         params = self.get_params()
@@ -301,7 +301,7 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
     @classmethod
     def load(cls, path) -> "DistributionalBoosting":
         """Read a model written by save(); DataError naming the file and the first problem of a bad one."""
-        from distviz.persistence import ModelFile
+        from distviz.modelfile import ModelFile
 
         f = ModelFile(path, cls.__name__)
         params = dict(f.params)

@@ -30,6 +30,8 @@ import numpy as np
 from numba import njit
 from sklearn.base import BaseEstimator, RegressorMixin
 
+from distviz.boosting.dask_hook import backend as dask_backend
+from distviz.boosting.dask_hook import is_dask_collection
 from distviz.boosting.engine import BoostingEngine, weighted_mean
 from distviz.boosting.params import check_int, check_number
 from distviz.errors import ConfigError, DataError, check_fitted
@@ -283,8 +285,7 @@ _NORMAL_MIN_SD = 1e-5  # the Normal chart's initial variance is floored at 1e-12
 
 
 def _is_dask(X) -> bool:
-    """True for a dask collection (fitted by distviz.distributed); False without importing dask."""
-    from distviz.distributed import is_dask_collection
+    """True for a dask collection (fitted by distviz.distributed through dask_hook); False without importing dask."""
     return is_dask_collection(X)
 
 
@@ -430,8 +431,7 @@ class NGBoost(RegressorMixin, BaseEstimator):
         if _is_dask(X):   # dask array / DataFrame / chunked xarray: fit on the Client's workers (distviz.distributed)
             if callbacks:
                 raise ConfigError("callbacks are not available for a fit on a dask array; pass progress instead.")
-            import distviz.distributed
-            return distviz.distributed.fit(self, X, y, sample_weight, eval_set, progress)
+            return dask_backend().fit(self, X, y, sample_weight, eval_set, progress)
         t0 = time.perf_counter()
         X = _check_X(X)
         y = _check_y(y, X.shape[0])
@@ -578,7 +578,7 @@ class NGBoost(RegressorMixin, BaseEstimator):
     # ------------------------------------------------------------------ persistence
     def save(self, path) -> None:
         """Write the fitted model to one NetCDF file (distviz.persistence; no pickle); load() predicts bit-identically."""
-        from distviz.persistence import ModelWriter
+        from distviz.modelfile import ModelWriter
 
         self._check_fitted()
         w = ModelWriter(self, _saved_params(self), {"n_outputs": int(self.n_outputs_),
@@ -589,7 +589,7 @@ class NGBoost(RegressorMixin, BaseEstimator):
     @classmethod
     def load(cls, path) -> "NGBoost":
         """Read a model written by save(); DataError naming the file and the first problem of a bad one."""
-        from distviz.persistence import ModelFile
+        from distviz.modelfile import ModelFile
 
         f = ModelFile(path, cls.__name__)
         m = f.construct(cls, f.params, lambda e: e._check_params())
@@ -708,8 +708,7 @@ class IndepNGB(_MultiOutputGaussian):
     def fit(self, X, y, sample_weight=None, eval_set=None, progress=None):
         """Fit one univariate NGBoost per output column; eval_set=(X_val, y_val[, w_val])."""
         if _is_dask(X):   # dask collections: each output's NGBoost fits on the Client's workers (distviz.distributed)
-            import distviz.distributed
-            return distviz.distributed.fit(self, X, y, sample_weight, eval_set, progress)
+            return dask_backend().fit(self, X, y, sample_weight, eval_set, progress)
         t0 = time.perf_counter()
         X, y, w, ev = self._prep(X, y, sample_weight, eval_set)
         P = y.shape[1]
@@ -767,7 +766,7 @@ class IndepNGB(_MultiOutputGaussian):
     # ------------------------------------------------------------------ persistence
     def save(self, path) -> None:
         """Write the P univariate fits to one NetCDF file (distviz.persistence); load() predicts bit-identically."""
-        from distviz.persistence import ModelWriter
+        from distviz.modelfile import ModelWriter
 
         self._check_fitted()
         w = ModelWriter(self, _saved_params(self), {"n_outputs": int(self.n_outputs_),
@@ -779,7 +778,7 @@ class IndepNGB(_MultiOutputGaussian):
     @classmethod
     def load(cls, path) -> "IndepNGB":
         """Read a model written by save(); DataError naming the file and the first problem of a bad one."""
-        from distviz.persistence import ModelFile
+        from distviz.modelfile import ModelFile
 
         f = ModelFile(path, cls.__name__)
         est = f.construct(cls, f.params)
@@ -946,7 +945,7 @@ class skGB(_MultiOutputGaussian):
     # ------------------------------------------------------------------ persistence
     def save(self, path) -> None:
         """Write the per-dimension trees to one NetCDF file (distviz.persistence); load() predicts bit-identically."""
-        from distviz.persistence import ModelWriter
+        from distviz.modelfile import ModelWriter
 
         self._check_fitted()
         w = ModelWriter(self, _saved_params(self), {"n_outputs": int(self.n_outputs_),
@@ -959,7 +958,7 @@ class skGB(_MultiOutputGaussian):
     @classmethod
     def load(cls, path) -> "skGB":
         """Read a model written by save(); DataError naming the file and the first problem of a bad one."""
-        from distviz.persistence import ModelFile
+        from distviz.modelfile import ModelFile
 
         f = ModelFile(path, cls.__name__)
         est = f.construct(cls, f.params)

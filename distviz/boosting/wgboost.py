@@ -308,7 +308,7 @@ class WGBoost(RegressorMixin, BaseEstimator):
     # ------------------------------------------------------------------ persistence
     def save(self, path):
         """Save the fitted model to one NetCDF file (distviz.persistence; no pickle): parameters, particles, trees, trace."""
-        from distviz.persistence import ModelWriter
+        from distviz.modelfile import ModelWriter
 
         self._check_fitted()
         spec = self.target_.spec()
@@ -329,7 +329,7 @@ class WGBoost(RegressorMixin, BaseEstimator):
     @classmethod
     def load(cls, path):
         """Load a model saved by `save`; DataError naming the file and the first problem of a bad one."""
-        from distviz.persistence import ModelFile
+        from distviz.modelfile import ModelFile
 
         f = ModelFile(path, cls.__name__)
         spec = f.fitted.get("target")

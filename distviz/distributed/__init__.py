@@ -5,10 +5,15 @@ xarray DataArray / dask DataFrame) X to :func:`fit`, which runs the boosting loo
 current ``dask.distributed.Client`` (``distviz.distributed.boosting``, ``distviz.distributed.ngb``): rows
 never leave their workers, the client picks the splits and keeps the ordinary in-memory model.
 ``predict_*`` on a dask array return a dask array (:func:`predict_blocks`, one ``map_blocks`` call).
-dask is imported only when a dask collection is used.
+dask is imported only when a dask collection is used.  The estimators sit below this package and reach it only
+through ``distviz.boosting.dask_hook``: importing this package registers it there as their Dask backend.
 """
 
 from __future__ import annotations
+
+import sys
+
+from distviz.boosting.dask_hook import register_backend
 
 from .collections import is_dask_collection
 
@@ -53,3 +58,6 @@ def predict_blocks(method, X, n_out, **kw):
     chunks = (X.chunks[0],) + tuple((d,) for d in tail)
     return X.map_blocks(lambda b: np.asarray(method(b, **kw), dtype=float), dtype=float, chunks=chunks,
                         drop_axis=[] if tail else [1])
+
+
+register_backend(sys.modules[__name__])

@@ -19,12 +19,11 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import DataConversionWarning
 from threadpoolctl import threadpool_limits
 
-from distviz.boosting.params import check_number
 from distviz.errors import ConfigError, DataError, check_fitted
 from distviz.gp import objectives as obj
 from distviz.gp.kernels import rbf
 from distviz.gp.likelihoods import LIKELIHOODS, make_likelihood
-from distviz.validation import check_sample_weight, check_X, check_y
+from distviz.validation import check_number, check_sample_weight, check_X, check_y
 
 _OPTIMIZERS = ("auto", "lbfgs", "adam")
 
@@ -381,7 +380,7 @@ class SparseGP(RegressorMixin, BaseEstimator):
         Array-valued initial values (inducing, q_mean, ...) and a Generator random_state only steer fit and are
         stored as None; the fitted inducing points, variational parameters and hyperparameters are stored in full.
         """
-        from distviz.persistence import ModelWriter
+        from distviz.modelfile import ModelWriter
 
         self._check_fitted()
         params = {k: (None if isinstance(v, (np.ndarray, tuple, list, np.random.Generator)) else v)
@@ -397,7 +396,7 @@ class SparseGP(RegressorMixin, BaseEstimator):
     @classmethod
     def load(cls, path) -> "SparseGP":
         """Read a model written by save(); DataError naming the file and the first problem of a bad one."""
-        from distviz.persistence import ModelFile
+        from distviz.modelfile import ModelFile
 
         f = ModelFile(path, cls.__name__)
         est = f.construct(cls, f.params, lambda e: e._check_config())
