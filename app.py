@@ -11,6 +11,10 @@ from distviz.ui.serve import no_outbound_lookups, quiet_compute_pools
 quiet_compute_pools()  # idle OpenMP threads sleep instead of spinning (before the first parallel kernel)
 no_outbound_lookups()  # also under a plain `streamlit run app.py`: Streamlit's address look-ups never leave the machine
 
+from distviz.trees import prepare_numba_cache  # noqa: E402
+
+prepare_numba_cache()  # stale numba cache files go before the first fit (once per server process; serve.main did it)
+
 from distviz.ui.layout import presenter_controls, presenter_key  # noqa: E402
 from distviz.ui.state import begin_run, end_run  # noqa: E402
 

@@ -43,7 +43,7 @@ def _data_gdp(args, rest) -> int:
         raise ConfigError(f"--out {out} exists and is not a folder; give the path of a new or empty folder.")
     with parallel.use_scheduler(args.scheduler, args.workers):
         info = write_gdp_table(args.archive, args.out, bbox=parse_bbox(args.bbox), start=args.start, end=args.end,
-                               chunk_obs=args.chunk_obs)
+                               chunk_obs=args.chunk_obs, client=parallel.active_client())
     print(f"wrote {info['rows']} daily rows of {info['drifters']} drifters from {info['observations']} observations "
           f"({info['chunks']} chunks) to {info['out']}")
     return 0
@@ -89,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
             sp.print_help()
             return 0
         opts = vars(sp.parse_args(rest))
+        from distviz.trees import prepare_numba_cache
+
+        prepare_numba_cache()   # numba cache files compiled from older sources go before the study's first fit
         with parallel.use_scheduler(args.scheduler, args.workers):
             result = _jsonable(st.run(**{k.replace("-", "_"): v for k, v in opts.items()}))
         if args.json:

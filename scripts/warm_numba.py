@@ -1,5 +1,6 @@
 """Compile distviz's numba kernels once and leave them in numba's cache (small fits of every common path).
 
+It first calls ``distviz.trees.prepare_numba_cache()`` (cache files compiled from older sources go).
 ``make test`` runs this beside ruff and mypy: on a fresh checkout the kernels are then compiled once, in the
 background, instead of by each test worker at its first fit (about a minute of LLVM per process).  It only
 warms a cache: any error here is reported and ignored, the tests themselves check the code.
@@ -73,6 +74,9 @@ def main(argv: list[str]) -> int:
         print(f"warm_numba: no group named {', '.join(unknown)} (groups: {', '.join(GROUPS)}); nothing warmed",
               file=sys.stderr)
         return 0
+    from distviz.trees import prepare_numba_cache
+
+    prepare_numba_cache()   # drop cache files compiled from older sources before loading or writing any
     for name in argv or list(GROUPS):
         t0 = time.perf_counter()
         try:

@@ -13,6 +13,18 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 _MAIN = sys.modules.get("__main__")
 
 
+def pytest_configure(config):
+    """Drop numba cache files compiled from older sources once, in the controlling process, before any test runs.
+
+    ``distviz.trees`` no longer does that when imported (``prepare_numba_cache`` is an explicit call); the xdist
+    workers start after this hook and find the cache checked.
+    """
+    if not hasattr(config, "workerinput"):
+        from distviz.trees import prepare_numba_cache
+
+        prepare_numba_cache()
+
+
 @pytest.fixture(autouse=True)
 def _restore_main_module():
     """Put the real ``__main__`` back after each test.

@@ -8,10 +8,12 @@ from pathlib import Path
 
 STAMP = "distviz_trees_sources.sha1"
 
-# Imports distviz.trees (which runs refresh_numba_cache) and asks numba itself where it caches a trees kernel.
+# Runs distviz.trees.prepare_numba_cache() (an explicit call: the import does nothing to the cache) and asks numba
+# itself where it caches a trees kernel.
 _PROBE = r"""
 import inspect, json
 import distviz.trees
+distviz.trees.prepare_numba_cache()
 from distviz.trees import histogram
 from numba.core.caching import UserProvidedCacheLocator
 kernels = [v for v in vars(histogram).values() if hasattr(v, "py_func") and getattr(v, "_cache", None) is not None]
@@ -21,7 +23,7 @@ print(json.dumps(UserProvidedCacheLocator(f, inspect.getfile(f)).get_cache_path(
 
 
 def _import_trees(cache_root: Path) -> Path:
-    """Import distviz.trees in a fresh interpreter with NUMBA_CACHE_DIR=cache_root; numba's cache folder for it."""
+    """prepare_numba_cache() in a fresh interpreter with NUMBA_CACHE_DIR=cache_root; numba's cache folder for it."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(cache_root)}
     r = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, env=env, timeout=240)
     assert r.returncode == 0, r.stderr[-2000:]

@@ -288,16 +288,16 @@ def _chunk_tasks(ds, *, bbox, start, end, out_dir):
             for i, (a, b) in enumerate(ranges)]
 
 
-def write_gdp_table(archive, out, *, bbox=None, start=None, end=None, chunk_obs: int = CHUNK_OBS) -> dict:
+def write_gdp_table(archive, out, *, bbox=None, start=None, end=None, chunk_obs: int = CHUNK_OBS,
+                    client=None) -> dict:
     """Write the processed table of GDP `archive` to the Parquet directory `out`, one task per trajectory chunk.
 
-    Runs on the current ``dask.distributed`` client when there is one (its workers must see `archive` and
-    `out`), else on local threads.  Returns the counts written (rows, drifters, observations, chunks).
+    Runs on `client`, a ``dask.distributed.Client``, when one is given (its workers must see `archive` and
+    `out`; ``distviz data gdp --scheduler`` passes the one it entered), else on local threads.  Returns the
+    counts written (rows, drifters, observations, chunks).
     """
     _require("Writing the processed GDP table")
     import dask
-
-    from distviz.experiments.parallel import active_client
 
     ds = open_gdp_archive(archive, chunks=chunk_obs)
     out = Path(out)
@@ -305,7 +305,6 @@ def write_gdp_table(archive, out, *, bbox=None, start=None, end=None, chunk_obs:
         raise DataError("The processed table is written as Parquet; give an output directory not ending in .zarr.")
     tasks = _chunk_tasks(ds, bbox=bbox, start=start, end=end, out_dir=str(out))
     _prepare_out(out)
-    client = active_client()
     infos = client.compute(tasks, sync=True) if client is not None else dask.compute(*tasks)
     rows = sum(i["rows"] for i in infos)
     if rows == 0:

@@ -21,6 +21,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from distviz.errors import ConfigError, DataError
+from distviz.trees import prepare_numba_cache
 
 from .collections import as_dask_array, current_client
 from .grow import LevelGrower
@@ -63,6 +64,8 @@ class _Cluster:
         self.workers = sorted(client.nthreads())
         if not self.workers:
             raise ConfigError("the dask cluster has no workers; start at least one with 'dask worker ADDRESS'.")
+        # numba cache upkeep on every worker before its first kernel (importing distviz.trees does none)
+        client.run(prepare_numba_cache)
         self._actor_sets: dict = {}
         self._owned: list = []   # every future this fit made (shards, actors): cancelled by close()
         opened = _OPEN.get()

@@ -76,6 +76,9 @@ def use_scheduler(scheduler: str | None, workers: int | None = None) -> Iterator
             except OSError:
                 raise ConfigError(f"Could not reach a Dask scheduler at {scheduler}; start one with 'dask scheduler' "
                                   f"and workers with 'dask worker {scheduler}', or use --scheduler local.") from None
+        from distviz.trees import prepare_numba_cache
+
+        client.run(prepare_numba_cache)   # numba cache upkeep on every worker before the first unit's fit
         _ACTIVE.append(client)
         try:
             yield client

@@ -3,15 +3,17 @@
 ``Binner`` quantises features once; ``HistTree`` grows one tree (criterion "variance" = Gain^reg or
 "entropy" = Gain^ent of mirror_vs_natural_boosting.tex); ``fit_many`` grows B trees sharing X in one
 call (WGBoost's particle trees) or one shared multi-output tree.
+
+Importing this package touches no file: ``prepare_numba_cache()`` drops numba's cache files of these kernels
+when a source changed since they were compiled; the test run, the app's server, the command line and the Dask
+workers call it before the first fit (see ``distviz/trees/_cache.py``).
 """
 
-from ._cache import refresh_numba_cache
+from ._cache import prepare_numba_cache
+from .binning import BinnedX, Binner
+from .forest import Forest, SharedForest, fit_many
+from .nodes import TreeNodes
+from .tree import FitContext, HistTree
 
-refresh_numba_cache()
-
-from .binning import BinnedX, Binner  # noqa: E402
-from .forest import Forest, SharedForest, fit_many  # noqa: E402
-from .nodes import TreeNodes  # noqa: E402
-from .tree import FitContext, HistTree  # noqa: E402
-
-__all__ = ["Binner", "BinnedX", "FitContext", "HistTree", "TreeNodes", "fit_many", "Forest", "SharedForest"]
+__all__ = ["Binner", "BinnedX", "FitContext", "HistTree", "TreeNodes", "fit_many", "Forest", "SharedForest",
+           "prepare_numba_cache"]

@@ -2,8 +2,11 @@
 
 numba invalidates a cached function only when its own file changes; a cached caller (the grower)
 keeps the machine code of callees from other files (the histogram kernels) it was linked with.
-This module stamps the package's cache with a hash of all its sources and drops the cache files
-when any source changed, so that an edit or an update can never run stale kernels.
+:func:`prepare_numba_cache` stamps the package's cache with a hash of all its sources and drops the cache
+files when any source changed, so that an edit or an update can never run stale kernels.  It is an explicit
+call, never an import-time effect: ``scripts/warm_numba.py`` (``make test``) and the test session, the app's
+server (``distviz.ui.serve``, ``app.py``), the command line, and the Dask workers of a fit or a study make it
+before the first kernel runs.  A second call in the same process does nothing.
 """
 
 from __future__ import annotations
@@ -39,11 +42,24 @@ def cache_dirs(pkg: Path) -> list[Path]:
     return [Path(root) / subpath(os.path.join(f, "tree.py")) for f in sorted(folders)]
 
 
-def refresh_numba_cache() -> None:
+_prepared: list[bool] = []  # non-empty once this process has checked the cache
+
+
+def prepare_numba_cache(force: bool = False) -> None:
     """Delete this package's numba cache files if any of its sources changed since they were written.
 
-    Honours ``NUMBA_CACHE_DIR``: the stamp and the cache files checked are those in the folder numba uses.
+    Call it before the first tree kernel runs (numba reads a kernel's cache file when the kernel is first
+    called); later calls in the same process return at once unless `force`.  Honours ``NUMBA_CACHE_DIR``: the
+    stamp and the cache files checked are those in the folder numba uses.  Writes nothing on a read-only install.
+
+    Parameters
+    ----------
+    force : bool
+        Check the stamp again even if this process already did.
     """
+    if _prepared and not force:
+        return
+    _prepared.append(True)
     pkg = Path(__file__).resolve().parent
     try:
         digest = hashlib.sha1()
@@ -55,6 +71,9 @@ def refresh_numba_cache() -> None:
         return
     for cache_dir in cache_dirs(pkg):
         _refresh(cache_dir, stamp)
+
+
+refresh_numba_cache = prepare_numba_cache  # the name before it became an explicit call
 
 
 def _refresh(cache_dir: Path, stamp: str) -> None:

@@ -107,6 +107,9 @@ def main(argv: list[str] | None = None) -> None:
     args, rest = ap.parse_known_args(argv)
     quiet_compute_pools()
     no_outbound_lookups()
+    from distviz.trees import prepare_numba_cache
+
+    prepare_numba_cache()   # numba cache files compiled from older sources go before the first fit loads them
     extra = []
     if args.address is not None:
         extra += ["--server.address", args.address]
