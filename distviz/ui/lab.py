@@ -270,12 +270,14 @@ _LAW_COEF = {"law": (2.8e-4, 1.99e-9, 2.74e-7, 5.04e-12), "ngboost": (7.2e-5, 0.
 #: Extra CPU seconds per training row and round of law x family pairs with costlier special functions.
 _LAW_EXTRA = {("mgd", "gamma"): 1.7e-6, ("ngd", "gamma"): 9e-7}
 #: Sparse-GP CPU seconds per row and (1 + 0.2 (p - 1)) by objective and family (20 inducing points, at most 200
-#: L-BFGS steps; timed at n = 5000, p = 5: 2.0-3.6 s, the log-loss DLM on Poisson counts 10.5 s).
+#: L-BFGS steps), from fits at n = 5000, p = 5 (scripts/calibrate_costs.py --only sgp).
 _GP_COEF = {("sgp_elbo", "normal"): 2.9e-4, ("sgp_elbo", "bernoulli"): 3.9e-4, ("sgp_elbo", "poisson"): 2.2e-4,
             ("sgp_dlm", "normal"): 2.8e-4, ("sgp_dlm", "bernoulli"): 2.6e-4, ("sgp_dlm", "poisson"): 1.15e-3}
 #: CPU seconds of `_reference_work` on the machine the coefficients were timed on (best of 3, the same load).
 _REFERENCE_CPU = 0.075
-_SPEED: list[float] = []
+#: seconds after which machine_speed() times its workload again (keeping the least: contention only slows it)
+SPEED_REFRESH_S = 600.0
+_SPEED: list[float] = []      # [speed, monotonic time of the last timing]
 
 
 def _reference_work() -> float:
@@ -299,9 +301,15 @@ def _reference_work() -> float:
 
 def machine_speed() -> float:
     """How much slower (> 1) or faster (< 1) this machine runs a fit's kind of work than the one the cost model was
-    timed on: `_reference_work` over `_REFERENCE_CPU`, measured once per process, clamped to [0.5, 4]."""
-    if not _SPEED:
-        _SPEED.append(float(np.clip(_reference_work() / _REFERENCE_CPU, 0.5, 4.0)))
+    timed on: `_reference_work` over `_REFERENCE_CPU`, clamped to [0.5, 4].
+
+    Timed at the first call and again after `SPEED_REFRESH_S`, keeping the least value seen: a timing taken while
+    other fits share the cores runs slow, and one such timing must not inflate every later prediction.
+    """
+    now = time.monotonic()
+    if not _SPEED or now - _SPEED[1] > SPEED_REFRESH_S:
+        speed = float(np.clip(_reference_work() / _REFERENCE_CPU, 0.5, 4.0))
+        _SPEED[:] = [min(speed, _SPEED[0]) if _SPEED else speed, now]
     return _SPEED[0]
 
 
