@@ -241,3 +241,35 @@ def test_the_nka_link_on_a_server_is_refused_or_stopped_before_100_cpu_seconds(m
     assert len(alerts) == 1 and "CPU time" in alerts[0] and "lower" in alerts[0], res.failures
     assert cpu < 100, cpu
     assert os.environ["DISTVIZ_MAX_FIT_SECONDS"] == "80"
+
+
+def test_the_readme_limits_table_states_the_code_defaults(monkeypatch):
+    """Every default the README's limits tables give is the one the code applies."""
+    import re
+
+    from distviz import modelfile
+    from distviz.data import parse_worker
+    from distviz.ui import jobs, uploads
+
+    for name in ("DISTVIZ_MAX_FIT_SECONDS", "DISTVIZ_MAX_FIT_MB", "DISTVIZ_MODEL_STORE_MB"):
+        monkeypatch.delenv(name, raising=False)
+    text = (ROOT / "README.md").read_text()
+
+    def default(var):
+        found = re.search(rf"^\| `{var}` \| ([^|]+) \|", text, re.M)
+        assert found, f"README's limits table has no row for {var}"
+        return found.group(1).strip()
+
+    assert float(default("DISTVIZ_MAX_FIT_SECONDS")) == jobs.max_fit_seconds()
+    assert float(default("DISTVIZ_MAX_FIT_MB")) == jobs.max_fit_mb()
+    assert float(default("DISTVIZ_MODEL_STORE_MB")) * 2**20 == jobs.store_max_bytes()
+    assert float(default("DISTVIZ_MAX_PARSE_CPU_SECONDS")) == uploads.PARSE_CPU_SECONDS
+    assert float(default("DISTVIZ_MAX_PARSE_WAIT_SECONDS")) == uploads.PARSE_WAIT_SECONDS
+    assert int(default("DISTVIZ_PARSE_WORKERS")) == parse_worker.MAX_WORKERS
+    row = re.search(r"^\| an uploaded CSV \| (.+) \|$", text, re.M).group(1)
+    assert f"{uploads.MAX_UPLOAD_MB} MB" in row and f"{uploads.MAX_UPLOAD_ROWS:,} rows" in row
+    assert f"{uploads.MAX_UPLOAD_COLUMNS} columns (Lab) or {uploads.MAX_DRIFTER_COLUMNS} (drifters)" in row
+    assert f"{uploads.MAX_HEADER_CHARS:,} characters" in row and f"{uploads.MAX_CELL_CHARS:,} characters" in row
+    row = re.search(r"^\| a model file \(`load`\) \| (.+) \|$", text, re.M).group(1)
+    assert f"{modelfile.MAX_BYTES // 2**20} MiB in all" in row and f"over {modelfile.MAX_FILE_BYTES // 2**20} MiB" in row
+    assert f"more than {modelfile.MAX_JSON_DEPTH} deep" in row
