@@ -134,30 +134,48 @@ def check_memory(mib: float, knobs: str, what: str = "This fit") -> None:
 _CLK_TCK = float(os.sysconf("SC_CLK_TCK")) if hasattr(os, "sysconf") else 100.0
 
 
-def pool_cpu_seconds() -> float:
-    """CPU seconds used so far by this process's threads that are not Python threads.
+class PoolClock:
+    """CPU seconds used so far by this process's threads that are not Python threads, counted thread by thread.
 
     Those are the compute pools a fit hands work to (numba's parallel threads, OpenBLAS's and OpenMP's); a
-    fit's own Python thread is measured by its own CPU clock.  Read from /proc/self/task (Linux); 0.0
-    where that does not exist, so that only the fit's own thread is measured there.
+    fit's own Python thread is measured by its own CPU clock.  Read from /proc/self/task (Linux).  Only the
+    growth of a thread's CPU time between two readings counts, so a thread first seen at a reading adds
+    nothing yet: a Python thread that has just ended (gone from `threading.enumerate`, still listed by the
+    kernel) never brings its whole lifetime's CPU in, and a thread that ends takes nothing away.
     """
-    try:
-        tids = os.listdir("/proc/self/task")
-    except OSError:
-        return 0.0
-    python = {t.native_id for t in threading.enumerate()}
-    ticks = 0
-    for tid in tids:
-        if not tid.isdigit() or int(tid) in python:
-            continue
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.ticks: dict[int, int] = {}
+        self.python: set[int] = set()
+        self.total = 0
+
+    def __call__(self) -> float:
+        """The pools' CPU seconds so far (0.0 where /proc does not exist: only the fit's own thread counts)."""
         try:
-            with open(f"/proc/self/task/{tid}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:          # the thread ended meanwhile
-            continue
-        fields = stat[stat.rfind(b")") + 2:].split()
-        ticks += int(fields[11]) + int(fields[12])     # utime, stime (fields 14 and 15 of proc(5))
-    return ticks / _CLK_TCK
+            tids = [int(t) for t in os.listdir("/proc/self/task") if t.isdigit()]
+        except OSError:
+            return 0.0
+        with self.lock:
+            self.python = (self.python | {t.native_id for t in threading.enumerate() if t.native_id}) & set(tids)
+            now = {}
+            for tid in tids:
+                if tid in self.python:
+                    continue
+                try:
+                    with open(f"/proc/self/task/{tid}/stat", "rb") as f:
+                        stat = f.read()
+                except OSError:          # the thread ended meanwhile
+                    continue
+                fields = stat[stat.rfind(b")") + 2:].split()
+                now[tid] = int(fields[11]) + int(fields[12])     # utime, stime (fields 14 and 15 of proc(5))
+                if tid in self.ticks:
+                    self.total += max(0, now[tid] - self.ticks[tid])
+            self.ticks = now
+            return self.total / _CLK_TCK
+
+
+pool_cpu_seconds = PoolClock()
 
 
 class FitMeter:
