@@ -153,8 +153,8 @@ def test_a_real_nka_fit_that_the_precheck_let_through_is_stopped_by_the_deadline
 #: (config fields, rounds measured): every WGBoost method on every target it has, at the Lab's most particles,
 #: deepest trees and most features (fewer rows than the Lab allows, to keep the test short: the model is linear
 #: in n), and the laws and NGBoost
-SAMPLE = [(dict(family=fam, K=6, algorithm=f"wg_{m}", n=1000 if m == "nka" else 2000, p=5, max_depth=6,
-                n_particles=30), 3 if m == "nka" else 10)
+SAMPLE = [(dict(family=fam, K=6, algorithm=f"wg_{m}", n=600 if m == "nka" else 2000, p=5, max_depth=6,
+                n_particles=30), 3 if m == "nka" else 8)
           for m in ("ska", "fka", "nka", "langevin") for fam in ("normal", "poisson", "categorical")] + [
     (dict(family="mvn", algorithm="mgd", n=5000, p=5, max_depth=6), 60),
     (dict(family="poisson", algorithm="ngd", n=5000, p=5, max_depth=6), 100),
