@@ -15,13 +15,12 @@ tiny (a few rounds on 48 rows) so that the whole batch stays fast.
 from __future__ import annotations
 
 import json
-import queue
 import subprocess
 import sys
 import textwrap
-import threading
 
 import pytest
+from batched_cases import run_batched  # tests/ is on sys.path
 
 CASE_TIMEOUT = 90.0  # seconds without a report before a case counts as a hang (imports and a cold numba cache)
 
@@ -264,43 +263,9 @@ CHILD = textwrap.dedent(r'''
 ''')
 
 
-def _pump(stream, q):
-    """Forward the child's report lines to q, then None when it closes its output (exit or crash)."""
-    for line in stream:
-        q.put(line)
-    q.put(None)
-
-
 def _run(cases):
     """Run the cases in as few subprocesses as possible; a crash or a hang fails that case and restarts after it."""
-    results: dict = {}
-    start = 0
-    while start < len(cases):
-        proc = subprocess.Popen([sys.executable, "-c", CHILD, "run"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, text=True)
-        q: queue.Queue = queue.Queue()
-        threading.Thread(target=_pump, args=(proc.stdout, q), daemon=True).start()
-        assert proc.stdin is not None
-        for c in cases[start:]:
-            proc.stdin.write(json.dumps(c) + "\n")
-        proc.stdin.close()
-        i = start
-        while i < len(cases):
-            try:
-                line = q.get(timeout=CASE_TIMEOUT)
-            except queue.Empty:
-                results[i] = {"result": "fail", "why": "hang (no answer within the timeout)"}
-                break
-            if line is None:
-                results[i] = {"result": "fail", "why": f"crash (exit code {proc.wait()})"}
-                break
-            r = json.loads(line)
-            results[r["i"]] = r
-            i = r["i"] + 1
-        proc.kill()
-        proc.wait()
-        start = i + 1 if i < len(cases) else i
-    return results
+    return run_batched([sys.executable, "-c", CHILD, "run"], cases, CASE_TIMEOUT)
 
 
 def test_hostile_arrays_raise_one_sentence_or_give_finite_results():

@@ -12,15 +12,12 @@ subprocess runs many cases and reports each; after a crash or a hang (no report 
 timeout) the case is recorded as a failure and a fresh subprocess resumes after it.
 """
 
-import json
-import queue
-import subprocess
 import sys
 import textwrap
-import threading
 
 import numpy as np
 import pytest
+from batched_cases import run_batched  # tests/ is on sys.path
 
 N_PER_MODEL = 102  # 306 random single-field cases in all
 N_MULTI = 2  # random multi-field cases per model file (besides the fixed structural ones)
@@ -275,46 +272,10 @@ def _structural_cases(model_files, rng):
     return cases
 
 
-def _pump(stream, q):
-    """Forward the child's report lines to q, then None when it closes its output (exit or crash)."""
-    for line in stream:
-        q.put(line)
-    q.put(None)
-
-
 def _run(cases, workdir):
     """Run the cases in as few subprocesses as possible; a crash or a hang fails that case and restarts the batch after it."""
-    results = {}
-    start = 0
-    while start < len(cases):
-        proc = subprocess.Popen([sys.executable, "-c", CHILD, str(workdir)], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        q: queue.Queue = queue.Queue()
-        threading.Thread(target=_pump, args=(proc.stdout, q), daemon=True).start()
-        for c in cases[start:]:
-            c2 = dict(c)
-            if c2.get("new") in ("nan", "inf", "-inf"):
-                c2["new"] = float(c2["new"])
-            proc.stdin.write(json.dumps(c2) + "\n")
-        proc.stdin.close()
-        i = start
-        while i < len(cases):
-            try:
-                line = q.get(timeout=CASE_TIMEOUT)
-            except queue.Empty:
-                results[i] = {"result": "fail", "why": "hang (no answer within the timeout)"}
-                proc.kill()
-                break
-            if line is None:
-                results[i] = {"result": "fail", "why": f"crash (exit code {proc.wait()})"}
-                break
-            r = json.loads(line)
-            results[r["i"]] = r
-            i = r["i"] + 1
-        proc.kill()
-        proc.wait()
-        start = i + 1 if i < len(cases) else i
-    return results
+    sent = [dict(c, new=float(c["new"])) if c.get("new") in ("nan", "inf", "-inf") else c for c in cases]
+    return run_batched([sys.executable, "-c", CHILD, str(workdir)], sent, CASE_TIMEOUT)
 
 
 def test_corrupted_model_files_load_cleanly_or_raise_data_error(model_files, tmp_path):
