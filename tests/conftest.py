@@ -36,3 +36,13 @@ def _restore_main_module():
     yield
     if _MAIN is not None and sys.modules.get("__main__") is not _MAIN:
         sys.modules["__main__"] = _MAIN
+
+
+@pytest.fixture
+def fresh(monkeypatch):
+    """A fresh process-wide fit governor (cap 2) and result store for one test: `distviz.ui.jobs`."""
+    from distviz.ui import jobs
+
+    monkeypatch.setattr(jobs, "_GOVERNOR", jobs.Governor(cap=2))
+    monkeypatch.setattr(jobs, "_STORE", jobs.ResultStore(max_bytes=2**30))
+    return jobs

@@ -14,16 +14,6 @@ AppTest = st_testing.AppTest
 APP = "../app.py"
 
 
-@pytest.fixture
-def fresh(monkeypatch):
-    """A fresh process-wide governor and result store for one test."""
-    from distviz.ui import jobs
-
-    monkeypatch.setattr(jobs, "_GOVERNOR", jobs.Governor(cap=2))
-    monkeypatch.setattr(jobs, "_STORE", jobs.ResultStore(max_bytes=2**30))
-    return jobs
-
-
 def drifters_page():
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()

@@ -20,16 +20,6 @@ ROOT = Path(__file__).resolve().parents[1]
 NKA_LINK = "family=normal&algo=wg_nka&n=5000&p=5&rounds=100&depth=6&particles=30"
 
 
-@pytest.fixture
-def fresh(monkeypatch):
-    """A fresh process-wide governor (cap 2) and result store for one test."""
-    from distviz.ui import jobs
-
-    monkeypatch.setattr(jobs, "_GOVERNOR", jobs.Governor(cap=2))
-    monkeypatch.setattr(jobs, "_STORE", jobs.ResultStore(max_bytes=2**30))
-    return jobs
-
-
 def _burn(seconds: float) -> None:
     """Use `seconds` of this thread's CPU time."""
     t0 = time.thread_time()

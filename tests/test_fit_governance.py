@@ -16,16 +16,6 @@ APP = "../app.py"
 HEAVY = dict(family="categorical", K="6", algo="wg_nka", n="5000", p="5", rounds="500", depth="6", particles="30")
 
 
-@pytest.fixture
-def fresh(monkeypatch):
-    """A fresh process-wide governor (cap 2) and result store for one test."""
-    from distviz.ui import jobs
-
-    monkeypatch.setattr(jobs, "_GOVERNOR", jobs.Governor(cap=2))
-    monkeypatch.setattr(jobs, "_STORE", jobs.ResultStore(max_bytes=2**30))
-    return jobs
-
-
 class FakeEstimator:
     """Stands in for an estimator: `rounds` rounds of `delay` seconds, progress every round, then maybe an error."""
 
