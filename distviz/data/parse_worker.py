@@ -38,9 +38,8 @@ from typing import Any, Callable, Protocol
 from distviz.errors import DataError
 
 #: Workers that may run at once (environment variable ``DISTVIZ_PARSE_WORKERS``).
-MAX_WORKERS = int(os.environ.get("DISTVIZ_PARSE_WORKERS", "2")) if os.environ.get(
-    "DISTVIZ_PARSE_WORKERS", "2").strip().isdigit() else 2
-MAX_WORKERS = min(max(1, MAX_WORKERS), 64)
+_WORKERS = os.environ.get("DISTVIZ_PARSE_WORKERS", "").strip()
+MAX_WORKERS = min(max(1, int(_WORKERS)), 64) if _WORKERS.isdigit() else 2
 #: Seconds between two looks at a running parse (CPU time, deadline, the caller's wait callback).
 POLL_S = 0.05
 

@@ -337,6 +337,14 @@ def _data_shape(cfg: FitConfig) -> tuple[int, int] | None:
     return {"faithful": (272, 1), "bone": (485, 1)}.get(cfg.dataset)
 
 
+def _fit_size(cfg: FitConfig, n_rows: int | None, n_features: int | None) -> tuple[int, int, str]:
+    """(rows, features, algorithm kind) a cost estimate of `cfg` uses: the given sizes, else the data set's."""
+    shape = _data_shape(cfg)
+    n = int(n_rows if n_rows is not None else (shape[0] if shape else 500))
+    p = int(n_features if n_features is not None else (shape[1] if shape else 1))
+    return n, p, ALGORITHMS[cfg.algorithm][1] if cfg.algorithm in ALGORITHMS else "law"
+
+
 def predict_fit_seconds(cfg: FitConfig, n_rows: int | None = None, n_features: int | None = None) -> float:
     """Predicted CPU seconds (all threads) of the fit `cfg` on this machine, from its settings alone.
 
@@ -345,10 +353,7 @@ def predict_fit_seconds(cfg: FitConfig, n_rows: int | None = None, n_features: i
     `machine_speed()`.  The prediction is a pre-check; the running fit is held to the limit by its measured CPU
     time (distviz.ui.jobs).  scripts/calibrate_costs.py prints predicted against measured CPU.
     """
-    shape = _data_shape(cfg)
-    n = int(n_rows if n_rows is not None else (shape[0] if shape else 500))
-    p = int(n_features if n_features is not None else (shape[1] if shape else 1))
-    kind = ALGORITHMS[cfg.algorithm][1] if cfg.algorithm in ALGORITHMS else "law"
+    n, p, kind = _fit_size(cfg, n_rows, n_features)
     R, depth = max(int(cfg.n_rounds), 1), max(int(cfg.max_depth), 1)
     if kind == "gp":
         per_fit = 0.15 + _GP_COEF.get((cfg.algorithm, cfg.family), 1.15e-3) * n * (1 + 0.2 * (p - 1))
@@ -373,10 +378,7 @@ def estimate_fit_mb(cfg: FitConfig, n_rows: int | None = None, n_features: int |
     Meant as an upper bound: scripts/calibrate_costs.py prints it beside the measured peak (the resident size's
     high-water mark above its start, the data already loaded).
     """
-    shape = _data_shape(cfg)
-    n = int(n_rows if n_rows is not None else (shape[0] if shape else 500))
-    p = int(n_features if n_features is not None else (shape[1] if shape else 1))
-    kind = ALGORITHMS[cfg.algorithm][1] if cfg.algorithm in ALGORITHMS else "law"
+    n, p, kind = _fit_size(cfg, n_rows, n_features)
     R = max(int(cfg.n_rounds), 1)
     words = 1.5 * n * p                                           # bin codes and a float copy of X
     if kind == "gp":
