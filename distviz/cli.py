@@ -1,5 +1,5 @@
 """Command-line entry point: `distviz study NAME [--option value ...] [--json] [--scheduler local|ADDRESS]`,
-`distviz studies` and `distviz data gdp --archive PATH --out PATH`."""
+`distviz studies`, `distviz data gdp --archive PATH --out PATH` and `distviz warm [GROUP ...] [--scheduler ADDRESS]`."""
 
 from __future__ import annotations
 
@@ -49,6 +49,23 @@ def _data_gdp(args, rest) -> int:
     return 0
 
 
+def _warm(args) -> int:
+    """`distviz warm`: compile the numba kernels into this installation's cache, or into every worker's of a cluster."""
+    from distviz.experiments.warm import check_groups, warm_kernels
+
+    groups = list(args.groups)
+    check_groups(groups)   # before any cluster is contacted
+    if args.scheduler is None:
+        seconds = {"this machine": warm_kernels(groups)}
+    else:
+        with parallel.use_scheduler(args.scheduler, args.workers):
+            seconds = parallel.active_client().run(warm_kernels, groups)
+    for where, per_group in seconds.items():
+        done = ", ".join(f"{g} {s:.1f} s" for g, s in per_group.items())
+        print(f"{where}: numba kernels compiled or loaded ({done})")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run a named study; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -73,6 +90,12 @@ def main(argv: list[str] | None = None) -> int:
     p_gdp.add_argument("--chunk-obs", type=int, default=2_000_000, help="observations per task (whole trajectories)")
     p_gdp.add_argument("--scheduler", default=None, help="'local' or a Dask scheduler address (default: threads here)")
     p_gdp.add_argument("--workers", type=int, default=None, help="worker processes of --scheduler local (default 2)")
+    p_warm = sub.add_parser("warm", help="compile the numba kernels once into the installation's cache "
+                                         "(on every worker of a cluster with --scheduler)")
+    p_warm.add_argument("groups", nargs="*", help="kernel groups to warm: common, wide (default: all)")
+    p_warm.add_argument("--scheduler", default=None,
+                        help="warm every worker of the Dask cluster at this address ('local': a local cluster)")
+    p_warm.add_argument("--workers", type=int, default=None, help="worker processes of --scheduler local (default 2)")
     args, rest = parser.parse_known_args(argv)
     try:
         if args.command == "studies":
@@ -81,6 +104,10 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "data":
             return _data_gdp(args, rest)
+        if args.command == "warm":
+            if rest:
+                raise ConfigError(f"Unknown option(s) {' '.join(rest)} for 'distviz warm'; see 'distviz warm --help'.")
+            return _warm(args)
         st = registry.get(args.name)
         sp = argparse.ArgumentParser(prog=f"distviz study {st.name}", description=st.help)
         for opt in st.options:
