@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 
 from distviz.boosting import WGBoost
+from distviz.boosting.law import Law
 from distviz.errors import ConfigError
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "data", "wg_engine_golden.npz")
@@ -137,7 +138,7 @@ def _compare(name, key, value, golden, own_loop: bool) -> None:
 
 
 # ---------------------------------------------------------------- one loop, one rule, the same fault counters
-class _MeanLaw:
+class _MeanLaw(Law):
     """Least-squares boosting of K means (a minimal engine law): F (n, K), targets y - F, loss 0.5 |y - F|^2."""
 
     name, gain_name = "mean", "Gain^reg"

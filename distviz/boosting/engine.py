@@ -6,36 +6,10 @@ with ``f(x_i)`` read from the fitted tree's leaf of row i (``tree.train_leaf_``)
 boosted, in which coordinate, and with which pseudo-responses is supplied by a small *law*
 object; the engine only fits trees, takes steps, monitors the loss and stops early.
 
-Law protocol (duck-typed; see ``distviz.boosting.laws`` for the exponential-family laws and
-``distviz.boosting.ngboost`` for the NGBoost charts)::
-
-    class Law:
-        name: str                   # e.g. "mgd"
-        dim: int                    # K, number of additive output coordinates
-        gain_name: str              # which split gain the trees maximise, e.g. "Gain^reg"
-        def prepare(self, y, w) -> data              # per-fit cache of y-only quantities
-                                                     # (T(y), log h(y), ...); y already validated
-        def init(self, data, w) -> (K,)              # constant start F_0 (weighted)
-        def loss(self, F, data) -> (n,)              # per-row NLL at iterate F (n, K)
-        def targets(self, F, data, learning_rate) -> (n, K)   # pseudo-responses for the tree
-        def update(self, F, step) -> (F_new, projected)       # F + step, projected into the
-                                                     # domain; projected: bool (n,) rows moved
-        # optional:
-        def tree_kwargs(self, data) -> dict          # extra kwargs for HistTree.fit
-                                                     # (family=..., T=... for Gain^ent)
-        def entropy(self, tree, w, data) -> float    # generalised entropy of the tree's partition
-                                                     # H = -sum_J W_J/W A*(eta*_J) (note, H_A)
-        def mean_loss(self, F, data, w) -> float     # the monitored mean NLL (default: weighted mean of loss)
-        def targets_checked(self, F, data, lr) -> (R, n_nonfinite, n_damped)   # finite targets, the rows
-                                                     # that were not (set to 0 by the law) and rows whose
-                                                     # step the law shortened; replaces the engine's zeroing
-        def round_weights(self, w, n) -> w_r         # the tree weights of this round (e.g. a subsample)
-        def metrics(self, F, data) -> dict           # extra validation metrics named in metric_names
-        has_loss: bool = True                        # False: loss is NaN by design; rounds are checked by
-                                                     # the finiteness of F instead
-        finite_iterate: bool = False                 # True: also drop a round that makes F non-finite
-        target_name: str = "pseudo-response"         # how stop reasons name the targets
-        metric_names: tuple = ()                     # names of metrics(); early_stopping_metric may use them
+Every law is a :class:`distviz.boosting.law.Law` (the abstract base class with the protocol: five
+required methods, documented defaults for the rest); the engine calls its methods unconditionally.
+Implementations: ``distviz.boosting.laws`` (the exponential-family laws), ``distviz.boosting.ngboost``
+(the NGBoost charts) and ``distviz.boosting.wg_law`` (WGBoost's particles).
 
 Engine::
 
@@ -93,7 +67,7 @@ Monitoring is cheap: ``law.prepare`` computes log h(y) once per fit, and the los
 is A(eta) - <eta, T(y)> - log h(y) on the cached iterate (note, "Monitoring during training").
 
 Speed: X, the weights and T(y) are checked once per fit (``distviz.trees.FitContext``), and a law
-with ``fused_round`` (Poisson MGD) takes update, training NLL and next targets in one numba pass
+with ``supports_fused_round`` (Poisson MGD) takes update, training NLL and next targets in one numba pass
 over the rows (shared tree, no line search); ``RoundInfo.step`` is then formed only when a callback
 reads it, and the arrays of past rounds are reused once nothing else holds them.  Trees and
 iterates are the same as without these shortcuts; the NLL agrees to rounding (summation order).
@@ -113,21 +87,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from distviz.boosting.law import Law, weighted_mean
 from distviz.errors import ConfigError
 
 __all__ = ["BoostingEngine", "BoostingResult", "Round", "RoundInfo", "fit_boosting",
            "predict_raw", "staged_predict_raw", "weighted_mean"]
-
-
-def weighted_mean(v: np.ndarray, w: np.ndarray | None) -> float:
-    """Weighted mean of a per-row vector (plain mean when w is None).
-
-    einsum, not np.dot: BLAS splits a long dot product among its threads, so the last bits would
-    depend on the number of BLAS threads (1.8e-15 in a weighted Poisson trace between 1 and 2).
-    """
-    if w is None:
-        return float(np.mean(v))
-    return float(np.einsum("i,i...->...", np.asarray(w, dtype=np.float64), np.asarray(v, dtype=np.float64)) / w.sum())
 
 
 @dataclass
@@ -271,6 +235,8 @@ class BoostingEngine:
                  early_stopping_rounds: int | None = None, tol: float = 0.0,
                  early_stopping_metric: str | Sequence[str] = "nll", n_blocks: int | None = None, learner=None):
         """Configure the loop; nothing is fitted until :meth:`fit`."""
+        if not isinstance(law, Law):
+            raise ConfigError(f"law must be a distviz.boosting.law.Law, got {type(law).__name__}.")
         if int(n_rounds) < 0:
             raise ConfigError(f"n_rounds must be >= 0, got {n_rounds}; pass e.g. n_rounds=100.")
         if not (np.isfinite(learning_rate) and learning_rate > 0):
@@ -282,7 +248,7 @@ class BoostingEngine:
             raise ConfigError(f"tree_mode='blocks' needs n_blocks, a positive divisor of the {law.dim} output "
                               f"coordinates, got {n_blocks!r}.")
         watched = (early_stopping_metric,) if isinstance(early_stopping_metric, str) else tuple(early_stopping_metric)
-        known = ("nll",) + tuple(getattr(law, "metric_names", ()))
+        known = ("nll",) + tuple(law.metric_names)
         if not watched or any(m not in known for m in watched):
             raise ConfigError(f"early_stopping_metric must name validation metrics among {', '.join(known)}, "
                               f"got {early_stopping_metric!r}.")
@@ -383,21 +349,14 @@ class BoostingEngine:
         law = self.law
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
         data = law.prepare(y, w)
-        tree_kwargs = law.tree_kwargs(data) if hasattr(law, "tree_kwargs") else {}
+        tree_kwargs = law.tree_kwargs(data)
         self._tree_ctx = _make_tree_context(Xb, w, tree_kwargs) if self.learner is None else None
         init = np.asarray(law.init(data, w), dtype=float).reshape(law.dim)
         n_train = _n_rows(Xb)
-        # optional law hooks (module docstring)
-        if hasattr(law, "mean_loss"):
-            mean_loss = law.mean_loss
-        else:
-            def mean_loss(F, d, wt):
-                return weighted_mean(law.loss(F, d), wt)
-        has_loss = bool(getattr(law, "has_loss", True))
-        check_F = bool(getattr(law, "finite_iterate", False))
-        checked_targets = getattr(law, "targets_checked", None)
-        round_weights = getattr(law, "round_weights", None)
-        metric_names = tuple(getattr(law, "metric_names", ()))
+        mean_loss = law.mean_loss
+        has_loss = bool(law.has_loss)
+        check_F = bool(law.finite_iterate)
+        metric_names = tuple(law.metric_names)
         watched = self.early_stopping_metric
         F, proj = law.update(np.tile(init, (n_train, 1)), np.zeros((n_train, law.dim)))
         res = BoostingResult(init=init)
@@ -431,7 +390,7 @@ class BoostingEngine:
                                "rescale y to order one")
         # fused rounds: one pass over the rows for update, NLL and next targets (law.fused_round), for a
         # shared tree without line search and with the engine's own tree fitting
-        fused = (hasattr(law, "fused_round") and self.tree_mode == "shared" and not self.line_search
+        fused = (bool(law.supports_fused_round) and self.tree_mode == "shared" and not self.line_search
                  and type(self)._fit_trees is BoostingEngine._fit_trees)
         R_next = info = None
         spare: list[np.ndarray] = []   # iterates and targets of past rounds, reused by fused rounds once nothing else holds them
@@ -442,20 +401,13 @@ class BoostingEngine:
             n_damped = 0
             if R_next is not None:   # T(y) - F from the previous fused pass: finite by construction
                 R, n_bad = R_next, 0
-            elif checked_targets is not None:
-                R, n_bad, n_damped = checked_targets(F, data, self.learning_rate)
-            else:
-                R = law.targets(F, data, self.learning_rate)
-                finite = np.isfinite(R)
-                n_bad = 0
-                if not finite.all():   # a row whose target overflowed gets no update this round
-                    n_bad = int(np.count_nonzero(~finite.all(axis=1)))
-                    R = np.where(finite, R, 0.0)
+            else:   # finite targets; a row whose target overflowed gets no update this round
+                R, n_bad, n_damped = law.targets_checked(F, data, self.learning_rate)
             if n_bad and n_bad == n_train:
-                res.stop_reason = (f"every row's {getattr(law, 'target_name', 'pseudo-response')} was non-finite at "
+                res.stop_reason = (f"every row's {law.target_name} was non-finite at "
                                    f"round {r}, so boosting stopped; lower learning_rate (now {self.learning_rate:g}).")
                 break
-            w_tree = w if round_weights is None else round_weights(w, n_train)
+            w_tree = law.round_weights(w, n_train)
             R_next = fused_out = None
             if fused and len(cols) == law.dim:
                 t = self._fit_tree(Xb, R, w, cols, tree_kwargs)
@@ -488,7 +440,7 @@ class BoostingEngine:
                 n_proj = int(np.count_nonzero(proj)) + n_damped
                 loss = mean_loss(F_new, data, w)
                 R_new = None
-            blocks = len(groups[0]) // (law.dim // self.n_blocks) if self.tree_mode == "blocks" and trees else 0
+            blocks = len(groups[0]) // (law.dim // int(self.n_blocks or 1)) if self.tree_mode == "blocks" and trees else 0
             rnd = Round(trees, groups, mult, blocks)
             Fv_new = vl = None
             if Fv is not None:
@@ -510,9 +462,7 @@ class BoostingEngine:
             res.train_loss.append(loss)
             res.n_nonfinite.append(n_bad)
             res.n_projected.append(n_proj)
-            ent = np.nan
-            if hasattr(law, "entropy") and self.tree_mode == "shared":
-                ent = float(law.entropy(trees[0], w, data))
+            ent = float(law.entropy(trees[0], w, data)) if self.tree_mode == "shared" else np.nan
             res.entropy.append(ent)
             res.scales.append(scale)
             if Fv is not None:

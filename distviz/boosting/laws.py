@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from distviz.boosting.law import Law
 from distviz.errors import ConfigError
 from distviz.families._rowmath import row_order_sums
 from distviz.families.base import finite_rows
@@ -47,13 +48,23 @@ class FamilyData:
         self._fused = None   # per-fit constants of a fused round (MGD.fused_round)
 
 
-class ExpFamilyLaw:
-    """Common machinery of the exponential-family laws (iterate in eta or eta*)."""
+class ExpFamilyLaw(Law):
+    """Common machinery of the exponential-family laws (iterate in eta or eta*); subclasses give ``targets``.
 
-    name = ""
+    Parameters
+    ----------
+    family : ExponentialFamily
+        The family of the pointwise law (``distviz.families``).
+    domain : {"project", "backtrack"}
+        How an update that leaves the domain is handled (:meth:`update`).
+
+    Attributes
+    ----------
+    coord : {"mean", "natural"}
+        The coordinate of the additive model: eta* ("mean") or eta ("natural").
+    """
+
     coord = "mean"          # coordinate of the additive model: "mean" (eta*) or "natural" (eta)
-    gain_name = "Gain^reg"
-    description = ""
 
     def __init__(self, family, domain: str = "project"):
         """Bind the law to an exponential family; `domain` says how updates that leave the domain are handled."""
@@ -127,10 +138,6 @@ class ExpFamilyLaw:
             return float(data._H_root - ge.sum())
         return partition_entropy(self.family, tree.train_leaf_, data.T, w)
 
-    def targets(self, F, data: FamilyData, learning_rate: float) -> np.ndarray:
-        """Pseudo-responses (n, d) at iterate F."""
-        raise NotImplementedError
-
 
 class MGD(ExpFamilyLaw):
     """M-law, matched: additive in eta*, target R = T(y) - eta*_t (note, 'Boosting of MGD')."""
@@ -141,6 +148,11 @@ class MGD(ExpFamilyLaw):
     def targets(self, F, data, learning_rate):
         """R_i = T(y_i) - eta*_t(x_i)."""
         return data.T - F
+
+    @property
+    def supports_fused_round(self) -> bool:  # type: ignore[override]
+        """True where the family has a fused row kernel of an MGD round (Poisson: ``fused_mgd_round``)."""
+        return getattr(self.family, "fused_mgd_round", None) is not None
 
     def fused_round(self, F, leaf, value, mult, data, w, out=None):
         """update, loss and targets of one round in one pass over the rows, or None where the family has no fused kernel.

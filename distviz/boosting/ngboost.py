@@ -33,6 +33,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from distviz.boosting.dask_hook import backend as dask_backend
 from distviz.boosting.dask_hook import is_dask_collection
 from distviz.boosting.engine import BoostingEngine, weighted_mean
+from distviz.boosting.law import Law
 from distviz.boosting.params import check_int, check_number
 from distviz.errors import ConfigError, DataError, check_fitted
 from distviz.validation import check_sample_weight, check_X, check_y
@@ -92,10 +93,22 @@ class GaussianPrediction:
 
 # ---------------------------------------------------------------------------------------------
 # the law: what the engine boosts
-class ChartLaw:
-    """Engine law boosting a chart's theta with (natural) gradient targets; update is plain addition."""
+class ChartLaw(Law):
+    """Engine law boosting a chart's theta with (natural) gradient targets; update is plain addition.
+
+    O'Malley et al. 2023, Algorithm 1: the trees fit minus the natural gradient
+    ``-Fisher(theta)^-1 grad NLL`` (eq. 1), or minus the plain gradient without ``natural_gradient``.
+
+    Parameters
+    ----------
+    chart : chart
+        A chart of ``distviz.families.charts`` (unconstrained parameters theta).
+    natural_gradient : bool
+        Natural gradient (NGB) or plain gradient (GB) targets.
+    """
 
     gain_name = "Gain^reg"
+    description = "NGBoost in the chart theta: trees on minus the (natural) gradient of the NLL"
 
     def __init__(self, chart, natural_gradient: bool = True):
         """`chart` follows the protocol of distviz.families.charts."""

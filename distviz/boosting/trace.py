@@ -145,7 +145,7 @@ def build_trace(res, recorder: TraceRecorder, law, *, X, y, T, attrs: dict, n_ro
         "law": law.name,
         "coord": law.coord,
         "gain_name": law.gain_name,
-        "law_description": getattr(law, "description", ""),
+        "law_description": law.description,
         "best_iteration": int(res.best_iteration),
         "n_rounds_fitted": int(len(res.rounds)),
         "stop_reason": str(getattr(res, "stop_reason", "") or ""),

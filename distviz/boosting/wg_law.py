@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from distviz.boosting import wg_kernels as K
+from distviz.boosting.law import Law
 from distviz.boosting.wg_targets import lse
 
 __all__ = ["ParticleTrace", "WGLaw", "damp"]
@@ -33,11 +34,28 @@ def damp(V, lr, max_step):
     return V * scale, damped
 
 
-class WGLaw:
-    """WGBoost's particles as an engine law: iterate (n, N d), Wasserstein directions as targets, eq. 6 NLL as loss."""
+class WGLaw(Law):
+    """WGBoost's particles as an engine law: iterate (n, N d), Wasserstein directions as targets, eq. 6 NLL as loss.
+
+    Parameters
+    ----------
+    target : wg_targets.Target
+        The per-row posterior target (its gradients, Hessians and likelihood).
+    method : {"ska", "fka", "nka", "langevin"}
+        Which direction (SKA eq. 7-9, FKA eq. 7, NKA eq. 17, Langevin App. B).
+    init_particles : ndarray of shape (N, d)
+        The initial particles, the same for every row (App. F.4).
+    bandwidth : float
+        The kernel bandwidth h.
+    rng : numpy.random.Generator
+        The estimator's generator (Langevin noise, row subsampling).
+    subsample : float
+        Fraction of rows each round's tree sees.
+    """
 
     name = "wgboost"
     gain_name = "Gain^reg"
+    description = "WGBoost: particles moved along the kernelised Wasserstein direction (eq. 5)"
     target_name = "direction"     # what the engine's fault messages call a round's pseudo-response
     finite_iterate = True         # a round whose particles are not all finite is dropped, whatever the NLL says
     metric_names = ("rmse",)      # validation metrics besides the NLL (early_stopping_metric)

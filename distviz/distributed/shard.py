@@ -243,7 +243,7 @@ def _fused_mgd(shard, law, leaf, tree, R_out):
     unfused update, which projects those rows).  F is written only on success."""
     kern = getattr(law.family, "fused_mgd_round", None)
     T = shard.data.T
-    if kern is None or not hasattr(law, "fused_round") or shard.F.shape[1] != 1 or T.shape[1] != 1:
+    if kern is None or not law.supports_fused_round or shard.F.shape[1] != 1 or T.shape[1] != 1:
         return None
     n = shard.n
     F_new = scratch("F_new", n, np.float64)
@@ -284,7 +284,7 @@ def shard_step(shard, law, tree, F0, learning_rate, next_hist, nb_max, C, unit):
         out["aux"] = node_sums(leaf, aux, left, tree["right"], left.shape[0])
         G, part.G = part.G, None   # this round's targets are done with: free them before the next ones
         R_buf = None
-        if next_hist and K == 1 and hasattr(law, "fused_round"):
+        if next_hist and K == 1 and law.supports_fused_round:
             # the next targets go into this round's buffer where it has their shape (unit weights: G is R)
             R_buf = G if unit and G is not None and G.shape == (n, 1) and G.flags.c_contiguous else np.empty((n, 1))
             lsum = _fused_mgd(shard, law, leaf, tree, R_buf)
