@@ -17,7 +17,8 @@ Engine::
                          tree_params=dict(max_depth=3, min_weight_leaf=1.0, l2=0.0),
                          tree_mode="shared",        # one vector-leaf tree per round, or
                                                     # "separate": one tree per coordinate
-                         line_search=False,         # NGBoost Algorithm 1 step-size search
+                         line_search=False,         # True / "grow" or "ngboost": step-size search
+                                                    # (distviz.boosting.rounds.line_search), ls_tol=1e-4
                          early_stopping_rounds=None, tol=0.0,
                          early_stopping_metric="nll",   # or a law metric name, or a tuple of names:
                                                         # stop when every one stalled (WGBoost's "both")
@@ -28,12 +29,12 @@ Engine::
     res = eng.fit(Xb, y, sample_weight=None, valid=(Xb_valid, y_valid, w_valid),
                   callbacks=[cb, ...], progress=lambda r, n: ...)
 
-With ``line_search=True`` the step is ``s * lr * f`` with s doubled from 1 (up to 256) while
-the weighted training NLL keeps falling, or halved until it falls; when nothing helps (s = 0) the
-round is dropped and boosting stops with ``res.stop_reason`` set, since F would not move and every
-later round would refit the same trees;
-subclasses may override ``_line_search`` (the NGBoost estimator does, with ngboost's own rule)
-and ``_fit_trees`` (e.g. batched per-coordinate trees).
+With ``line_search=True`` (or "grow") the step is ``s * lr * f`` with s doubled from 1 (up to 256)
+while the weighted training NLL keeps falling, or halved until it falls; with "ngboost" it is
+``lr * s * f`` with s from ngboost's rule on the NLL at ``F + s f`` (``rounds.line_search``, the rule the
+Dask fit replays too).  When nothing helps (s = 0) the round is dropped and boosting stops with
+``res.stop_reason`` set, since F would not move and every later round would refit the same trees;
+subclasses may override ``_fit_trees`` (e.g. batched per-coordinate trees).
 
 ``Xb`` is a ``distviz.trees.BinnedX`` (or raw X; the tree bins it); ``valid`` rows must be
 binned with the same ``Binner``.  A callback with a ``start(F_train)`` method gets the start
@@ -53,7 +54,8 @@ scale), ``train_loss`` / ``valid_loss`` (weighted mean NLL, index 0 = the start)
 for a metric that was never finite), ``best_iteration`` (the best round of the first early-stopping
 metric, or the last round without validation data), ``stop_reason``, ``F_train`` / ``F_valid``.
 
-Early stopping (the one rule of every boosting fit): a round is a metric's new best when its
+Early stopping (the one rule of every boosting fit, ``rounds.EarlyStopping``; the start, fault and result
+bookkeeping is ``rounds.RoundBook``, which the Dask fits use as well): a round is a metric's new best when its
 validation value is finite and below the best so far minus ``tol``; boosting stops once every metric in
 ``early_stopping_metric`` has gone ``early_stopping_rounds`` rounds without a new best.
 Faults: a row with a non-finite target gets no update that round (``n_nonfinite``); when every row's
@@ -89,6 +91,8 @@ import numpy as np
 
 from distviz.boosting.law import Law, weighted_mean
 from distviz.errors import ConfigError
+
+from .rounds import EarlyStopping, RoundBook, line_search
 
 __all__ = ["BoostingEngine", "BoostingResult", "Round", "RoundInfo", "fit_boosting",
            "predict_raw", "staged_predict_raw", "weighted_mean"]
@@ -231,7 +235,7 @@ class BoostingEngine:
     """Stagewise additive boosting of a law's iterate with histogram trees (see module docstring)."""
 
     def __init__(self, law, n_rounds: int = 100, learning_rate: float = 0.1, tree_params: dict | None = None,
-                 tree_mode: str = "shared", line_search: bool = False,
+                 tree_mode: str = "shared", line_search: bool | str = False, ls_tol: float = 1e-4,
                  early_stopping_rounds: int | None = None, tol: float = 0.0,
                  early_stopping_metric: str | Sequence[str] = "nll", n_blocks: int | None = None, learner=None):
         """Configure the loop; nothing is fitted until :meth:`fit`."""
@@ -259,7 +263,11 @@ class BoostingEngine:
         self.learning_rate = float(learning_rate)
         self.tree_params = dict(tree_params or {})
         self.tree_mode = tree_mode
+        if line_search not in (False, None, True, "grow", "ngboost"):
+            raise ConfigError(f"line_search must be False, True / 'grow' or 'ngboost', got {line_search!r}.")
         self.line_search = bool(line_search)
+        self.line_search_rule = "ngboost" if line_search == "ngboost" else "grow"
+        self.ls_tol = float(ls_tol)
         self.early_stopping_rounds = None if early_stopping_rounds is None else int(early_stopping_rounds)
         self.tol = float(tol)
         self.early_stopping_metric = watched
@@ -319,28 +327,21 @@ class BoostingEngine:
         return [trees], [g], out
 
     def _line_search(self, F, f, data, w, loss0):
-        """NGBoost's step-size search (Duan et al. 2020, Alg. 1): grow while the loss falls, then halve."""
-        law, lr = self.law, self.learning_rate
+        """The round's step scale under the engine's rule (``rounds.line_search``) on the weighted training NLL.
+
+        "grow" searches s in F + s lr f; "ngboost" (Algorithm 1: rho = argmin_rho L(theta + rho f) on the FULL tree
+        output, the update then takes lr * rho, as ngboost does) searches s in F + s f."""
+        law, lr, rule = self.law, self.learning_rate, self.line_search_rule
 
         def loss_at(s):
-            Fn, _ = law.update(F, s * lr * f)
-            v = weighted_mean(law.loss(Fn, data), w)
-            return v if np.isfinite(v) else np.inf
+            if rule == "ngboost":
+                with np.errstate(all="ignore"):
+                    return law.mean_loss_along(F, f, s, data, w)
+            Fn, _ = law.update(F, s * (lr if rule == "grow" else 1.0) * f)
+            return weighted_mean(law.loss(Fn, data), w)
 
-        s = 1.0
-        best = loss_at(s)
-        if best <= loss0:
-            while s < 256:
-                v = loss_at(2 * s)
-                if not v < best:
-                    break
-                s, best = 2 * s, v
-            return s
-        for _ in range(30):
-            s *= 0.5
-            if loss_at(s) <= loss0:
-                return s
-        return 0.0
+        norm = float(np.mean(np.sqrt((f * f).sum(axis=1)))) if rule == "ngboost" else 0.0
+        return line_search(rule, loss_at, loss0, norm, self.ls_tol)
 
     # ------------------------------------------------------------------ fit
     def fit(self, Xb, y, sample_weight=None, valid=None, callbacks: Sequence[Callable] = (),
@@ -354,47 +355,35 @@ class BoostingEngine:
         init = np.asarray(law.init(data, w), dtype=float).reshape(law.dim)
         n_train = _n_rows(Xb)
         mean_loss = law.mean_loss
-        has_loss = bool(law.has_loss)
         check_F = bool(law.finite_iterate)
         metric_names = tuple(law.metric_names)
-        watched = self.early_stopping_metric
+        book = self.round_book(init)
         F, proj = law.update(np.tile(init, (n_train, 1)), np.zeros((n_train, law.dim)))
-        res = BoostingResult(init=init)
-        res.train_loss.append(mean_loss(F, data, w))
-        res.n_projected.append(int(np.count_nonzero(proj)))
-        res.n_nonfinite.append(0)
-        res.entropy.append(np.nan)
-        res.scales.append(np.nan)
-        res.seconds.append(0.0)
-
+        loss0 = mean_loss(F, data, w)
         Fv = vdata = wv = Xv = None
+        vl0 = metrics0 = None
         if valid is not None:
             Xv, yv = valid[0], valid[1]
             wv = None if len(valid) < 3 or valid[2] is None else np.asarray(valid[2], dtype=float)
             vdata = law.prepare(yv, wv)
             Fv, _ = law.update(np.tile(init, (_n_rows(Xv), 1)), np.zeros((_n_rows(Xv), law.dim)))
-            res.valid_loss.append(mean_loss(Fv, vdata, wv))
-            res.valid_metrics = {m: [v] for m, v in law.metrics(Fv, vdata).items()} if metric_names else {}
-        else:
-            res.valid_loss.append(np.nan)
+            vl0 = mean_loss(Fv, vdata, wv)
+            metrics0 = law.metrics(Fv, vdata) if metric_names else None
+        started = book.start(loss0, int(np.count_nonzero(proj)), vl0, metrics0)
+        res = book.res
 
         for cb in callbacks:
             if hasattr(cb, "start"):
                 cb.start(F)
         active = np.ones(law.dim, dtype=bool)
         n_trees = np.zeros(law.dim, dtype=int)
-        best = {"nll": [0, res.valid_loss[0]]}   # metric -> [best round, best value]
-        best.update({m: [0, v[0]] for m, v in res.valid_metrics.items()})
-        if has_loss and not (np.isfinite(res.train_loss[0]) and (Fv is None or np.isfinite(res.valid_loss[0]))):
-            res.stop_reason = ("the NLL of the constant start is not finite, so no round was fitted; "
-                               "rescale y to order one")
         # fused rounds: one pass over the rows for update, NLL and next targets (law.fused_round), for a
         # shared tree without line search and with the engine's own tree fitting
         fused = (bool(law.supports_fused_round) and self.tree_mode == "shared" and not self.line_search
                  and type(self)._fit_trees is BoostingEngine._fit_trees)
         R_next = info = None
         spare: list[np.ndarray] = []   # iterates and targets of past rounds, reused by fused rounds once nothing else holds them
-        for r in range(1, self.n_rounds + 1 if not res.stop_reason else 1):
+        for r in range(1, self.n_rounds + 1 if started else 1):
             t0 = time.perf_counter()
             info = None   # the last round's RoundInfo (and the arrays only it held) is done with
             cols = np.flatnonzero(active)
@@ -403,9 +392,7 @@ class BoostingEngine:
                 R, n_bad = R_next, 0
             else:   # finite targets; a row whose target overflowed gets no update this round
                 R, n_bad, n_damped = law.targets_checked(F, data, self.learning_rate)
-            if n_bad and n_bad == n_train:
-                res.stop_reason = (f"every row's {law.target_name} was non-finite at "
-                                   f"round {r}, so boosting stopped; lower learning_rate (now {self.learning_rate:g}).")
+            if book.targets_failed(r, n_bad, n_train, self.learning_rate, law.target_name):
                 break
             w_tree = law.round_weights(w, n_train)
             R_next = fused_out = None
@@ -423,11 +410,7 @@ class BoostingEngine:
             else:
                 trees, groups, f = self._fit_trees(Xb, R, w_tree, cols, tree_kwargs)
             scale = self._line_search(F, f, data, w, res.train_loss[-1]) if self.line_search else 1.0
-            if scale == 0.0:
-                # no step along this round's trees lowers the training NLL (the tree direction is not a
-                # descent direction, e.g. MGD's leaf means under a varying metric); F would stay put and
-                # every later round would refit the same trees, so stop (ngboost quits likewise)
-                res.stop_reason = f"line search: no step along round {r}'s trees lowers the training NLL"
+            if book.line_search_failed(r, scale):
                 break
             mult = self.learning_rate * scale
             if fused_out is not None:
@@ -446,34 +429,20 @@ class BoostingEngine:
             if Fv is not None:
                 Fv_new, _ = law.update(Fv, mult * _round_output(rnd, Xv, law.dim, self.learner))
                 vl = mean_loss(Fv_new, vdata, wv)
-            bad_F = check_F and not np.isfinite(F_new).all()
-            if bad_F or has_loss and not (np.isfinite(loss) and (vl is None or np.isfinite(vl))):
-                # the round would make the iterate or the monitored NLL NaN / inf: drop it and stop (never chart a NaN)
-                what = ("iterate" if bad_F else "training NLL" if not np.isfinite(loss) else "validation NLL")
-                res.stop_reason = (f"round {r} made the {what} non-finite, so boosting stopped after round {r - 1}; "
-                                   f"lower the learning rate or rescale y")
+            # a round that makes the iterate or the monitored NLL NaN / inf is dropped (never chart a NaN)
+            if book.round_failed(r, loss, vl, check_F and not np.isfinite(F_new).all()):
                 break
             if fused:
                 spare.extend((F, R))   # this round's start iterate and targets: free once RoundInfo drops them
             F = F_new
             R_next = R_new
-            res.rounds.append(rnd)
             n_trees[cols] += 1
-            res.train_loss.append(loss)
-            res.n_nonfinite.append(n_bad)
-            res.n_projected.append(n_proj)
             ent = float(law.entropy(trees[0], w, data)) if self.tree_mode == "shared" else np.nan
-            res.entropy.append(ent)
-            res.scales.append(scale)
+            metrics = None
             if Fv is not None:
                 Fv = Fv_new
-                if metric_names:
-                    for m, v in law.metrics(Fv, vdata).items():
-                        res.valid_metrics[m].append(v)
-            else:
-                vl = np.nan
-            res.valid_loss.append(vl)
-            res.seconds.append(time.perf_counter() - t0)
+                metrics = law.metrics(Fv, vdata) if metric_names else None
+            book.add(rnd, loss, vl, n_bad, n_proj, ent, scale, time.perf_counter() - t0, metrics)
             info = RoundInfo(r, trees, groups, R, step, F, Fv, res.train_loss[-1], res.valid_loss[-1],
                              res.n_projected[-1], ent, scale, active, res.seconds[-1])
             stop = False
@@ -483,27 +452,18 @@ class BoostingEngine:
                 progress(r, self.n_rounds)
             _release_train_leaves(trees)
             reason = "a callback stopped boosting" if stop else ""
-            if Fv is not None:
-                for m, b in best.items():
-                    v = res.valid_loss[-1] if m == "nll" else res.valid_metrics[m][-1]
-                    if np.isfinite(v) and (v < b[1] - self.tol or not np.isfinite(b[1])):
-                        b[0], b[1] = r, v
-                esr = self.early_stopping_rounds
-                if esr is not None and all(r - best[m][0] >= esr for m in watched):
-                    names = " or ".join(m.upper() for m in watched)
-                    stop, reason = True, f"early stopping: no better validation {names} for {esr} rounds"
             if not active.any():
-                stop, reason = True, reason or "every output coordinate is frozen"
-            if stop:
-                res.stop_reason = reason if r < self.n_rounds else ""
+                reason = reason or "every output coordinate is frozen"
+            if book.stop(r, reason):
                 break
         self._tree_ctx = None
-        if Fv is not None:
-            res.best_rounds = {m: (b[0] if np.isfinite(b[1]) else None) for m, b in best.items()}
-        first = res.best_rounds.get(watched[0])
-        res.best_iteration = first if first is not None else len(res.rounds)
-        res.F_train, res.F_valid, res.active, res.n_trees = F, Fv, active, n_trees
-        return res
+        return book.finish(F_train=F, F_valid=Fv, active=active, n_trees=n_trees)
+
+    def round_book(self, init) -> RoundBook:
+        """The bookkeeping of one fit with this engine's rules (early stopping, the law's loss check)."""
+        stopping = EarlyStopping(self.early_stopping_rounds, self.tol, self.early_stopping_metric)
+        return RoundBook(np.asarray(init, dtype=float), self.n_rounds, stopping,
+                         check_loss=bool(self.law.has_loss))
 
 
 def _make_tree_context(Xb, w, tree_kwargs):

@@ -178,10 +178,7 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
         vb = None if valid is None else (binner.transform(valid[0]), valid[1], valid[2])
         idx = display_subset(X.shape[0], int(self.trace_rows), rng)
         rec = TraceRecorder(law, idx)
-        eng = BoostingEngine(law, n_rounds=int(self.n_rounds), learning_rate=float(self.learning_rate),
-                             tree_params=self._tree_params(), tree_mode="shared",
-                             early_stopping_rounds=self.early_stopping_rounds)
-        res = eng.fit(Xb, y, sample_weight=w, valid=vb, callbacks=[rec], progress=progress)
+        res = self._engine(law).fit(Xb, y, sample_weight=w, valid=vb, callbacks=[rec], progress=progress)
         self._law = law
         self.family_ = fam
         self.result_ = res
@@ -192,6 +189,12 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
         T = law.prepare(y, w).T
         self.trace_ = build_trace(res, rec, law, X=X, y=y, T=T, attrs=self._trace_attrs())
         return self
+
+    def _engine(self, law) -> BoostingEngine:
+        """The boosting engine of this model's settings (its rules drive the in-memory and the Dask fit alike)."""
+        return BoostingEngine(law, n_rounds=int(self.n_rounds), learning_rate=float(self.learning_rate),
+                              tree_params=self._tree_params(), tree_mode="shared",
+                              early_stopping_rounds=self.early_stopping_rounds)
 
     def _tree_params(self) -> dict:
         return {"max_depth": int(self.max_depth), "min_weight_leaf": float(self.min_weight_leaf), "l2": float(self.l2)}

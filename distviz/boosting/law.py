@@ -30,6 +30,8 @@ calls every one of them unconditionally::
     def entropy(self, tree, w, data) -> float    # generalised entropy of the tree's partition
                                                  # H = -sum_J W_J/W A*(eta*_J) (note, H_A); default NaN
     def mean_loss(self, F, data, w) -> float     # the monitored mean NLL; default: weighted mean of loss
+    def mean_loss_along(self, F, f, s, data, w)  # mean NLL at update(F, s f), for ngboost's line search;
+                                                 # default: update, then mean_loss
     def targets_checked(self, F, data, lr) -> (R, n_nonfinite, n_damped)   # finite targets, the rows
                                                  # that were not (set to 0) and rows whose step the law
                                                  # shortened; default: targets with non-finite rows zeroed
@@ -162,6 +164,12 @@ class Law(abc.ABC):
     def mean_loss(self, F, data, w) -> float:
         """The monitored mean loss: by default the weighted mean of :meth:`loss` (:func:`weighted_mean`)."""
         return weighted_mean(self.loss(F, data), w)
+
+    def mean_loss_along(self, F, f, s: float, data, w) -> float:
+        """The mean loss after a step of scale s along f, at ``update(F, s f)`` (ngboost's line search,
+        ``rounds.line_search``); by default :meth:`update` then :meth:`mean_loss`."""
+        Fn, _ = self.update(F, s * f)
+        return self.mean_loss(Fn, data, w)
 
     def targets_checked(self, F, data, learning_rate: float) -> tuple[np.ndarray, int, int]:
         """The round's finite targets, with counts of the rows that were not.

@@ -35,6 +35,7 @@ from distviz.boosting.dask_hook import is_dask_collection
 from distviz.boosting.engine import BoostingEngine, weighted_mean
 from distviz.boosting.law import Law
 from distviz.boosting.params import check_int, check_number
+from distviz.boosting.rounds import ngboost_scale
 from distviz.errors import ConfigError, DataError, check_fitted
 from distviz.validation import check_sample_weight, check_X, check_y
 
@@ -167,12 +168,10 @@ def _gather_leaves(value, leaf, out, cols):
 
 
 class _Engine(BoostingEngine):
-    """The shared engine with ngboost's own line-search rule as an extra choice."""
+    """The shared engine fitting the per-parameter trees of a round in one batched call (``_fit_trees``)."""
 
-    def __init__(self, law, line_search_rule: str = "ngboost", ls_tol: float = 1e-4, **kw):
+    def __init__(self, law, **kw):
         super().__init__(law, **kw)
-        self.line_search_rule = line_search_rule
-        self.ls_tol = float(ls_tol)
         self.forests: list = []
 
     def _fit_trees(self, Xb, R, w, cols, tree_kwargs):
@@ -192,45 +191,6 @@ class _Engine(BoostingEngine):
             t.train_leaf_ = None
         self.forests.append((forest, np.asarray(cols)))
         return trees, [np.asarray([k]) for k in cols], out
-
-    def _line_search(self, F, f, data, w, loss0):
-        """ngboost's rule (see module docstring), or the engine's own search."""
-        if self.line_search_rule != "ngboost":
-            return super()._line_search(F, f, data, w, loss0)
-        law = self.law
-        cache = {}
-
-        def loss_at(s):
-            # Algorithm 1: rho = argmin_rho L(theta - rho f) on the FULL tree output, the update
-            # then takes lr * rho (ngboost does the same; the learning rate is not in the search)
-            if s not in cache:
-                with np.errstate(all="ignore"):
-                    v = law.mean_loss_along(F, f, s, data, w)
-                cache[s] = v if np.isfinite(v) else np.inf
-            return cache[s]
-
-        return ngboost_scale(loss_at, float(np.mean(np.sqrt((f * f).sum(axis=1)))), loss0, self.ls_tol)
-
-
-def ngboost_scale(loss_at, norm: float, loss0: float, tol: float) -> float:
-    """ngboost.NGBoost.line_search's rule: scale up from 1 while the loss stays <= loss0 (up to 512), then halve
-    until it is below loss0 or scale * norm < tol; loss_at(s) is the mean NLL at F + s f (inf when not finite),
-    norm the mean row norm of f.  The distributed fit replays it on loss values computed on the workers."""
-    s = 1.0
-    while True:
-        v = loss_at(s)
-        if not np.isfinite(v) or v > loss0 or s > 256:
-            break
-        s *= 2.0
-    while True:
-        v = loss_at(s)
-        if s * norm < tol:
-            break
-        if np.isfinite(v) and v < loss0:
-            break
-        s *= 0.5
-    return s
-
 
 def select_rounds_per_param(model, X_val, y_val, w_val=None, sweeps: int = 2, max_rows: int = 4000) -> np.ndarray:
     """Per-parameter early stopping: each parameter's number of rounds, chosen on validation data.
@@ -430,6 +390,14 @@ class NGBoost(RegressorMixin, BaseEstimator):
         if self.early_stopping_rounds is not None:
             check_int("early_stopping_rounds", self.early_stopping_rounds, example="50")
 
+    def _engine(self, law) -> "_Engine":
+        """The boosting engine of this model's settings (its rules drive the in-memory and the Dask fit alike)."""
+        rule = "ngboost" if self.line_search == "ngboost" else bool(self.line_search)
+        return _Engine(law, n_rounds=self.n_estimators, learning_rate=self.learning_rate,
+                       tree_params=dict(max_depth=int(self.max_depth), min_samples_leaf=int(self.min_samples_leaf),
+                                        max_bins=self.max_bins),
+                       tree_mode=self.tree_mode, line_search=rule, early_stopping_rounds=self.early_stopping_rounds)
+
     def fit(self, X, y, sample_weight=None, eval_set=None, callbacks=(), progress=None):
         """Fit on X (n, d), y (n, P) or (n,); eval_set=(X_val, y_val[, w_val]) drives early stopping.
 
@@ -479,12 +447,7 @@ class NGBoost(RegressorMixin, BaseEstimator):
             valid = (self.binner_.transform(Xv), yv_fit, wv)
         if self.per_parameter_early_stopping and valid is None:
             raise ConfigError("per_parameter_early_stopping needs validation data: pass eval_set or early_stopping_rounds.")
-        rule = "ngboost" if self.line_search == "ngboost" else "grow"
-        engine = _Engine(law, line_search_rule=rule, n_rounds=self.n_estimators, learning_rate=self.learning_rate,
-                         tree_params=dict(max_depth=int(self.max_depth), min_samples_leaf=int(self.min_samples_leaf),
-                                          max_bins=self.max_bins),
-                         tree_mode=self.tree_mode, line_search=bool(self.line_search),
-                         early_stopping_rounds=self.early_stopping_rounds)
+        engine = self._engine(law)
         res = engine.fit(Xb, y_fit, sample_weight=w, valid=valid, callbacks=cbs, progress=progress)
         for rnd in res.rounds:  # release training-row leaf ids (see _Engine._fit_trees)
             for t in rnd.trees:

@@ -202,7 +202,7 @@ def _entropy(law, tree, H_root, W, S):
 @releases_workers
 def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=None, binner=None):
     """Fit a DistributionalBoosting on the current Client's workers (see module doc); returns the model."""
-    from distviz.boosting.engine import BoostingResult, Round
+    from distviz.boosting.engine import Round
     from distviz.boosting.estimator import _Forest
     from distviz.boosting.laws import make_law, partition_entropy
     from distviz.boosting.trace import TraceRecorder, build_trace, display_subset
@@ -255,29 +255,21 @@ def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=
     Wv = 1.0
     n_rounds, lr = int(model.n_rounds), float(model.learning_rate)
     tp = model._tree_params()
-    res = BoostingResult(init=init)
+    book = model._engine(law).round_book(init)   # the in-memory fit's rules and bookkeeping
     out = cl.run(shard_step, shards, where, law, None, init, lr, n_rounds > 0, nb_max, C, unit)
     rec = TraceRecorder(law, np.arange(idx.size))
     rec.start(_disp(out, idx.size, K))
-    res.train_loss.append(out["stats"][0] / W_root)
-    res.n_projected.append(int(out["stats"][1]))
-    res.n_nonfinite.append(0)
-    res.entropy.append(np.nan)
-    res.scales.append(np.nan)
-    res.seconds.append(0.0)
+    vl0 = None
     if vshards is not None:
         vst = cl.run(shard_stats, vshards, vwhere)
         Wv = float(vst[0])
-        res.valid_loss.append(cl.run(valid_step, vshards, vwhere, law, None, init)["stats"][0] / Wv)
-    else:
-        res.valid_loss.append(np.nan)
-    best_round, best_val = 0, res.valid_loss[0]
-    if not (np.isfinite(res.train_loss[0]) and (vshards is None or np.isfinite(res.valid_loss[0]))):
-        res.stop_reason = ("the NLL of the constant start is not finite, so no round was fitted; "
-                           "rescale y to order one")
+        vl0 = cl.run(valid_step, vshards, vwhere, law, None, init)["stats"][0] / Wv
+    started = book.start(out["stats"][0] / W_root, int(out["stats"][1]), vl0)
     n_bad = int(out["stats"][2])
-    for r in range(1, n_rounds + 1 if not res.stop_reason else 1):
+    for r in range(1, n_rounds + 1 if started else 1):
         t0 = time.perf_counter()
+        if book.targets_failed(r, n_bad, n, lr, law.target_name):
+            break
         g = LevelGrower(out["hist"][0], binner, o, K, tp["max_depth"], tp["min_weight_leaf"], 1, tp["l2"])
         while True:
             splits, build = g.choose()
@@ -291,40 +283,23 @@ def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=
         vl = None
         if vshards is not None:
             vl = cl.run(valid_step, vshards, vwhere, law, tree, None)["stats"][0] / Wv
-        if not (np.isfinite(loss) and (vl is None or np.isfinite(vl))):
-            res.stop_reason = (f"round {r} made the {'training' if not np.isfinite(loss) else 'validation'} "
-                               f"NLL non-finite, so boosting stopped after round {r - 1}; lower the "
-                               f"learning rate or rescale y")
+        if book.round_failed(r, loss, vl):
             break
         t = g.tree(out["aux"], fam, W_root if not unit else float(n), unit)
-        res.rounds.append(Round([t], [np.arange(K)], lr))
-        res.train_loss.append(loss)
-        res.n_nonfinite.append(n_bad)
-        res.n_projected.append(int(out["stats"][1]))
         A = np.asarray(out["aux"])[np.argsort(g.best_first_order())]
         Wn, Sn = (t._sums[:, 0], A) if unit else (A[:, 0], A[:, 2:])
-        res.entropy.append(_entropy(law, t, H_root, Wn, Sn))
-        res.scales.append(1.0)
-        res.valid_loss.append(np.nan if vl is None else vl)
-        res.seconds.append(time.perf_counter() - t0)
+        book.add(Round([t], [np.arange(K)], lr), loss, vl, n_bad, int(out["stats"][1]),
+                 _entropy(law, t, H_root, Wn, Sn), 1.0, time.perf_counter() - t0)
         rec.F.append(_disp(out, idx.size, K))
         n_bad = int(out["stats"][2])
         if progress is not None:
             progress(r, n_rounds)
-        if vl is not None:
-            if vl < best_val or not np.isfinite(best_val):
-                best_round, best_val = r, vl
-            elif model.early_stopping_rounds is not None and r - best_round >= int(model.early_stopping_rounds):
-                res.stop_reason = (f"early stopping: no better validation NLL for {int(model.early_stopping_rounds)} "
-                                   "rounds") if r < n_rounds else ""
-                break
-    has_valid = vshards is not None
+        if book.stop(r):
+            break
     Xs, ys = _display_rows(cl.run(display_rows, shards, where)["disp"], idx.size, int(X.shape[1]))
     del shards, vshards   # the workers drop the chunks' state
     cl.close()
-    res.best_iteration = best_round if has_valid else len(res.rounds)
-    res.n_trees = np.full(K, len(res.rounds))
-    res.active = np.ones(K, dtype=bool)
+    res = book.finish(active=np.ones(K, dtype=bool), n_trees=np.full(K, book.res.n_rounds))
     model._law = law
     model.family_ = fam
     model.result_ = res

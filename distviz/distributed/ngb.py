@@ -6,8 +6,8 @@ line search, early stopping on the validation NLL) with the rows on the workers 
 grows one tree per chart parameter from histograms (``grow.LevelGrower``, all trees' histograms of a level
 in one round trip), then ONE round trip evaluates the training NLL at F + s f for the scales s = 2^k,
 k = -4..2 (the rule starts at 1, doubles while the loss does not rise, then halves; 300-round fits on the
-drifter sample ended at 2^-4..2^1) and the client replays the rule (``ngboost_scale``) on those values,
-choosing the scale the in-memory fit chooses; a further trip only when the rule leaves the batch (the
+drifter sample ended at 2^-4..2^1) and the client runs the engine's line search (``rounds.line_search``) on
+those values, choosing the scale the in-memory fit chooses; a further trip only when the rule leaves the batch (the
 scales above it up to 2^9, the rule's cap, or the next 8 below).  One round costs ``max_depth + 1`` round
 trips.  Each scale costs a pass over the rows (two log1p a row for the MVN chart): the batch was
 2^-30..2^9 (40 scales) until the NGB benchmark (``benchmarks/distributed.py --ngb``) showed that pass
@@ -94,8 +94,9 @@ def _grow(cl, shards, where, hists, binner, o, tp, nb_max, C, unit):
 
 
 def _scale(cl, shards, where, law, search, W, n, loss0, tol):
-    """ngboost's rule replayed on the workers' NLL sums (search: the first batch's result)."""
-    from distviz.boosting.ngboost import ngboost_scale
+    """The engine's line search (``rounds.line_search``, ngboost's rule) on the workers' NLL sums (search: the
+    first batch's result); a scale the batch lacks costs one more trip (up to the cap, or the next 8 below)."""
+    from distviz.boosting.rounds import line_search
 
     table = dict(zip(2.0 ** np.arange(_K_LOW, _K_HIGH + 1), search["ls"] / W))
     norm = float(search["norm"][0]) / n
@@ -106,12 +107,11 @@ def _scale(cl, shards, where, law, search, W, n, loss0, tol):
     def loss_at(s):
         if s not in table:
             raise _Missing(s)
-        v = table[s]
-        return v if np.isfinite(v) else np.inf
+        return table[s]
 
     while True:
         try:
-            return ngboost_scale(loss_at, norm, loss0, tol)
+            return line_search("ngboost", loss_at, loss0, norm, tol)
         except _Missing as e:   # the rule left the table: one more trip for the scales up to the cap, or 8 below
             k = int(np.log2(e.args[0]))
             more = 2.0 ** (np.arange(k, _K_CAP + 1) if e.args[0] > max(table) else np.arange(k - _K_MORE + 1, k + 1))
@@ -121,7 +121,7 @@ def _scale(cl, shards, where, law, search, W, n, loss0, tol):
 @releases_workers
 def fit_ngboost(model, X, y, sample_weight=None, eval_set=None, progress=None, binner=None):
     """Fit an NGBoost (NGB, GB) on the current Client's workers (see module doc); returns the model."""
-    from distviz.boosting.engine import BoostingResult, Round
+    from distviz.boosting.engine import Round
     from distviz.boosting.ngboost import _NORMAL_MIN_SD, ChartLaw, _ngb_forest, _resolve_chart, select_rounds_per_param
     from distviz.families.mvn_cholesky import MVNCholesky
 
@@ -182,35 +182,28 @@ def fit_ngboost(model, X, y, sample_weight=None, eval_set=None, progress=None, b
     tp = {"max_depth": int(model.max_depth), "min_samples_leaf": float(model.min_samples_leaf),
           "min_weight_leaf": 1e-3}   # HistTree's default, as the in-memory fit_many
     n_rounds, lr = int(model.n_estimators), float(model.learning_rate)
-    res = BoostingResult(init=init)
+    engine = model._engine(law)   # the in-memory fit's rules (line search, early stopping) and bookkeeping
+    book = engine.round_book(init)
     out = cl.run(ngb_shard.start, shards, where, law, init, lr, n_rounds > 0, nb_max, C, unit)
-    res.train_loss.append(out["stats"][0] / W)
-    for lst, v in ((res.n_projected, 0), (res.n_nonfinite, 0), (res.entropy, np.nan), (res.scales, np.nan),
-                   (res.seconds, 0.0)):
-        lst.append(v)
-    Wv = 1.0
+    Wv, vl0 = 1.0, None
     if vshards is not None:
         Wv = float(cl.run(ngb_shard.moments, vshards, vwhere)[1])
-        res.valid_loss.append(cl.run(ngb_shard.valid, vshards, vwhere, law, None, 0.0, init)["stats"][0] / Wv)
-    else:
-        res.valid_loss.append(np.nan)
-    best_round, best_val = 0, res.valid_loss[0]
-    if not (np.isfinite(res.train_loss[0]) and (vshards is None or np.isfinite(res.valid_loss[0]))):
-        res.stop_reason = ("the NLL of the constant start is not finite, so no round was fitted; "
-                           "rescale y to order one")
-    esr = model.early_stopping_rounds
-    for r in range(1, n_rounds + 1 if not res.stop_reason else 1):
+        vl0 = cl.run(ngb_shard.valid, vshards, vwhere, law, None, 0.0, init)["stats"][0] / Wv
+    started = book.start(out["stats"][0] / W, 0, vl0)
+    search = engine.line_search and engine.line_search_rule == "ngboost"
+    for r in range(1, n_rounds + 1 if started else 1):
         t0 = time.perf_counter()
         n_bad = int(out["stats"][1])
-        if n_bad and n_bad == n:
-            res.stop_reason = (f"every row's pseudo-response was non-finite at round {r}, so boosting stopped; "
-                               f"lower learning_rate (now {lr:g}).")
+        if book.targets_failed(r, n_bad, n, lr):
             break
         growers, last = _grow(cl, shards, where, out["hist"], binner, o, tp, nb_max, C, unit)
         trees = [dict(g.arrays(), splits=s) for g, s in zip(growers, last)]
-        scales = 2.0 ** np.arange(_K_LOW, _K_HIGH + 1) if model.line_search == "ngboost" else np.zeros(0)
+        scales = 2.0 ** np.arange(_K_LOW, _K_HIGH + 1) if search else np.zeros(0)
         found = cl.run(ngb_shard.search, shards, where, law, trees, scales)
-        scale = _scale(cl, shards, where, law, found, W, n, res.train_loss[-1], 1e-4) if scales.size else 1.0
+        scale = (_scale(cl, shards, where, law, found, W, n, book.res.train_loss[-1], engine.ls_tol) if search
+                 else 1.0)
+        if book.line_search_failed(r, scale):
+            break
         mult = lr * scale
         out = cl.run(ngb_shard.step, shards, where, law, mult, lr, r < n_rounds, nb_max, C, unit)
         loss = out["stats"][0] / W
@@ -218,35 +211,17 @@ def fit_ngboost(model, X, y, sample_weight=None, eval_set=None, progress=None, b
         if vshards is not None:
             vtrees = [dict(t, miss_code=int(binner.missing_bin_)) for t in trees]
             vl = cl.run(ngb_shard.valid, vshards, vwhere, law, vtrees, mult, None)["stats"][0] / Wv
-        if not (np.isfinite(loss) and (vl is None or np.isfinite(vl))):
-            what = "training NLL" if not np.isfinite(loss) else "validation NLL"
-            res.stop_reason = (f"round {r} made the {what} non-finite, so boosting stopped after round {r - 1}; "
-                               f"lower the learning rate or rescale y")
+        if book.round_failed(r, loss, vl):
             break
-        res.rounds.append(Round([g.tree(None, None, W, unit) for g in growers], [np.asarray([k]) for k in range(K)],
-                                mult))
-        res.train_loss.append(loss)
-        res.n_nonfinite.append(n_bad)
-        res.n_projected.append(0)
-        res.entropy.append(np.nan)
-        res.scales.append(scale)
-        res.valid_loss.append(np.nan if vl is None else vl)
-        res.seconds.append(time.perf_counter() - t0)
+        rnd = Round([g.tree(None, None, W, unit) for g in growers], [np.asarray([k]) for k in range(K)], mult)
+        book.add(rnd, loss, vl, n_bad, 0, np.nan, scale, time.perf_counter() - t0)
         if progress is not None:
             progress(r, n_rounds)
-        if vl is not None:
-            if np.isfinite(vl) and (vl < best_val or not np.isfinite(best_val)):
-                best_round, best_val = r, vl
-            if esr is not None and r - best_round >= int(esr):
-                res.stop_reason = f"early stopping: no better validation NLL for {int(esr)} rounds" if r < n_rounds else ""
-                break
+        if book.stop(r):
+            break
     del shards, vshards   # the workers drop the chunks' state
     cl.close()
-    if ev is not None:
-        res.best_rounds = {"nll": best_round if np.isfinite(best_val) else None}
-    first = res.best_rounds.get("nll")
-    res.best_iteration = first if first is not None else len(res.rounds)
-    res.active, res.n_trees = np.ones(K, dtype=bool), np.full(K, len(res.rounds))
+    res = book.finish(active=np.ones(K, dtype=bool), n_trees=np.full(K, book.res.n_rounds))
     model.binner_ = binner
     model.chart_, model.law_ = chart, law
     model.forests_ = None

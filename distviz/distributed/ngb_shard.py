@@ -8,7 +8,7 @@ scale rho); here each tree is one :class:`distviz.distributed.shard.Part` of the
 - :func:`start`: F = theta^(0), its NLL, the first targets and root histograms;
 - :func:`search`: label every tree's leaves, form the round's output f (n, K) (kept until :func:`step`),
   and return the NLL sums at F + s f for many scales s at once plus sum_i ||f_i||, so that the client
-  replays ngboost's line-search rule (``ngboost_scale``) with one round trip;
+  runs the engine's line search (``distviz.boosting.rounds.line_search``) with one round trip;
 - :func:`step`: F <- F + lr rho f, its NLL, the next targets and root histograms;
 - :func:`valid`: the same update on validation rows from the trees applied to their bin codes.
 
