@@ -103,7 +103,7 @@ def test_line_search_replay_leaves_the_first_batch(tiny):
     """The client's replay of ngboost's rule asks for the scales it lacks (below the first batch: 8 more a trip until
     2^-35 is reached here; above it: up to the rule's cap 2^9, one trip) and picks the rule's own scale."""
     from distviz.boosting.ngboost import ngboost_scale
-    from distviz.distributed import ngb
+    from distviz.distributed import rows as ngb
 
     W, n, norm = 7.0, 10, 1e12
 

@@ -28,6 +28,20 @@ Engine::
                                                     # predict_many (wg_trees.TreeLearner); None: HistTree
     res = eng.fit(Xb, y, sample_weight=None, valid=(Xb_valid, y_valid, w_valid),
                   callbacks=[cb, ...], progress=lambda r, n: ...)
+    res = eng.run(rows, callbacks, progress)        # the same loop over any row store
+
+``fit`` is ``run`` over :class:`distviz.boosting.rows.InMemoryRows`; the Dask fits run the same loop over
+``distviz.distributed.rows.DaskShardRows`` (the rows on the workers' shards).  ``run`` owns the rounds
+(targets -> grow -> step -> update -> loss -> stop?) and the rules of ``distviz.boosting.rounds``; the
+store owns the rows (``distviz.boosting.rows``)::
+
+       estimator --> BoostingEngine.run(rows): targets -> grow -> line search -> update -> stop?
+                            |                     one RoundBook, one EarlyStopping, one line_search
+                            v
+                     RowStore (targets, grow, line_search, update, commit, iterate)
+                      /                                   \
+              InMemoryRows                          DaskShardRows (SharedTreeRows, ChartRows)
+      numpy rows, one numba call per tree      shard actors; LevelGrower on summed histograms
 
 With ``line_search=True`` (or "grow") the step is ``s * lr * f`` with s doubled from 1 (up to 256)
 while the weighted training NLL keeps falling, or halved until it falls; with "ngboost" it is
@@ -82,7 +96,6 @@ rounds of 1e6 rows), and the allocator hands the next round the memory the last 
 
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -92,7 +105,7 @@ import numpy as np
 from distviz.boosting.law import Law, weighted_mean
 from distviz.errors import ConfigError
 
-from .rounds import EarlyStopping, RoundBook, line_search
+from .rounds import EarlyStopping, RoundBook
 
 __all__ = ["BoostingEngine", "BoostingResult", "Round", "RoundInfo", "fit_boosting",
            "predict_raw", "staged_predict_raw", "weighted_mean"]
@@ -115,8 +128,8 @@ class RoundInfo:
     round: int
     trees: list
     groups: list
-    targets: np.ndarray
-    step: np.ndarray
+    targets: np.ndarray | None   # None where the rows are not in this process (a Dask fit)
+    step: np.ndarray | None
     F_train: np.ndarray
     F_valid: np.ndarray | None
     train_loss: float
@@ -273,12 +286,13 @@ class BoostingEngine:
         self.early_stopping_metric = watched
         self.n_blocks = None if n_blocks is None else int(n_blocks)
         self.learner = learner
+        self._tree_ctx: tuple | None = None   # the HistTree FitContext of the fit in progress (InMemoryRows)
 
     # ------------------------------------------------------------------ pieces
     def _fit_tree(self, Xb, R, w, cols, tree_kwargs):
         """One tree on the (finite) targets R[:, cols], through the per-fit FitContext when it applies."""
         t = _tree_class()(**self.tree_params)
-        ctx = getattr(self, "_tree_ctx", None)
+        ctx = self._tree_ctx
         Rc = R if len(cols) == R.shape[1] and np.array_equal(cols, np.arange(R.shape[1])) else R[:, cols]
         if ctx is not None and ctx[0] is Xb and ctx[1] is w and ctx[2] is tree_kwargs:
             return t.fit_context(ctx[3], Rc)
@@ -326,138 +340,60 @@ class BoostingEngine:
         out[:, g] = _blocks_to_columns(np.asarray(pred, dtype=float))
         return [trees], [g], out
 
-    def _line_search(self, F, f, data, w, loss0):
-        """The round's step scale under the engine's rule (``rounds.line_search``) on the weighted training NLL.
-
-        "grow" searches s in F + s lr f; "ngboost" (Algorithm 1: rho = argmin_rho L(theta + rho f) on the FULL tree
-        output, the update then takes lr * rho, as ngboost does) searches s in F + s f."""
-        law, lr, rule = self.law, self.learning_rate, self.line_search_rule
-
-        def loss_at(s):
-            if rule == "ngboost":
-                with np.errstate(all="ignore"):
-                    return law.mean_loss_along(F, f, s, data, w)
-            Fn, _ = law.update(F, s * (lr if rule == "grow" else 1.0) * f)
-            return weighted_mean(law.loss(Fn, data), w)
-
-        norm = float(np.mean(np.sqrt((f * f).sum(axis=1)))) if rule == "ngboost" else 0.0
-        return line_search(rule, loss_at, loss0, norm, self.ls_tol)
-
     # ------------------------------------------------------------------ fit
     def fit(self, Xb, y, sample_weight=None, valid=None, callbacks: Sequence[Callable] = (),
             progress: Callable[[int, int], Any] | None = None) -> BoostingResult:
-        """Run the boosting loop; `valid` is (Xb_valid, y_valid[, w_valid]) or None."""
-        law = self.law
-        w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        data = law.prepare(y, w)
-        tree_kwargs = law.tree_kwargs(data)
-        self._tree_ctx = _make_tree_context(Xb, w, tree_kwargs) if self.learner is None else None
-        init = np.asarray(law.init(data, w), dtype=float).reshape(law.dim)
-        n_train = _n_rows(Xb)
-        mean_loss = law.mean_loss
-        check_F = bool(law.finite_iterate)
-        metric_names = tuple(law.metric_names)
-        book = self.round_book(init)
-        F, proj = law.update(np.tile(init, (n_train, 1)), np.zeros((n_train, law.dim)))
-        loss0 = mean_loss(F, data, w)
-        Fv = vdata = wv = Xv = None
-        vl0 = metrics0 = None
-        if valid is not None:
-            Xv, yv = valid[0], valid[1]
-            wv = None if len(valid) < 3 or valid[2] is None else np.asarray(valid[2], dtype=float)
-            vdata = law.prepare(yv, wv)
-            Fv, _ = law.update(np.tile(init, (_n_rows(Xv), 1)), np.zeros((_n_rows(Xv), law.dim)))
-            vl0 = mean_loss(Fv, vdata, wv)
-            metrics0 = law.metrics(Fv, vdata) if metric_names else None
-        started = book.start(loss0, int(np.count_nonzero(proj)), vl0, metrics0)
-        res = book.res
+        """Run the boosting loop on rows in memory; `valid` is (Xb_valid, y_valid[, w_valid]) or None."""
+        from .rows import InMemoryRows
 
+        return self.run(InMemoryRows(self, Xb, y, sample_weight, valid), callbacks, progress)
+
+    def run(self, rows, callbacks: Sequence[Callable] = (),
+            progress: Callable[[int, int], Any] | None = None) -> BoostingResult:
+        """The one boosting loop, over any row store (``distviz.boosting.rows.RowStore``: in memory or Dask shards)."""
+        law, lr = self.law, self.learning_rate
+        init, loss0, n_proj0, vl0, metrics0 = rows.start()
+        book = self.round_book(init)
+        started = book.start(loss0, n_proj0, vl0, metrics0)
+        res = book.res
         for cb in callbacks:
             if hasattr(cb, "start"):
-                cb.start(F)
+                cb.start(rows.iterate())
         active = np.ones(law.dim, dtype=bool)
         n_trees = np.zeros(law.dim, dtype=int)
-        # fused rounds: one pass over the rows for update, NLL and next targets (law.fused_round), for a
-        # shared tree without line search and with the engine's own tree fitting
-        fused = (bool(law.supports_fused_round) and self.tree_mode == "shared" and not self.line_search
-                 and type(self)._fit_trees is BoostingEngine._fit_trees)
-        R_next = info = None
-        spare: list[np.ndarray] = []   # iterates and targets of past rounds, reused by fused rounds once nothing else holds them
+        info = None
         for r in range(1, self.n_rounds + 1 if started else 1):
             t0 = time.perf_counter()
             info = None   # the last round's RoundInfo (and the arrays only it held) is done with
             cols = np.flatnonzero(active)
-            n_damped = 0
-            if R_next is not None:   # T(y) - F from the previous fused pass: finite by construction
-                R, n_bad = R_next, 0
-            else:   # finite targets; a row whose target overflowed gets no update this round
-                R, n_bad, n_damped = law.targets_checked(F, data, self.learning_rate)
-            if book.targets_failed(r, n_bad, n_train, self.learning_rate, law.target_name):
+            n_bad = rows.targets(cols)
+            if book.targets_failed(r, n_bad, rows.n, lr, law.target_name):
                 break
-            w_tree = law.round_weights(w, n_train)
-            R_next = fused_out = None
-            if fused and len(cols) == law.dim:
-                t = self._fit_tree(Xb, R, w, cols, tree_kwargs)
-                trees, groups = [t], [np.asarray(cols)]
-                mult = self.learning_rate
-                bufs = (_spare(spare, F.shape), _spare(spare, F.shape))
-                fused_out = law.fused_round(F, t.train_leaf_, np.ascontiguousarray(t.value_[:, 0]), mult, data, w,
-                                            out=bufs)
-                del bufs
-                if fused_out is None:
-                    f = np.zeros(R.shape)
-                    f[:, cols] = _leaf_output(t, len(cols))
-            else:
-                trees, groups, f = self._fit_trees(Xb, R, w_tree, cols, tree_kwargs)
-            scale = self._line_search(F, f, data, w, res.train_loss[-1]) if self.line_search else 1.0
+            trees, groups = rows.grow(cols)
+            scale = rows.line_search(self.line_search_rule, res.train_loss[-1], self.ls_tol) if self.line_search else 1.0
             if book.line_search_failed(r, scale):
                 break
-            mult = self.learning_rate * scale
-            if fused_out is not None:
-                F_new, loss, R_new = fused_out
-                n_proj = 0
-                step = _lazy_step(trees[0], mult, F.shape)
-            else:
-                step = mult * f
-                F_new, proj = law.update(F, step)
-                n_proj = int(np.count_nonzero(proj)) + n_damped
-                loss = mean_loss(F_new, data, w)
-                R_new = None
-            blocks = len(groups[0]) // (law.dim // int(self.n_blocks or 1)) if self.tree_mode == "blocks" and trees else 0
-            rnd = Round(trees, groups, mult, blocks)
-            Fv_new = vl = None
-            if Fv is not None:
-                Fv_new, _ = law.update(Fv, mult * _round_output(rnd, Xv, law.dim, self.learner))
-                vl = mean_loss(Fv_new, vdata, wv)
+            rnd, loss, vl, n_proj, bad_F = rows.update(trees, groups, lr * scale, r == self.n_rounds)
             # a round that makes the iterate or the monitored NLL NaN / inf is dropped (never chart a NaN)
-            if book.round_failed(r, loss, vl, check_F and not np.isfinite(F_new).all()):
+            if book.round_failed(r, loss, vl, bad_F):
                 break
-            if fused:
-                spare.extend((F, R))   # this round's start iterate and targets: free once RoundInfo drops them
-            F = F_new
-            R_next = R_new
+            ent, metrics = rows.commit(rnd)
             n_trees[cols] += 1
-            ent = float(law.entropy(trees[0], w, data)) if self.tree_mode == "shared" else np.nan
-            metrics = None
-            if Fv is not None:
-                Fv = Fv_new
-                metrics = law.metrics(Fv, vdata) if metric_names else None
             book.add(rnd, loss, vl, n_bad, n_proj, ent, scale, time.perf_counter() - t0, metrics)
-            info = RoundInfo(r, trees, groups, R, step, F, Fv, res.train_loss[-1], res.valid_loss[-1],
-                             res.n_projected[-1], ent, scale, active, res.seconds[-1])
+            info = rows.round_info(r, rnd, scale, active, res)
             stop = False
             for cb in callbacks:
                 stop = bool(cb(info)) or stop
             if progress is not None:
                 progress(r, self.n_rounds)
-            _release_train_leaves(trees)
+            rows.release(rnd)
             reason = "a callback stopped boosting" if stop else ""
             if not active.any():
                 reason = reason or "every output coordinate is frozen"
             if book.stop(r, reason):
                 break
-        self._tree_ctx = None
-        return book.finish(F_train=F, F_valid=Fv, active=active, n_trees=n_trees)
+        del info
+        return book.finish(active=active, n_trees=n_trees, **rows.finish())
 
     def round_book(self, init) -> RoundBook:
         """The bookkeeping of one fit with this engine's rules (early stopping, the law's loss check)."""
@@ -473,34 +409,6 @@ def _make_tree_context(Xb, w, tree_kwargs):
     if not isinstance(Xb, BinnedX) or _tree_class() is not HistTree or set(tree_kwargs) - {"family", "T"}:
         return None
     return (Xb, w, tree_kwargs, FitContext.make(Xb, w, **tree_kwargs).for_rounds())
-
-
-def _spare(spare: list, shape) -> np.ndarray:
-    """An array of this shape from `spare` that nothing outside the engine references (a new one if none).
-
-    Fused rounds write the next iterate and targets into arrays of past rounds instead of fresh ones:
-    fresh pages are faulted in one by one under a process-wide lock, which serialises the threads.
-    An array a callback kept (directly or through a view) is never reused.
-    """
-    while spare:
-        a = spare.pop()
-        if a.shape == shape and a.dtype == np.float64 and a.flags.c_contiguous and sys.getrefcount(a) <= 2:
-            return a
-    return np.empty(shape)
-
-
-def _lazy_step(tree, mult, shape):
-    """The function giving a fused round's step mult * f (n, K) for RoundInfo (formed only if read).
-
-    It holds the tree's leaf values and training-row leaf ids, not the tree, so that it still works
-    after the engine has dropped ``train_leaf_`` from the tree (see :func:`_release_train_leaves`)."""
-    value, leaf = tree.value_, tree.train_leaf_
-
-    def step():
-        out = np.zeros(shape)
-        out[:] = mult * np.asarray(value)[leaf].reshape(shape[0], shape[1])
-        return out
-    return step
 
 
 def _release_train_leaves(trees) -> None:

@@ -4,7 +4,8 @@ What runs where: the workers bin their chunks (with edges from ``sketch``), keep
 the iterate F and the targets of their rows (``shard.Shard``), build node histograms with the
 in-memory numba kernels and apply the law's per-row update, loss and targets
 (``distviz.boosting.laws``); the client sums nothing row-sized: it receives each level's histograms
-summed over chunks, picks the splits (``grow.LevelGrower``) and keeps the model.  One tree costs
+summed over chunks, picks the splits (``grow.LevelGrower``) and keeps the model.  The rounds are the
+engine's own loop (``BoostingEngine.run``) over the shards (``rows.SharedTreeRows``).  One tree costs
 ``max_depth`` round trips (one per level; the next tree's root histogram comes with the last level's
 update).  Every chunk is binned on the worker it is pinned to; a worker's shards are then held by a
 dask Actor (:class:`ShardSet`) that the client calls directly, one call per worker and step
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import contextvars
 import functools
-import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -24,16 +24,13 @@ from distviz.errors import ConfigError, DataError
 from distviz.trees import prepare_numba_cache
 
 from .collections import as_dask_array, current_client
-from .grow import LevelGrower
+from .rows import SharedTreeRows
 from .shard import (
     display_rows,
     make_shard,
     merge,
     run_shards,
-    shard_level,
     shard_stats,
-    shard_step,
-    valid_step,
 )
 from .sketch import sketch_binner
 
@@ -189,20 +186,9 @@ def _disp_rows(chunks, idx):
     return out
 
 
-def _entropy(law, tree, H_root, W, S):
-    """H = H(root) - sum of Gain^ent, or -sum_J W_J/W A*(eta*_J) from the leaf sums (the law's own rule)."""
-    from distviz.boosting.laws import partition_entropy
-    ge = tree._gain_ent[tree._left >= 0]
-    if np.isfinite(H_root) and np.isfinite(ge).all():
-        return float(H_root - ge.sum())
-    leaves = np.flatnonzero(tree._left < 0)
-    return partition_entropy(law.family, np.arange(leaves.size), S[leaves] / W[leaves, None], W[leaves])
-
-
 @releases_workers
 def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=None, binner=None):
     """Fit a DistributionalBoosting on the current Client's workers (see module doc); returns the model."""
-    from distviz.boosting.engine import Round
     from distviz.boosting.estimator import _Forest
     from distviz.boosting.laws import make_law, partition_entropy
     from distviz.boosting.trace import TraceRecorder, build_trace, display_subset
@@ -246,60 +232,21 @@ def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=
 
     unit = w is None
     o, K = (1 if unit else 2), law.dim
-    C, nb_max = o + K, int(binner.n_hist_bins_)   # one more histogram column for missing values when X has NaN
+    C = o + K   # the histograms' columns: [1] or [w, 1{w>0}], then the K targets
     # weighted start F_0 = the weighted mean of T(y) (law.init on that one row), and H of the root partition
     st = cl.run(shard_stats, shards, where)
     W_root, mean_T = float(st[0]), st[1:] / st[0]
     init = np.asarray(law.init(SimpleNamespace(T=mean_T[None, :]), None), dtype=float).reshape(K)
     H_root = partition_entropy(fam, np.zeros(1, dtype=np.int64), mean_T[None, :], None)
-    Wv = 1.0
-    n_rounds, lr = int(model.n_rounds), float(model.learning_rate)
-    tp = model._tree_params()
-    book = model._engine(law).round_book(init)   # the in-memory fit's rules and bookkeeping
-    out = cl.run(shard_step, shards, where, law, None, init, lr, n_rounds > 0, nb_max, C, unit)
+    Wv = float(cl.run(shard_stats, vshards, vwhere)[0]) if vshards is not None else 1.0
+    engine = model._engine(law)   # the in-memory fit's loop, rules and bookkeeping, over the shards
+    rows = SharedTreeRows(engine, cl, shards, where, vshards, vwhere, binner, init, W_root, Wv, n, unit, o, C,
+                          family=fam, H_root=H_root, n_display=idx.size)
     rec = TraceRecorder(law, np.arange(idx.size))
-    rec.start(_disp(out, idx.size, K))
-    vl0 = None
-    if vshards is not None:
-        vst = cl.run(shard_stats, vshards, vwhere)
-        Wv = float(vst[0])
-        vl0 = cl.run(valid_step, vshards, vwhere, law, None, init)["stats"][0] / Wv
-    started = book.start(out["stats"][0] / W_root, int(out["stats"][1]), vl0)
-    n_bad = int(out["stats"][2])
-    for r in range(1, n_rounds + 1 if started else 1):
-        t0 = time.perf_counter()
-        if book.targets_failed(r, n_bad, n, lr, law.target_name):
-            break
-        g = LevelGrower(out["hist"][0], binner, o, K, tp["max_depth"], tp["min_weight_leaf"], 1, tp["l2"])
-        while True:
-            splits, build = g.choose()
-            if not build:
-                break
-            lvl = cl.run(shard_level, shards, where, [splits], [build], nb_max, C, unit)
-            g.receive(lvl["hist"])
-        tree = dict(g.arrays(), splits=splits, mult=lr, miss_code=int(binner.missing_bin_))
-        out = cl.run(shard_step, shards, where, law, tree, None, lr, r < n_rounds, nb_max, C, unit)
-        loss = out["stats"][0] / W_root
-        vl = None
-        if vshards is not None:
-            vl = cl.run(valid_step, vshards, vwhere, law, tree, None)["stats"][0] / Wv
-        if book.round_failed(r, loss, vl):
-            break
-        t = g.tree(out["aux"], fam, W_root if not unit else float(n), unit)
-        A = np.asarray(out["aux"])[np.argsort(g.best_first_order())]
-        Wn, Sn = (t._sums[:, 0], A) if unit else (A[:, 0], A[:, 2:])
-        book.add(Round([t], [np.arange(K)], lr), loss, vl, n_bad, int(out["stats"][1]),
-                 _entropy(law, t, H_root, Wn, Sn), 1.0, time.perf_counter() - t0)
-        rec.F.append(_disp(out, idx.size, K))
-        n_bad = int(out["stats"][2])
-        if progress is not None:
-            progress(r, n_rounds)
-        if book.stop(r):
-            break
+    res = engine.run(rows, [rec], progress)
     Xs, ys = _display_rows(cl.run(display_rows, shards, where)["disp"], idx.size, int(X.shape[1]))
-    del shards, vshards   # the workers drop the chunks' state
+    del shards, vshards, rows   # the workers drop the chunks' state
     cl.close()
-    res = book.finish(active=np.ones(K, dtype=bool), n_trees=np.full(K, book.res.n_rounds))
     model._law = law
     model.family_ = fam
     model.result_ = res
@@ -324,11 +271,3 @@ def _display_rows(pieces, m, p):
         Xs[pos] = xs
         ys[pos] = yv
     return Xs, (np.empty(0) if ys is None else ys)
-
-
-def _disp(out, m, K):
-    """The iterate on the display rows, in display order, from the shards' (positions, rows) pieces."""
-    F = np.zeros((m, K))
-    for pos, vals in out["disp"]:
-        F[pos[:, 0]] = vals
-    return F

@@ -1,20 +1,17 @@
 """``NGBoost`` (``NGB``) and ``IndepNGB`` fitted on the workers of a dask.distributed cluster; the result is the
 in-memory model.
 
-The loop is the shared engine's for ``NGBoost`` (``distviz.boosting.engine``; tree_mode "separate", ngboost's
-line search, early stopping on the validation NLL) with the rows on the workers (``ngb_shard``): each round
-grows one tree per chart parameter from histograms (``grow.LevelGrower``, all trees' histograms of a level
-in one round trip), then ONE round trip evaluates the training NLL at F + s f for the scales s = 2^k,
-k = -4..2 (the rule starts at 1, doubles while the loss does not rise, then halves; 300-round fits on the
-drifter sample ended at 2^-4..2^1) and the client runs the engine's line search (``rounds.line_search``) on
-those values, choosing the scale the in-memory fit chooses; a further trip only when the rule leaves the batch (the
-scales above it up to 2^9, the rule's cap, or the next 8 below).  One round costs ``max_depth + 1`` round
-trips.  Each scale costs a pass over the rows (two log1p a row for the MVN chart): the batch was
-2^-30..2^9 (40 scales) until the NGB benchmark (``benchmarks/distributed.py --ngb``) showed that pass
-taking 80% of a round.  The start theta^(0) is
-the chart's own ``init_theta`` on 2P points with the rows' weighted mean and 1/N covariance (the marginal
-MLE of the Normal and MVN charts depends on y only through those).  ``IndepNGB`` fits its P univariate
-NGBoosts this way one after another, sharing the bin edges.
+The loop is the engine's own (``BoostingEngine.run``, configured by ``NGBoost._engine``: tree_mode "separate",
+ngboost's line search, early stopping on the validation NLL) over the rows on the workers
+(``rows.ChartRows``): each round grows one tree per chart parameter from histograms, then one round trip
+evaluates the training NLL at F + s f for a batch of scales and the engine's line search runs on those values,
+choosing the scale the in-memory fit chooses (see ``rows``).  One round costs ``max_depth + 1`` round trips.
+Each scale costs a pass over the rows (two log1p a row for the MVN chart): the batch was 2^-30..2^9 (40 scales)
+until the NGB benchmark (``benchmarks/distributed.py --ngb``) showed that pass taking 80% of a round; 300-round
+fits on the drifter sample ended at 2^-4..2^1, the batch now.  The start theta^(0) is the chart's own
+``init_theta`` on 2P points with the rows' weighted mean and 1/N covariance (the marginal MLE of the Normal and
+MVN charts depends on y only through those).  ``IndepNGB`` fits its P univariate NGBoosts this way one after
+another, sharing the bin edges.
 """
 
 from __future__ import annotations
@@ -29,14 +26,10 @@ from distviz.errors import ConfigError, DataError
 from . import ngb_shard
 from .boosting import _Cluster, releases_workers
 from .collections import as_dask_array, current_client
-from .grow import LevelGrower
-from .shard import shard_level
+from .rows import ChartRows
 from .sketch import sketch_binner
 
 __all__ = ["fit_arrays_on_workers", "fit_indep_ngb", "fit_ngboost"]
-
-# the first batch of line-search scales 2^k (see the module doc); ngboost's rule doubles at most up to 2^9
-_K_HIGH, _K_LOW, _K_CAP, _K_MORE = 2, -4, 9, 8
 
 
 def _check_chunk(chart, X, y, w):
@@ -76,52 +69,9 @@ def _eval_set(eval_set, X, P):
     return Xv, yv, wv
 
 
-def _grow(cl, shards, where, hists, binner, o, tp, nb_max, C, unit):
-    """Grow one tree per parameter from the root histograms; every level of all trees in one round trip.
-    Returns (growers, the last level's splits of each tree)."""
-    growers = [LevelGrower(h, binner, o, 1, tp["max_depth"], tp["min_weight_leaf"], tp["min_samples_leaf"], 0.0)
-               for h in hists]
-    while True:
-        chosen = [g.choose() for g in growers]
-        splits, build = [c[0] for c in chosen], [c[1] for c in chosen]
-        if not any(build):
-            return growers, splits
-        h = cl.run(shard_level, shards, where, splits, build, nb_max, C, unit)["hist"]
-        i = 0
-        for g, b in zip(growers, build):
-            g.receive(h[i:i + len(b)])
-            i += len(b)
-
-
-def _scale(cl, shards, where, law, search, W, n, loss0, tol):
-    """The engine's line search (``rounds.line_search``, ngboost's rule) on the workers' NLL sums (search: the
-    first batch's result); a scale the batch lacks costs one more trip (up to the cap, or the next 8 below)."""
-    from distviz.boosting.rounds import line_search
-
-    table = dict(zip(2.0 ** np.arange(_K_LOW, _K_HIGH + 1), search["ls"] / W))
-    norm = float(search["norm"][0]) / n
-
-    class _Missing(Exception):
-        pass
-
-    def loss_at(s):
-        if s not in table:
-            raise _Missing(s)
-        return table[s]
-
-    while True:
-        try:
-            return line_search("ngboost", loss_at, loss0, norm, tol)
-        except _Missing as e:   # the rule left the table: one more trip for the scales up to the cap, or 8 below
-            k = int(np.log2(e.args[0]))
-            more = 2.0 ** (np.arange(k, _K_CAP + 1) if e.args[0] > max(table) else np.arange(k - _K_MORE + 1, k + 1))
-            table.update(zip(more, cl.run(ngb_shard.more_scales, shards, where, law, more)["ls"] / W))
-
-
 @releases_workers
 def fit_ngboost(model, X, y, sample_weight=None, eval_set=None, progress=None, binner=None):
     """Fit an NGBoost (NGB, GB) on the current Client's workers (see module doc); returns the model."""
-    from distviz.boosting.engine import Round
     from distviz.boosting.ngboost import _NORMAL_MIN_SD, ChartLaw, _ngb_forest, _resolve_chart, select_rounds_per_param
     from distviz.families.mvn_cholesky import MVNCholesky
 
@@ -178,50 +128,12 @@ def fit_ngboost(model, X, y, sample_weight=None, eval_set=None, progress=None, b
 
     unit = w is None
     o = 1 if unit else 2
-    C, nb_max = o + 1, int(binner.n_hist_bins_)
-    tp = {"max_depth": int(model.max_depth), "min_samples_leaf": float(model.min_samples_leaf),
-          "min_weight_leaf": 1e-3}   # HistTree's default, as the in-memory fit_many
-    n_rounds, lr = int(model.n_estimators), float(model.learning_rate)
-    engine = model._engine(law)   # the in-memory fit's rules (line search, early stopping) and bookkeeping
-    book = engine.round_book(init)
-    out = cl.run(ngb_shard.start, shards, where, law, init, lr, n_rounds > 0, nb_max, C, unit)
-    Wv, vl0 = 1.0, None
-    if vshards is not None:
-        Wv = float(cl.run(ngb_shard.moments, vshards, vwhere)[1])
-        vl0 = cl.run(ngb_shard.valid, vshards, vwhere, law, None, 0.0, init)["stats"][0] / Wv
-    started = book.start(out["stats"][0] / W, 0, vl0)
-    search = engine.line_search and engine.line_search_rule == "ngboost"
-    for r in range(1, n_rounds + 1 if started else 1):
-        t0 = time.perf_counter()
-        n_bad = int(out["stats"][1])
-        if book.targets_failed(r, n_bad, n, lr):
-            break
-        growers, last = _grow(cl, shards, where, out["hist"], binner, o, tp, nb_max, C, unit)
-        trees = [dict(g.arrays(), splits=s) for g, s in zip(growers, last)]
-        scales = 2.0 ** np.arange(_K_LOW, _K_HIGH + 1) if search else np.zeros(0)
-        found = cl.run(ngb_shard.search, shards, where, law, trees, scales)
-        scale = (_scale(cl, shards, where, law, found, W, n, book.res.train_loss[-1], engine.ls_tol) if search
-                 else 1.0)
-        if book.line_search_failed(r, scale):
-            break
-        mult = lr * scale
-        out = cl.run(ngb_shard.step, shards, where, law, mult, lr, r < n_rounds, nb_max, C, unit)
-        loss = out["stats"][0] / W
-        vl = None
-        if vshards is not None:
-            vtrees = [dict(t, miss_code=int(binner.missing_bin_)) for t in trees]
-            vl = cl.run(ngb_shard.valid, vshards, vwhere, law, vtrees, mult, None)["stats"][0] / Wv
-        if book.round_failed(r, loss, vl):
-            break
-        rnd = Round([g.tree(None, None, W, unit) for g in growers], [np.asarray([k]) for k in range(K)], mult)
-        book.add(rnd, loss, vl, n_bad, 0, np.nan, scale, time.perf_counter() - t0)
-        if progress is not None:
-            progress(r, n_rounds)
-        if book.stop(r):
-            break
-    del shards, vshards   # the workers drop the chunks' state
+    Wv = float(cl.run(ngb_shard.moments, vshards, vwhere)[1]) if vshards is not None else 1.0
+    engine = model._engine(law)   # the in-memory fit's loop, rules and bookkeeping, over the shards
+    rows = ChartRows(engine, cl, shards, where, vshards, vwhere, binner, init, W, Wv, n, unit, o, o + 1)
+    res = engine.run(rows, (), progress)
+    del shards, vshards, rows   # the workers drop the chunks' state
     cl.close()
-    res = book.finish(active=np.ones(K, dtype=bool), n_trees=np.full(K, book.res.n_rounds))
     model.binner_ = binner
     model.chart_, model.law_ = chart, law
     model.forests_ = None
