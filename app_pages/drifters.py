@@ -6,11 +6,15 @@ import streamlit as st
 from distviz.experiments.drifters import APP_DEFAULTS
 from distviz.ui.common import explainer, static_table
 from distviz.ui.drifters import (
+    RATES,
     REAL_FINDING,
     REAL_HOWTO,
+    REGIONS,
+    ROUNDS,
     SAMPLE_TRAIN_ROWS,
     SOURCES,
     SYNTHETIC_FINDING,
+    TRAIN,
     available_sources,
     metrics_frame,
     precomputed,
@@ -52,7 +56,6 @@ if source == "upload":
                                        "t, u, v, id. Parsed as data only.")
     upload = None if up is None else up.getvalue()
 D = APP_DEFAULTS
-ROUNDS, RATES, TRAIN = [30, 60, 100, 200, 300], [0.02, 0.05, 0.1, 0.2], [1000, 2000, 5000, 10000, 30000]
 rounds = st.sidebar.select_slider("Boosting rounds (max)", ROUNDS, key=qp_key(PAGE, "drounds", D["rounds"], options=ROUNDS),
                                   help="Upper bound on the rounds; early stopping on the validation drifters picks the count.")
 lr = st.sidebar.select_slider("Learning rate", RATES, key=qp_key(PAGE, "dlr", D["learning_rate"], options=RATES),
@@ -96,7 +99,6 @@ if res is not None:
     from distviz.viz import maps
 
     info = res.info
-    REGIONS = ["whole area (2° bins)", "Gulf Stream box (0.5° bins)"]
     c1, c2 = st.columns([2, 3])
     region = c1.radio("Region", REGIONS, horizontal=True, key=qp_key(PAGE, "region", REGIONS[0], options=REGIONS))
     kinds = list(maps.KINDS)

@@ -22,7 +22,9 @@ without refitting. *Top*: data, the fitted mean and 90% band at the chosen round
 *Iterates*: every coordinate of the natural parameter η (top row) and of the mean parameter
 η* = E[T(y)] (bottom row) against x. *Geometry*: for one input x, the path of the iterate from the
 constant start through the rounds in the η chart and in the η* chart, **MGD and NGD overlaid**: MGD
-moves by tree outputs added in η* (straight-ish in η*, curved in η); NGD adds in η (the reverse).
+adds tree outputs in η*, NGD in η; a path is straight in a chart only while the successive trees move this input
+the same way there (at the default input of the synthetic Normal both paths are nearly straight in η and bend
+in η*).
 *NLL*: training and validation negative log-likelihood and the generalised entropy H of each round's tree
 partition (it jumps from round to round: every tree splits the data differently), marker at the round.
 For WGBoost the particles of every input are shown (WGBoost paper, Figs. 2 and 4); categorical WGBoost shows

@@ -5,13 +5,16 @@ import streamlit as st
 
 from distviz.ui.common import explainer, fit_or_last, lazy_tabs, static_table
 from distviz.ui.figures import show_figure
-from distviz.ui.lab import FitConfig
 from distviz.ui.posterior import (
     CDE_DATA,
+    CDE_DEPTHS,
+    CDE_ROUNDS,
     METHODS,
     OOD_DEFAULT_ROUNDS,
     OOD_FIT,
     OOD_ROUNDS,
+    SECTIONS,
+    cde_config,
     gp_bands,
     load_ood_result,
     method_comparison,
@@ -39,8 +42,7 @@ categorical WGBoost on UCI image segments with the class "sky" held out; the spr
 class probabilities is small for familiar inputs and large for the unseen class, so 1 / max variance
 separates them (Section 4.3; PR-AUC of in- vs out-of-distribution).
 """)
-sections = ["conditional density", "method comparison", "OOD demo"]
-section = st.radio("Section", sections, horizontal=True, key=qp_key(PAGE, "section", sections[0], options=sections))
+section = st.radio("Section", SECTIONS, horizontal=True, key=qp_key(PAGE, "section", SECTIONS[0], options=SECTIONS))
 
 if section == "conditional density":
     st.sidebar.header("Conditional density")
@@ -49,12 +51,11 @@ if section == "conditional density":
     method = st.sidebar.selectbox("Method", METHODS, format_func=palette.algo_label,
                                   key=qp_key(PAGE, "method", "ska", options=METHODS),
                                   help="SKA is the paper's default; Langevin samples with noise.")
-    rounds = st.sidebar.select_slider("Rounds", [50, 100, 200, 500], key=qp_key(PAGE, "rounds", 100, options=[50, 100, 200, 500]),
+    rounds = st.sidebar.select_slider("Rounds", CDE_ROUNDS, key=qp_key(PAGE, "rounds", 100, options=CDE_ROUNDS),
                                       help="The paper uses 500 rounds of depth-1 trees.")
-    depth = st.sidebar.slider("Tree depth", 1, 4, key=qp_key(PAGE, "depth", 1, lo=1, hi=4),
+    depth = st.sidebar.slider("Tree depth", *CDE_DEPTHS, key=qp_key(PAGE, "depth", 1, lo=CDE_DEPTHS[0], hi=CDE_DEPTHS[1]),
                               help="Depth-1 trees (stumps) as in Section 4.1 give smooth densities.")
-    cfg = FitConfig(family="normal", dataset=data, n=300, algorithm=f"wg_{method}", n_rounds=int(rounds),
-                    learning_rate=0.1, max_depth=int(depth), n_particles=10)
+    cfg = cde_config(data, method, int(rounds), int(depth))
     res = fit_or_last(cfg, slot="post")
     VIEWS = ["Predictive density", "Particles and NLL", "vs sparse-GP bands"]
     if res is not None:

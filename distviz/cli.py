@@ -1,5 +1,6 @@
 """Command-line entry point: `distviz study NAME [--option value ...] [--json] [--scheduler local|ADDRESS]`,
-`distviz studies`, `distviz data gdp --archive PATH --out PATH` and `distviz warm [GROUP ...] [--scheduler ADDRESS]`."""
+`distviz studies`, `distviz data gdp --archive PATH --out PATH`, `distviz warm [GROUP ...] [--scheduler ADDRESS]` and
+`distviz lessons check`."""
 
 from __future__ import annotations
 
@@ -66,6 +67,28 @@ def _warm(args) -> int:
     return 0
 
 
+def _lessons_check() -> int:
+    """`distviz lessons check`: fit every lesson step's view as its page does, evaluate the step's claims, print one
+    line per failing claim (or step without a claim) and a last line 'N steps, M claims, K hold'; 1 when any fails."""
+    import warnings
+
+    from distviz.trees import prepare_numba_cache
+    from distviz.ui.lesson_check import check_lessons
+
+    prepare_numba_cache()
+    from streamlit import config, logger
+
+    config.get_option("logger.level")   # the config, once loaded, would reset the level set below
+    logger.set_log_level("error")       # no Streamlit server runs here: its notices about bare mode are noise
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = check_lessons()
+    for line in report.failures:
+        print(line)
+    print(report.summary())
+    return 0 if report.ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and run a named study; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -96,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     p_warm.add_argument("--scheduler", default=None,
                         help="warm every worker of the Dask cluster at this address ('local': a local cluster)")
     p_warm.add_argument("--workers", type=int, default=None, help="worker processes of --scheduler local (default 2)")
+    p_lessons = sub.add_parser("lessons", help="lesson tools")
+    lessons_sub = p_lessons.add_subparsers(dest="lessons_command", required=True)
+    lessons_sub.add_parser("check", help="fit every lesson step's view and check the claims its TOML states")
     args, rest = parser.parse_known_args(argv)
     try:
         if args.command == "studies":
@@ -108,6 +134,11 @@ def main(argv: list[str] | None = None) -> int:
             if rest:
                 raise ConfigError(f"Unknown option(s) {' '.join(rest)} for 'distviz warm'; see 'distviz warm --help'.")
             return _warm(args)
+        if args.command == "lessons":
+            if rest:
+                raise ConfigError(f"Unknown option(s) {' '.join(rest)} for 'distviz lessons check'; "
+                                  f"see 'distviz lessons --help'.")
+            return _lessons_check()
         st = registry.get(args.name)
         sp = argparse.ArgumentParser(prog=f"distviz study {st.name}", description=st.help)
         for opt in st.options:

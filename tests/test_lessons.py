@@ -101,6 +101,21 @@ def test_every_show_me_link_is_accepted_by_its_page(lesson, step_no, step):
     for k, v in step.query().items():
         if k != "apply":
             assert url.get(k) == v, (k, v, url.get(k))
+    fitted = _check_view_fit(step)
+    if fitted is not None:   # the lesson check fits the very settings the page fitted (distviz.ui.lesson_check)
+        from distviz.ui.jobs import result_store
+
+        assert result_store().get(("lab", fitted.key())) is not None, (step.title, fitted)
+
+
+def _check_view_fit(step):
+    """The FitConfig that `distviz lessons check` fits for a step of a fitting page (None for the other pages)."""
+    from distviz.ui import lesson_check
+
+    if step.page in ("lab", "evolution", "split_gains") or (
+            step.page == "posterior" and step.params.get("section", "conditional density") == "conditional density"):
+        return lesson_check._FitView(step.page, step.params).cfg
+    return None
 
 
 def test_show_me_overrides_what_the_session_already_had():

@@ -24,6 +24,11 @@ METHODS = ("NGB", "IndepNGB")
 NN_METHOD = "NN"
 
 
+#: the page's choices: boosting rounds (max), learning rates, training rows of the sample, map regions
+ROUNDS, RATES, TRAIN = [30, 60, 100, 200, 300], [0.02, 0.05, 0.1, 0.2], [1000, 2000, 5000, 10000, 30000]
+REGIONS = ["whole area (2° bins)", "Gulf Stream box (0.5° bins)"]
+
+
 def methods_for(nn: bool) -> tuple[str, ...]:
     """Methods the page fits: NGB and IndepNGB, plus the NN baseline when `nn`."""
     return METHODS + ((NN_METHOD,) if nn else ())

@@ -40,6 +40,24 @@ def family_label(name: str) -> str:
     return f"{name} — {FAMILY_SHORT[name]}" if name in FAMILY_SHORT else name
 
 
+def explorer_from_params(params: dict):
+    """(family, η, η*) that the explorer draws on a run that applies the URL parameters `params` (a lesson step's
+    "show me" link): the family and every slider from `params` when the page would accept it, else its default
+    (distviz.ui.state.applied_value).  No Streamlit runs: the lesson check reads a step's state here."""
+    from .state import applied_value
+
+    names = families.available()
+    fam_name = applied_value(params, "family", "normal", options=names)
+    kwargs = {"K": applied_value(params, "K", 3, lo=2, hi=6)} if fam_name == "categorical" else {}
+    if fam_name == "mvn":
+        kwargs["P"] = 2
+    family = families.get(fam_name, **kwargs)
+    values = {spec.name: applied_value(params, f"{fam_name}.{spec.name}", float(spec.default), lo=spec.lo, hi=spec.hi)
+              for spec in vx.conventional_specs(family)}
+    eta, mean = vx.natural_from_conventional(family, values)
+    return family, eta, mean
+
+
 def render_explorer(container=None, *, page: str = PAGE, sync: bool = True) -> None:
     """Draw the explorer: family + parameter sliders in `container` (default: sidebar), figures in the body."""
     box = container if container is not None else st.sidebar

@@ -19,7 +19,7 @@ import streamlit as st
 from distviz.errors import ConfigError, DataError
 
 from .jobs import ResultStore, check_budget, check_memory, result_store, run_fit
-from .state import qp_key
+from .state import applied_value, qp_key
 from .uploads import MAX_UPLOAD_MB, MAX_UPLOAD_ROWS, content_hash, lab_table  # noqa: F401 (re-exported)
 
 if TYPE_CHECKING:
@@ -58,6 +58,8 @@ ALGORITHMS = OrderedDict([
                  "Baseline: the same sparse GP fitted by direct loss minimisation of the log predictive loss (Wei et al.).")),
 ])
 LAW_ALGOS = [k for k, v in ALGORITHMS.items() if v[1] == "law"]
+#: the Split gains page's own defaults (URL parameters sp, salgo, srounds): x1 and two noise features, NGD, 50 rounds
+SPLIT_OWN = {"p": 3, "algo": "ngd", "rounds": 50}
 WG_TARGET = {"normal": "normal", "poisson": "poisson", "categorical": "categorical"}
 GP_LIKELIHOOD = {"normal": "gaussian", "bernoulli": "probit", "poisson": "poisson"}
 
@@ -486,6 +488,8 @@ def fit_model(cfg: FitConfig, upload: bytes | None = None, *, progress_container
 #: Normal's rows and falls further when an iterate's variance grows): nu = 0.1 diverges, 0.01 does not.
 DEFAULT_LR = {("gd", "normal"): 0.01, ("gd", "mvn"): 0.01}
 LR_OPTIONS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0]
+N_OPTIONS = [200, 300, 500, 1000, 2000, 5000]
+ROUNDS_OPTIONS = [20, 50, 100, 200, 300, 500]
 DOMAIN_OPTIONS = OrderedDict([
     ("backtrack", "shorten the step (safe)"),
     ("project", "project onto the boundary (shows the blow-up)"),
@@ -652,8 +656,7 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
         exp = box.expander("More settings: rows, rounds, learning rate, depth …", key=fold_more, on_change="rerun")
         more = exp if exp.open else _Unrendered()
     if show_data and dataset == "synthetic":
-        n = more.select_slider("Rows n", [200, 300, 500, 1000, 2000, 5000],
-                               key=qp_key(PAGE, "n", 500, options=[200, 300, 500, 1000, 2000, 5000]),
+        n = more.select_slider("Rows n", N_OPTIONS, key=qp_key(PAGE, "n", 500, options=N_OPTIONS),
                                help="Number of simulated (x, y) pairs (20% are held out for validation).")
         p = more.slider("Input features p", 1, 5, key=qp_key(PAGE, *_par("p", 1), lo=1, hi=5),
                         help="x1 drives the truth; x2..xp are pure noise (watch the trees ignore them).")
@@ -662,8 +665,8 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
     # the sparse GP is not boosted: it has no rounds, learning rate or trees, so those knobs are not drawn
     # (their values stay in the session for the next boosting algorithm)
     knobs = _Unrendered() if gp else more
-    n_rounds = knobs.select_slider("Boosting rounds", [20, 50, 100, 200, 300, 500],
-                                   key=qp_key(PAGE, *_par("rounds", 100), options=[20, 50, 100, 200, 300, 500]),
+    n_rounds = knobs.select_slider("Boosting rounds", ROUNDS_OPTIONS,
+                                   key=qp_key(PAGE, *_par("rounds", 100), options=ROUNDS_OPTIONS),
                                    help="Number of trees added; more rounds fit closer (and may overfit).")
     lr_default = default_learning_rate(algo, fam)
     lr_key = qp_key(PAGE, "lr", lr_default, options=LR_OPTIONS)
@@ -699,6 +702,40 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
         more.caption("The sparse GP is not boosted: rounds, learning rate and tree depth do not apply "
                      "(20 inducing points, at most 200 L-BFGS iterations).")
     return cfg, upload
+
+
+def config_from_params(params: dict, *, algorithms=None, own: dict | None = None, own_prefix: str = "s") -> FitConfig:
+    """The FitConfig that `config_widgets` (same `algorithms`, `own`, `own_prefix`) returns on a run that applies the
+    URL parameters `params` (a lesson step's "show me" link): every setting from `params` when the page would
+    accept it, else its default, as `qp_key` decides (distviz.ui.state.applied_value).  No Streamlit runs: the
+    lesson check (distviz.ui.lesson_check) fits a step's state through this and `fit_model`.  An upload cannot
+    be named in a URL, so data = "upload" is a ConfigError here."""
+    from distviz import families
+
+    own = dict(own or {})
+
+    def get(name, default, **checks):
+        url_name, default = (own_prefix + name, own[name]) if name in own else (name, default)
+        return applied_value(params, url_name, default, **checks)
+
+    fam = get("family", "normal", options=families.available())
+    K = get("K", 3, lo=2, hi=6) if fam == "categorical" else 3
+    dataset = get("data", "synthetic", options=available_datasets())
+    if dataset == "upload":
+        raise ConfigError("A lesson step cannot name an uploaded data set; choose synthetic or a shipped set.")
+    algos = [a for a in (algorithms or ALGORITHMS) if compatible(a, fam) is None]
+    algo = get("algo", "mgd" if "mgd" in algos else algos[0], options=algos)
+    n, p, seed = 500, 1, 0
+    if dataset == "synthetic":
+        n, p, seed = get("n", 500, options=N_OPTIONS), get("p", 1, lo=1, hi=5), get("seed", 0, lo=0, hi=10_000)
+    kind = ALGORITHMS[algo][1]
+    return FitConfig(family=fam, K=int(K), dataset=dataset, n=int(n), p=int(p), seed=int(seed), algorithm=algo,
+                     n_rounds=int(get("rounds", 100, options=ROUNDS_OPTIONS)),
+                     learning_rate=float(get("lr", default_learning_rate(algo, fam), options=LR_OPTIONS)),
+                     max_depth=int(get("depth", 3, lo=1, hi=6)),
+                     n_particles=int(get("particles", 10, lo=2, hi=30)) if kind == "wg" else 10,
+                     domain=str(get("domain", "backtrack", options=list(DOMAIN_OPTIONS))) if kind == "law" else "backtrack",
+                     upload_hash=data_hash(None))
 
 
 class _Unrendered:

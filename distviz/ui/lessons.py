@@ -14,10 +14,18 @@ DISTVIZ_LESSONS, when set), numbered in the order of their file names.  A lesson
     [step.params]              # the view's URL parameters ("show me"): only names the page reads
     family = "normal"
     "normal.mu" = 0.0
+    [[step.claim]]             # what the view shows, checked by `distviz lessons check` (distviz.ui.claims)
+    kind = "near"
+    a = "eta[2]"
+    b = -0.5
+    tol = 1e-9
 
 A "show me" link opens `page` with `params` and `apply=1`, which makes that run take every setting from the
 URL (a setting the step leaves out gets its default), so the view is the same whatever the session showed
-before (distviz.ui.state.begin_run).  Files are parsed as data only (tomllib); a malformed file is reported
+before (distviz.ui.state.begin_run).  A step's claims (up to eight [[step.claim]] tables, the vocabulary in
+distviz.ui.claims) state what its view shows; `distviz lessons check` fits every step's state through the
+pages' own fit functions and evaluates them (distviz.ui.lesson_check).
+Files are parsed as data only (tomllib); a malformed file is reported
 in one sentence that names it, and the other lessons still load.
 
 The shipped lessons are trusted Markdown. A lesson from $DISTVIZ_LESSONS is a file from other people
@@ -37,6 +45,7 @@ from urllib.parse import urlencode
 
 from distviz.errors import ConfigError
 
+from .claims import parse_claims
 from .safe_text import restrict_markdown
 from .state import APPLY, MAX_RAW, _format
 
@@ -89,6 +98,7 @@ class Step:
     question: str
     page: str
     params: dict = field(default_factory=dict)
+    claims: tuple = ()   #: distviz.ui.claims.Claim: what the view shows (checked by `distviz lessons check`)
 
     def query(self, present: bool = False) -> dict:
         """The URL parameters of the "show me" link (with apply=1; present=1 in presenter mode)."""
@@ -156,10 +166,10 @@ def parse_lesson(text: str, fname: str, number: int = 0, *, trusted: bool = Fals
     steps = []
     for i, s in enumerate(raw_steps, start=1):
         where = f"Step {i}"
-        extra = sorted(set(s) - {"title", "text", "question", "page", "params"})
+        extra = sorted(set(s) - {"title", "text", "question", "page", "params", "claim"})
         if extra:
             raise ConfigError(f"{where} of the lesson file {fname} has an unknown entry '{extra[0]}'; use title, text, "
-                              f"question, page and params.")
+                              f"question, page, params and claim.")
         page = s.get("page")
         if page not in PAGES:
             raise ConfigError(f"{where} of the lesson file {fname} names the page {str(page)[:40]!r}, which does not "
@@ -173,8 +183,10 @@ def parse_lesson(text: str, fname: str, number: int = 0, *, trusted: bool = Fals
                 raise ConfigError(f"{where} of the lesson file {fname} sets '{name[:40]}', which the page {page} does not "
                                   f"read; use one of {', '.join(allowed[:20])}.")
             _check_value(v, name, where, fname)
+        claims = parse_claims(s.get("claim"), page, f"{where} of the lesson file {fname}")
         steps.append(Step(title=_text(s, "title", where, fname), text=_text(s, "text", where, fname),
-                          question=_text(s, "question", where, fname), page=page, params=dict(params)))
+                          question=_text(s, "question", where, fname), page=page, params=dict(params),
+                          claims=claims))
     return Lesson(number=number, file=fname, title=title, summary=summary, steps=tuple(steps), trusted=trusted)
 
 

@@ -16,10 +16,32 @@ from .lab import FitConfig, wg_round_seconds
 
 CDE_DATA = {"faithful": "Old Faithful", "bone": "bone density", "synthetic": "synthetic Normal (known truth)"}
 METHODS = ["ska", "fka", "nka", "langevin"]
+SECTIONS = ["conditional density", "method comparison", "OOD demo"]
+#: the conditional-density section's rounds and depths (Section 4.1 uses 500 rounds of depth-1 trees)
+CDE_ROUNDS, CDE_DEPTHS = [50, 100, 200, 500], (1, 4)
 #: App. E setting of `distviz study wgboost-synthetic`: 200 inputs, 10 particles, depth 3, 1-D location target.
 APP_E = {"n": 200, "n_particles": 10, "d": 1, "p": 1, "depth": 3}
 #: UCI segment without 'sky': about 1580 training rows, 18 features, 6 classes (5 log-ratio coordinates).
 OOD = {"n": 1580, "n_particles": 10, "d": 5, "p": 18, "depth": 3}
+
+
+def cde_config(data: str, method: str, rounds: int, depth: int) -> FitConfig:
+    """The Lab fit behind the conditional-density section: WGBoost `method` on the Normal family of `data` (300 rows of
+    the synthetic set), 10 particles, learning rate 0.1."""
+    return FitConfig(family="normal", dataset=data, n=300, algorithm=f"wg_{method}", n_rounds=int(rounds),
+                     learning_rate=0.1, max_depth=int(depth), n_particles=10)
+
+
+def cde_config_from_params(params: dict) -> FitConfig:
+    """`cde_config` for the page's URL parameters `params` as a run that applies them reads them (defaults as the
+    page's widgets: Old Faithful, SKA, 100 rounds, depth 1)."""
+    from .state import applied_value
+
+    lo, hi = CDE_DEPTHS
+    return cde_config(applied_value(params, "data", "faithful", options=list(CDE_DATA)),
+                      applied_value(params, "method", "ska", options=METHODS),
+                      applied_value(params, "rounds", 100, options=CDE_ROUNDS),
+                      applied_value(params, "depth", 1, lo=lo, hi=hi))
 
 
 def method_comparison_seconds(rounds: int, methods: tuple) -> float:

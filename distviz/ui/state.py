@@ -55,6 +55,37 @@ def _parse(raw: Any, default: Any) -> Any:
         return None
 
 
+def accepts(v: Any, *, options: Iterable | None = None, lo: float | None = None, hi: float | None = None,
+            valid: Callable[[Any], bool] | None = None) -> bool:
+    """Whether `v` is a value a page's setting may take: not None, finite, at most MAX_RAW characters, in
+    `options`, inside [lo, hi] and passing `valid(v)` (the checks of `qp_key`)."""
+    if v is None:
+        return False
+    if isinstance(v, float) and not math.isfinite(v):
+        return False
+    if isinstance(v, str) and len(v) > MAX_RAW:
+        return False
+    try:
+        if options is not None and v not in list(options):
+            return False
+        if lo is not None and v < lo:
+            return False
+        if hi is not None and v > hi:
+            return False
+        return bool(valid(v)) if valid is not None else True
+    except (TypeError, ValueError, OverflowError):  # a value of the wrong type is not a valid state
+        return False
+
+
+def applied_value(params: dict, name: str, default: Any, **checks: Any) -> Any:
+    """The value `qp_key` gives the setting `name` on a run that applies the URL `params` (a lesson's "show me"
+    link, ?apply=1): the URL's value, written and read back as in the address, when it passes `checks` (the
+    keyword arguments of `accepts`), else `default`.  No Streamlit: the lesson check reads a step's state here."""
+    raw = params.get(name)
+    v = _parse(_format(raw), default) if raw is not None else None
+    return v if accepts(v, **checks) else default
+
+
 def qp_key(page: str, name: str, default: Any, *, options: Iterable | None = None,
            lo: float | None = None, hi: float | None = None,
            valid: Callable[[Any], bool] | None = None) -> str:
@@ -67,25 +98,9 @@ def qp_key(page: str, name: str, default: Any, *, options: Iterable | None = Non
     key = f"{page}.{name}"
     reg = st.session_state.setdefault(_REGISTERED, {})
     reg.setdefault(page, {})[name] = key
-    opts = list(options) if options is not None else None
 
     def ok(v):
-        if v is None:
-            return False
-        if isinstance(v, float) and not math.isfinite(v):
-            return False
-        if isinstance(v, str) and len(v) > MAX_RAW:
-            return False
-        try:
-            if opts is not None and v not in opts:
-                return False
-            if lo is not None and v < lo:
-                return False
-            if hi is not None and v > hi:
-                return False
-            return bool(valid(v)) if valid is not None else True
-        except (TypeError, ValueError, OverflowError):  # a value of the wrong type is not a valid state
-            return False
+        return accepts(v, options=options, lo=lo, hi=hi, valid=valid)
 
     if page == GLOBAL:
         st.session_state.setdefault(_DEFAULTS, {})[key] = default

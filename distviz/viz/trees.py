@@ -199,8 +199,8 @@ def gain_scatter_figure(trace, *, current=None, title=None) -> go.Figure:
     return make_figure(tr, layout, title=title, height=420)
 
 
-def importance_figure(trace, feature_names=None, *, current=None, title=None) -> go.Figure:
-    """Cumulative gain-based feature importance over rounds (share of the total split gain per feature)."""
+def importance_shares(trace) -> np.ndarray:
+    """(rounds + 1, features): each feature's share of the split gain summed over the rounds up to each round."""
     fg = trace["node_gain"].values
     feat = trace["node_feature"].values
     ok = np.isfinite(fg) & (feat >= 0)
@@ -211,7 +211,13 @@ def importance_figure(trace, feature_names=None, *, current=None, title=None) ->
     for j in range(p):
         per_round[:, j] = np.where(ok & (feat == j), fg, 0.0).sum(axis=1)
     cum = np.cumsum(per_round, axis=0)
-    share = cum / np.maximum(cum.sum(axis=1, keepdims=True), 1e-300)
+    return cum / np.maximum(cum.sum(axis=1, keepdims=True), 1e-300)
+
+
+def importance_figure(trace, feature_names=None, *, current=None, title=None) -> go.Figure:
+    """Cumulative gain-based feature importance over rounds (share of the total split gain per feature)."""
+    share = importance_shares(trace)
+    p = share.shape[1]
     names = list(feature_names or [f"x{j + 1}" for j in range(p)])
     rounds = trace["round"].values
     tr = [dict(type="scatter", x=rounds, y=share[:, j], mode="lines", stackgroup="one",
