@@ -113,11 +113,12 @@ def test_entropy_criterion_routes_missing_values_like_the_variance_criterion():
 def test_forests_expose_and_follow_missing_left():
     X, y = _gappy(7, 0.7)
     F = fit_many(X, np.stack([y, -y, 2 * y]), max_depth=2)
-    assert F.missing_left_.dtype == np.uint8 and F.missing_left_.shape == F.feature_.shape and F.missing_left_.any()
+    ml = F.nodes["missing_left"]
+    assert ml.dtype == np.uint8 and ml.shape == F.nodes.shape and ml.any()
     np.testing.assert_array_equal(F.apply(X), F.train_leaf_)
     np.testing.assert_array_equal(F.apply(F.binner_.transform(X)), F.train_leaf_)
     t = F[1]
-    np.testing.assert_array_equal(t.nodes_.missing_left, F.missing_left_[1, : t.node_count_])
+    np.testing.assert_array_equal(t.nodes_.missing_left, ml[1, : t.node_count_])
     S = fit_many(X, np.stack([y, -y]), max_depth=2, shared=True)
     np.testing.assert_array_equal(S.apply(X), S.train_leaf_)
 

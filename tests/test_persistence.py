@@ -13,6 +13,7 @@ from distviz.errors import ConfigError, DataError
 from distviz.persistence import load as load_any
 from distviz.trees import HistTree
 from distviz.trees.flat import FlatForest
+from distviz.trees.record import TreeRecord
 
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(150, 3))
@@ -75,7 +76,7 @@ def test_sparse_gp_round_trip(tmp_path):
 
 def test_flat_forest_predicts_what_the_trees_predict():
     trees = [HistTree(max_depth=3).fit(X, Y + k) for k in range(3)]
-    f = FlatForest.from_hist_trees(trees, multiplier=[0.5, 1.0, 2.0], n_features=3, n_outputs=2)
+    f = FlatForest.from_records([t.record_ for t in trees], multiplier=[0.5, 1.0, 2.0], n_features=3, n_outputs=2)
     want = 0.5 * trees[0].predict(XT) + trees[1].predict(XT) + 2.0 * trees[2].predict(XT)
     np.testing.assert_allclose(f.predict(XT), want, rtol=0, atol=1e-12)
     np.testing.assert_array_equal(f.apply(XT)[1] - f.tree_offsets[1], trees[1].apply(XT))
@@ -88,7 +89,8 @@ def test_flat_forest_matches_sklearn_gradient_boosting():
     from sklearn.ensemble import GradientBoostingRegressor
 
     g = GradientBoostingRegressor(n_estimators=15, random_state=0).fit(X, Y[:, 0])
-    f = FlatForest.from_sklearn_trees(list(g.estimators_[:, 0]), multiplier=[g.learning_rate] * 15, n_features=3)
+    f = FlatForest.from_records([TreeRecord.from_sklearn_tree(e) for e in g.estimators_[:, 0]],
+                               multiplier=[g.learning_rate] * 15, n_features=3, float32_input=True)
     np.testing.assert_array_equal(f.predict(XT, init=g.init_.predict(XT[:1])[0])[:, 0], g.predict(XT))
 
 

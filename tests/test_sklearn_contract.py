@@ -55,8 +55,6 @@ _BY_DESIGN = {
     "GB": {"check_sample_weight_equivalence_on_dense_data": "near-tied splits under the plain gradient"},
     # skGB wraps GradientBoostingRegressor, which scikit-learn itself lists as failing this check
     "skGB": {"check_sample_weight_equivalence_on_dense_data": "GradientBoostingRegressor is not weight-equivalent"},
-    # predict caches the raw-unit split thresholds (the private _threshold array) on first use
-    "HistTree": {"check_dict_unchanged": "predict caches the raw thresholds in a private attribute"},
 }
 
 

@@ -587,6 +587,7 @@ def test_grower_node_sums_of_extra_columns_equal_node_sums(threads, weighted, mi
     leaves it labels in the same pass (final splits, missing values left or right) are those of a grow without them."""
     from distviz.trees.grower import NO_AUX, NO_ROOT_LEAD, NO_ROOT_TOT, grow_batch, no_row_codes, node_sums
     from distviz.trees.histogram import row_stats
+    from distviz.trees.record import NODE_DTYPE
 
     rng = np.random.default_rng(24)
     X, R, w = _data(rng, n=900, K=1)
@@ -600,20 +601,22 @@ def test_grower_node_sums_of_extra_columns_equal_node_sums(threads, weighted, mi
     work = np.empty((2, 900), dtype=np.int32)  # partition scratch shared by the trees
     nan_left = 0
     for depth, leaves in ((3, 1 << 62), (4, 5), (2, 1 << 62), (1, 1 << 62)):
-        grown = [grow_batch(
+        grown = [(nodes, *grow_batch(
             Xb.codes_T, no_row_codes(Xb.codes_T), NO_ROOT_LEAD, NO_ROOT_TOT, Xb.binner.n_bins_, Xb.binner.n_hist_bins_,
-            R[None], ww, o, 31, depth, leaves, 1e-3, 1.0, 0.0, threads, extra, work,
-        ) for extra in (aux, NO_AUX)]
-        nn, ints, floats, tl, S = grown[0]
+            R[None], ww, o, 31, depth, leaves, 1e-3, 1.0, 0.0, threads, extra, work, Xb.binner.threshold_table_, nodes,
+        )) for extra, nodes in ((aux, np.empty((1, 31), NODE_DTYPE)), (NO_AUX, np.empty((1, 31), NODE_DTYPE)))]
+        nodes, nn, value, fgains, tl, S = grown[0]
         n = int(nn[0])
-        ref = node_sums(tl[0], aux, ints[0, 2, :n], ints[0, 3, :n], n)
+        ref = node_sums(tl[0], aux, nodes[0, :n]["left"], nodes[0, :n]["right"], n)
         np.testing.assert_array_equal(S[0, :n], ref)
         other = grown[1]
-        assert int(other[0][0]) == n
-        np.testing.assert_array_equal(ints[0, :, :n], other[1][0, :, :n])
-        np.testing.assert_array_equal(floats[0, :n], other[2][0, :n])
-        np.testing.assert_array_equal(tl, other[3])
-        nan_left += int(ints[0, 5, :n].sum())
+        assert int(other[1][0]) == n
+        for k in NODE_DTYPE.names:
+            np.testing.assert_array_equal(nodes[0, :n][k], other[0][0, :n][k])
+        np.testing.assert_array_equal(value[0, :n], other[2][0, :n])
+        np.testing.assert_array_equal(fgains[0, :n], other[3][0, :n])
+        np.testing.assert_array_equal(tl, other[4])
+        nan_left += int(nodes[0, :n]["missing_left"].sum())
     assert nan_left > 0 or not missing  # some split sends the missing values left (the labelling's other branch)
 
 
@@ -650,3 +653,33 @@ def test_row_order_binning_kernel_equals_column_kernel(max_bins):
     _bin_codes_rows(X, b._search_table, b._search_top, direct)
     np.testing.assert_array_equal(direct, ref)
     np.testing.assert_array_equal(b.transform(np.asfortranarray(X)).codes_T, ref)  # the transposing path
+
+
+def test_one_tree_record_behind_every_view():
+    """HistTree, fit_many's Forest and FlatForest read one TreeRecord: no copies, leaves masked, sklearn trees too."""
+    from distviz.trees import NODE_DTYPE, TreeRecord
+    from distviz.trees.flat import FlatForest
+
+    rng = np.random.default_rng(31)
+    X, R, w = _data(rng, n=400, K=2)
+    t = HistTree(max_depth=3).fit(X, R, sample_weight=w)
+    rec = t.record_
+    assert t.nodes_ is rec and rec.nodes.dtype == NODE_DTYPE and t.value_ is rec.value
+    leaf = rec.is_leaf
+    assert (rec.feature[leaf] == -1).all() and np.isnan(rec.gain[leaf]).all() and np.isnan(rec.feature_gains[leaf]).all()
+    assert (rec.feature[~leaf] >= 0).all() and np.isfinite(rec.threshold[~leaf]).all()
+    np.testing.assert_array_equal(rec.depth[rec.left[~leaf]], rec.depth[~leaf] + 1)
+    df = rec.to_dataframe()
+    assert list(df.columns[:9]) == ["feature", "threshold", "bin", "left", "right", "is_leaf", "depth", "weight",
+                                    "n_samples"] and len(df) == rec.n_nodes
+    t.set_leaf_values(np.ones((t.n_leaves_, 2)))
+    assert t.record_.nodes is rec.nodes and (t.predict(X) == 1.0).all()   # new values, the same node rows
+    F = fit_many(X, np.stack([R, -R]), max_depth=2)
+    assert np.shares_memory(F[1].record_.nodes, F.nodes)
+    np.testing.assert_array_equal(F[1].predict(X), F.predict(X)[1])
+    flat = FlatForest.from_records([F.record(0), F.record(1)], n_features=X.shape[1], n_outputs=2)
+    np.testing.assert_array_equal(flat.predict(X), F.predict(X).sum(axis=0))
+    s = DecisionTreeRegressor(max_depth=4, random_state=0).fit(X, R[:, 0])
+    srec = TreeRecord.from_sklearn_tree(s)
+    assert srec.depth.max() == s.get_depth() and srec.n_samples[0] == X.shape[0]
+    np.testing.assert_array_equal(srec.value[s.apply(X.astype(np.float32)), 0], s.predict(X))

@@ -348,8 +348,8 @@ class _Forest:
         trees = [rnd.trees[0] for rnd in res.rounds]
         if n_features is None:
             n_features = trees[0].n_features_in_ if trees else 1
-        flat = FlatForest.from_hist_trees(trees, multiplier=[rnd.multiplier for rnd in res.rounds],
-                                          n_features=n_features, n_outputs=K)
+        flat = FlatForest.from_records([t.record_ for t in trees], multiplier=[rnd.multiplier for rnd in res.rounds],
+                                       n_features=n_features, n_outputs=K)
         return cls(res.init, flat)
 
     def staged(self, law, X, n_rounds):

@@ -127,11 +127,8 @@ class ExpFamilyLaw(Law):
         Gain^ent telescopes over the tree, so H = H(root) - sum of the internal nodes' Gain^ent; the
         root term is computed once per fit.  Falls back to the leaf sums when a gain is not finite.
         """
-        if getattr(tree, "_gain_ent", None) is not None and getattr(tree, "_left", None) is not None:
-            ge = np.asarray(tree._gain_ent, dtype=float)[tree._left >= 0]   # HistTree: skip building the node table
-        else:
-            nodes = tree.nodes_
-            ge = np.asarray(nodes["gain_ent"], dtype=float)[~np.asarray(nodes["is_leaf"], dtype=bool)]
+        nodes = tree.nodes_
+        ge = np.asarray(nodes["gain_ent"], dtype=float)[~np.asarray(nodes["is_leaf"], dtype=bool)]
         if data._H_root is None:
             data._H_root = partition_entropy(self.family, None, data.T, w)
         if np.isfinite(data._H_root) and np.isfinite(ge).all():

@@ -969,30 +969,29 @@ def _staged_at(model, X, n):
 # flat forests and persistence
 def _ngb_forest(res, n_features: int, dim: int):
     """The FlatForest of an NGBoost fit: round r's trees (one per parameter, or one shared) with lr * scale."""
-    from distviz.trees.flat import FlatForest, hist_tree_arrays
+    from distviz.trees.flat import FlatForest
+    from distviz.trees.record import TreeRecord
 
     trees, sizes, mult, cols = [], [], [], []
     separate = all(len(g) == 1 for rnd in res.rounds for g in rnd.groups)
     for rnd in res.rounds:
         pairs = [(t, [int(c) for c in np.asarray(g)]) for t, g in zip(rnd.trees, rnd.groups)]
         if not pairs:  # a round without trees: one leaf adding nothing keeps the round structure
-            trees.append({"feature": np.array([-1]), "threshold": np.zeros(1), "missing_left": np.zeros(1, np.uint8),
-                          "left": np.array([-1]), "right": np.array([-1]),
-                          "value": np.zeros((1, 1 if separate else dim))})
+            trees.append(TreeRecord.leaf(np.zeros(1 if separate else dim)))
             cols.append(0)
         for t, g in pairs:
-            a = hist_tree_arrays(t)
+            rec = t.record_
             if separate:
                 cols.append(g[0])
             else:  # one tree feeding columns g: widen to all columns (zeros elsewhere add exactly nothing)
-                v = np.zeros((a["value"].shape[0], dim))
-                v[:, g] = a["value"].reshape(a["value"].shape[0], len(g))
-                a["value"] = v
+                v = np.zeros((rec.n_nodes, dim))
+                v[:, g] = rec.value.reshape(rec.n_nodes, len(g))
+                rec = rec.with_values(v)
                 cols.append(0)
-            trees.append(a)
+            trees.append(rec)
         sizes.append(max(len(pairs), 1))
         mult += [float(rnd.multiplier)] * max(len(pairs), 1)
-    return FlatForest.from_trees(trees, sizes, mult, cols, n_features, dim)
+    return FlatForest.from_records(trees, sizes, mult, cols, n_features, dim)
 
 
 def _saved_params(est) -> dict:
@@ -1057,18 +1056,19 @@ def _read_ngboost(f, m, prefix: str, n_features: int, n_outputs: int):
 
 def _skgb_forest(models, n_iter, n_features: int):
     """FlatForest and start values of skGB's per-dimension regressors, their first n_iter[k] trees each."""
-    from distviz.trees.flat import FlatForest, sklearn_tree_arrays
+    from distviz.trees.flat import FlatForest
+    from distviz.trees.record import TreeRecord
 
     per_dim: list = []
     init: list = []
     f32 = True
     for m in models:
         if hasattr(m, "estimators_"):
-            per_dim.append([sklearn_tree_arrays(e) for e in m.estimators_[: int(n_iter[len(per_dim)]), 0]])
+            per_dim.append([TreeRecord.from_sklearn_tree(e) for e in m.estimators_[: int(n_iter[len(per_dim)]), 0]])
             init.append(float(np.asarray(m.init_.predict(np.zeros((1, n_features)))).reshape(-1)[0]))
         else:
             f32 = False
-            per_dim.append([_hgb_tree_arrays(p[0]) for p in m._predictors[: int(n_iter[len(per_dim)])]])
+            per_dim.append([TreeRecord.from_sklearn_predictor(p[0]) for p in m._predictors[: int(n_iter[len(per_dim)])]])
             init.append(float(np.asarray(m._baseline_prediction).reshape(-1)[0]))
     trees, sizes, mult, cols = [], [], [], []
     for r in range(max(len(t) for t in per_dim)):
@@ -1078,17 +1078,5 @@ def _skgb_forest(models, n_iter, n_features: int):
             cols.append(k)
             mult.append(float(models[k].learning_rate) if f32 else 1.0)
         sizes.append(len(k_r))
-    return FlatForest.from_trees(trees, sizes, mult, cols, n_features, len(models), float32_input=f32), np.asarray(init)
-
-
-def _hgb_tree_arrays(pred) -> dict:
-    """Per-tree arrays of a HistGradientBoosting TreePredictor (leaf values already include the learning rate)."""
-    nd = pred.nodes
-    leaf = nd["is_leaf"].astype(bool)
-    thr = np.where(leaf, 0.0, nd["num_threshold"])
-    return {"feature": np.where(leaf, -1, nd["feature_idx"].astype(np.int64)).astype(np.int64),
-            "threshold": np.where(thr == np.inf, np.finfo(np.float64).max, thr),
-            "missing_left": np.where(leaf, 0, nd["missing_go_to_left"]).astype(np.uint8),
-            "left": np.where(leaf, -1, nd["left"].astype(np.int64)).astype(np.int64),
-            "right": np.where(leaf, -1, nd["right"].astype(np.int64)).astype(np.int64),
-            "value": np.asarray(nd["value"], dtype=np.float64).reshape(-1, 1)}
+    return (FlatForest.from_records(trees, sizes, mult, cols, n_features, len(models), float32_input=f32),
+            np.asarray(init))

@@ -62,7 +62,7 @@ class TreeLearner:
         # "friedman_sum": splits chosen on the row sums sum_k R_ik, leaves = per-column means
         t = HistTree(**self._params()).fit(Xb, R.sum(axis=1), sample_weight=w)
         vals = _leaf_means(t.train_leaf_, R, w, t.node_count_)
-        return _flat_with_values(t, vals), vals[t.train_leaf_]
+        return _with_values(t, vals), vals[t.train_leaf_]
 
     def fit_many(self, Xb, R, w=None):
         """Fit B trees to R (B, n, K) in one batched call; return (trees, predictions (B, n, K))."""
@@ -74,16 +74,16 @@ class TreeLearner:
         for b in range(R.shape[0]):
             tb = f[b]
             vals = _leaf_means(tb.train_leaf_, R[b], w, tb.node_count_)
-            trees.append(_flat_with_values(tb, vals))
+            trees.append(_with_values(tb, vals))
             preds[b] = vals[tb.train_leaf_]
         return trees, preds
 
     def predict(self, tree, X):
-        """Leaf values of `tree` (HistTree or one-tree FlatForest) at rows X, shape (m, K)."""
+        """Leaf values of `tree` (a HistTree) at rows X, shape (m, K)."""
         return tree.predict(X)
 
     def predict_many(self, trees, X):
-        """Leaf values of B trees (a Forest or a list of one-tree FlatForests) at rows X, shape (B, m, K)."""
+        """Leaf values of B trees (a Forest or a list of HistTrees) at rows X, shape (B, m, K)."""
         if isinstance(trees, list):
             return np.stack([t.predict(X) for t in trees])
         return trees.predict(X)
@@ -101,24 +101,18 @@ def _leaf_means(leaf, R, w, n_nodes):
     return S / np.where(W > 0, W, 1.0)[:, None]
 
 
-def _flat_with_values(tree, values) -> FlatForest:
-    """One tree as a FlatForest with the node values replaced by `values` (n_nodes, K)."""
-    return FlatForest.from_hist_trees([tree], values=[values], n_features=tree.n_features_in_)
+def _with_values(tree: HistTree, values) -> HistTree:
+    """The tree with its node values replaced by `values` (n_nodes, K) (the same node rows)."""
+    return HistTree.from_record(tree.record_.with_values(values), tree.binner_, tree.get_params())
 
 
-def _tree_dicts(obj) -> list:
-    """Per-tree arrays of one round's tree object(s): a HistTree, a fit_many Forest, a FlatForest or a list."""
-    from distviz.trees.flat import hist_tree_arrays
-
+def _records(obj) -> list:
+    """The tree records of one round's tree object(s): a HistTree, a fit_many Forest or a list of them."""
     if isinstance(obj, list):
-        return [d for t in obj for d in _tree_dicts(t)]
-    if isinstance(obj, FlatForest):
-        a = obj.arrays()
-        return [{k: a[k][a["tree_offsets"][t]:a["tree_offsets"][t + 1]] for k in
-                 ("feature", "threshold", "missing_left", "left", "right", "value")} for t in range(obj.n_trees)]
+        return [r for t in obj for r in _records(t)]
     if isinstance(obj, HistTree):
-        return [hist_tree_arrays(obj)]
-    return [hist_tree_arrays(obj[b]) for b in range(len(obj))]
+        return [obj.record_]
+    return [obj.record(b) for b in range(len(obj))]
 
 
 def wg_forest(rounds, shared: bool, n_particles: int, d: int, learning_rate: float, n_features: int) -> FlatForest:
@@ -129,9 +123,9 @@ def wg_forest(rounds, shared: bool, n_particles: int, d: int, learning_rate: flo
     """
     trees, sizes, cols = [], [], []
     for rnd in rounds:
-        ts = _tree_dicts(rnd)
+        ts = _records(rnd)
         trees += ts
         sizes.append(len(ts))
         cols += [0] if shared else [b * d for b in range(len(ts))]
-    return FlatForest.from_trees(trees, sizes, [float(learning_rate)] * len(trees), cols, n_features,
-                                 int(n_particles) * int(d))
+    return FlatForest.from_records(trees, sizes, [float(learning_rate)] * len(trees), cols, n_features,
+                                   int(n_particles) * int(d))

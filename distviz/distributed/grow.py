@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from distviz.trees import HistTree
+from distviz.trees import HistTree, TreeRecord
 from distviz.trees.grower import _missing_column
 from distviz.trees.splitting import best_split_variance_missing
-from distviz.trees.tree import _entropy_gains
+from distviz.trees.tree import _entropy_gains, _thresholds
 
 __all__ = ["LevelGrower"]
 
@@ -145,30 +145,22 @@ class LevelGrower:
         def remap(a):
             return np.where(np.asarray(a) >= 0, new[np.maximum(np.asarray(a), 0)], -1)[order]
 
-        t = HistTree(max_depth=self.max_depth, min_weight_leaf=self.min_w, min_samples_leaf=int(self.min_cnt),
-                     l2=self.l2)
         left, right = remap(self.left), remap(self.right)
         sums = np.asarray(self.sums)[order]
-        t.binner_ = self.binner
-        t.n_outputs_ = self.K
-        t.n_features_in_ = self.p
-        t._feature, t._bin, t._left, t._right = m(self.feature), m(self.bin), left, right
-        t._depth = m(self.depth)
-        t._missing_left = m(self.missing_left).astype(np.uint8)
-        t._sums, t._o = sums, self.o
-        t._gain = t._gain_reg = m(self.gain)
-        t._feat_gain = np.asarray(self.feat_gain)[order]
-        t._threshold = None
-        t.value_ = sums[:, self.o:] / (sums[:, :1] + self.l2)
-        t.train_leaf_ = np.empty(0, dtype=np.int64)   # the training rows' leaves stay on the workers
         if aux is None:   # a chart's tree (NGBoost): no family, no Gain^ent
-            t._gain_ent = np.full(n, np.nan)
-            t._nodes = None
-            return t
-        A = np.asarray(aux)[order]
-        if unit:
-            t._gain_ent = _entropy_gains(family, sums[:, 0], A, left, right, n, W_root)
+            gain_ent = np.full(n, np.nan)
         else:
-            t._gain_ent = _entropy_gains(family, A[:, 0], A[:, 2:], left, right, n, W_root)
-        t._nodes = None
-        return t
+            A = np.asarray(aux)[order]
+            W, S = (sums[:, 0], A) if unit else (A[:, 0], A[:, 2:])
+            gain_ent = _entropy_gains(family, W, S, left, right, n, W_root)
+        feature, split_bin = m(self.feature), m(self.bin)
+        record = TreeRecord.from_columns(
+            left, right, sums[:, self.o:] / (sums[:, :1] + self.l2), np.asarray(self.feat_gain)[order], feature=feature,
+            bin=split_bin, threshold=_thresholds(self.binner, feature, split_bin, left), depth=m(self.depth),
+            weight=sums[:, 0], n_samples=sums[:, self.o - 1].astype(np.int64), gain=m(self.gain), gain_reg=m(self.gain),
+            gain_ent=gain_ent, missing_left=m(self.missing_left),
+        )
+        params = {"max_depth": self.max_depth, "min_weight_leaf": self.min_w, "min_samples_leaf": int(self.min_cnt),
+                  "l2": self.l2}
+        # the training rows' leaves stay on the workers
+        return HistTree.from_record(record, self.binner, params, np.empty(0, dtype=np.int64))

@@ -126,7 +126,7 @@ class SharedTreeRows(DaskShardRows):
             vl = self.run_valid(valid_step, law, tree, None)["stats"][0] / self.Wv
         t = g.tree(out["aux"], self.family, self.W if not self.unit else float(self.n), self.unit)
         A = np.asarray(out["aux"])[np.argsort(g.best_first_order())]
-        Wn, Sn = (t._sums[:, 0], A) if self.unit else (A[:, 0], A[:, 2:])
+        Wn, Sn = (t.nodes_.weight, A) if self.unit else (A[:, 0], A[:, 2:])
         self.entropy = _entropy(law, t, self.H_root, Wn, Sn)
         return Round([t], groups, mult), out["stats"][0] / self.W, vl, int(out["stats"][1]), False
 
@@ -207,10 +207,11 @@ def _scale(cl, shards, where, law, search, W, n, loss0, tol):
 def _entropy(law, tree, H_root, W, S):
     """H = H(root) - sum of Gain^ent, or -sum_J W_J/W A*(eta*_J) from the leaf sums (the law's own rule)."""
     from distviz.boosting.laws import partition_entropy
-    ge = tree._gain_ent[tree._left >= 0]
+    nodes = tree.nodes_
+    ge = nodes.gain_ent[~nodes.is_leaf]
     if np.isfinite(H_root) and np.isfinite(ge).all():
         return float(H_root - ge.sum())
-    leaves = np.flatnonzero(tree._left < 0)
+    leaves = np.flatnonzero(nodes.is_leaf)
     return partition_entropy(law.family, np.arange(leaves.size), S[leaves] / W[leaves, None], W[leaves])
 
 

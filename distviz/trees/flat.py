@@ -20,6 +20,8 @@ from numba import njit, prange
 
 from distviz.errors import DataError
 
+from .record import NODE_DTYPE
+
 __all__ = ["ARRAY_FIELDS", "FlatForest", "validate_arrays"]
 
 #: array fields with their dtype kinds: integer ("iu"), float ("f") or flag ("iub")
@@ -212,35 +214,27 @@ class FlatForest:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_trees(cls, trees, round_sizes=None, multiplier=None, out_col=None, n_features=None, n_outputs=None,
-                   float32_input=False) -> "FlatForest":
-        """Concatenate per-tree dicts (feature, threshold, missing_left, left, right, value) in round order."""
-        T = len(trees)
-        sizes = np.array([len(t["left"]) for t in trees], dtype=np.int64)
+    def from_records(cls, records, round_sizes=None, multiplier=None, out_col=None, n_features=None, n_outputs=None,
+                     float32_input=False) -> "FlatForest":
+        """Concatenate tree records (distviz.trees.record.TreeRecord, all with K value columns) in round order.
+
+        Leaves get feature -1, threshold 0 and missing_left 0, a +inf threshold (a split of the last
+        bin) becomes the largest float (the same rule on finite x), and internal nodes' values that are
+        not finite become 0 (they are never read): the arrays validate_arrays accepts.
+        """
+        T = len(records)
+        sizes = np.array([r.n_nodes for r in records], dtype=np.int64)
         offs = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        K = trees[0]["value"].shape[1] if T else (n_outputs or 1)
-
-        def cat(k, shape, dt):
-            return np.concatenate([t[k] for t in trees]) if T else np.zeros(shape, dt)
-
+        K = records[0].value.shape[1] if T else (n_outputs or 1)
+        nodes = np.concatenate([r.nodes for r in records]) if T else np.zeros(0, dtype=NODE_DTYPE)
+        value = np.concatenate([r.value for r in records]) if T else np.zeros((0, K))
+        leaf = nodes["left"] < 0
+        thr = np.where(leaf, 0.0, nodes["threshold"])
         rs = np.ones(T, dtype=np.int64) if round_sizes is None else np.asarray(round_sizes, dtype=np.int64)
-        return cls(cat("feature", (0,), np.int64), cat("threshold", (0,), float), cat("missing_left", (0,), np.uint8),
-                   cat("left", (0,), np.int64), cat("right", (0,), np.int64), cat("value", (0, K), float), offs,
-                   np.concatenate([[0], np.cumsum(rs)]), multiplier, out_col, n_features, n_outputs, float32_input)
-
-    @classmethod
-    def from_hist_trees(cls, trees, round_sizes=None, multiplier=None, out_col=None, n_features=None,
-                        n_outputs=None, values=None) -> "FlatForest":
-        """From fitted HistTree objects (their node tables); `values` optionally replaces each tree's node values."""
-        return cls.from_trees([hist_tree_arrays(t, None if values is None else values[j]) for j, t in enumerate(trees)],
-                              round_sizes, multiplier, out_col, n_features, n_outputs)
-
-    @classmethod
-    def from_sklearn_trees(cls, trees, round_sizes=None, multiplier=None, out_col=None, n_features=None,
-                           n_outputs=None) -> "FlatForest":
-        """From fitted scikit-learn DecisionTreeRegressor objects (X compared in float32, as scikit-learn does)."""
-        return cls.from_trees([sklearn_tree_arrays(t) for t in trees], round_sizes, multiplier, out_col, n_features,
-                              n_outputs, float32_input=True)
+        return cls(np.where(leaf, -1, nodes["feature"]), np.where(thr == np.inf, _BIG, thr),
+                   np.where(leaf, 0, nodes["missing_left"]), nodes["left"], np.where(leaf, -1, nodes["right"]),
+                   np.where(leaf[:, None] | np.isfinite(value), value, 0.0), offs, np.concatenate([[0], np.cumsum(rs)]),
+                   multiplier, out_col, n_features, n_outputs, float32_input)
 
     def arrays(self) -> dict:
         """The arrays of ARRAY_FIELDS by name (for saving)."""
@@ -326,31 +320,3 @@ class FlatForest:
         t = int(self.round_offsets[r])
         leaf = self.apply(X, range(t, t + 1))[0]
         return self.multiplier[t] * self.value[leaf]
-
-
-def hist_tree_arrays(tree, values=None) -> dict:
-    """Per-tree arrays of a fitted HistTree (node table; NaN goes left where the tree learned so)."""
-    nd = tree.nodes_
-    leaf = np.asarray(nd.left) < 0
-    thr = np.where(leaf, 0.0, np.asarray(nd.threshold, dtype=np.float64))
-    thr = np.where(thr == np.inf, _BIG, thr)
-    ml = getattr(nd, "missing_left", None)
-    ml = np.zeros(leaf.shape, np.uint8) if ml is None else np.where(leaf, 0, np.asarray(ml)).astype(np.uint8)
-    v = np.asarray(nd.value if values is None else values, dtype=np.float64).reshape(leaf.size, -1)
-    v = np.where(leaf[:, None] | np.isfinite(v), v, 0.0)  # internal nodes' values are never read
-    return {"feature": np.where(leaf, -1, np.asarray(nd.feature)).astype(np.int64), "threshold": thr,
-            "missing_left": ml, "left": np.asarray(nd.left, dtype=np.int64),
-            "right": np.asarray(nd.right, dtype=np.int64), "value": v}
-
-
-def sklearn_tree_arrays(est) -> dict:
-    """Per-tree arrays of a fitted scikit-learn regression tree (single output)."""
-    t = est.tree_
-    leaf = t.children_left < 0
-    thr = np.where(leaf, 0.0, t.threshold)
-    ml = getattr(t, "missing_go_to_left", None)
-    ml = np.zeros(leaf.shape, np.uint8) if ml is None else np.where(leaf, 0, ml).astype(np.uint8)
-    return {"feature": np.where(leaf, -1, t.feature).astype(np.int64), "threshold": thr.astype(np.float64),
-            "missing_left": ml, "left": np.where(leaf, -1, t.children_left).astype(np.int64),
-            "right": np.where(leaf, -1, t.children_right).astype(np.int64),
-            "value": np.asarray(t.value, dtype=np.float64).reshape(t.node_count, -1)}

@@ -10,68 +10,42 @@ from distviz.validation import check_X
 from .binning import BinnedX, Binner
 from .grower import grow_many
 from .predictor import apply_binned_many, apply_raw_many
+from .record import NODE_DTYPE, TreeRecord
 from .tree import HistTree, _capacity, _check_params, _check_weight
 
 __all__ = ["fit_many", "Forest", "SharedForest"]
 
 
 class Forest:
-    """B independent trees with array-backed node tables (B, M); predict returns (B, n, K)."""
+    """B independent trees as one (B, M) batch of tree records (record.NODE_DTYPE rows); predict returns (B, n, K).
 
-    def __init__(self, params, binner, o, n_nodes, feature, split_bin, left, right, depth, gain, sums, feat_gain, train_leaf,
-                 missing_left=None):
-        """Wrap the grower's (B, M) node arrays; missing_left (B, M) uint8: 1 = a NaN goes left (None: all 0)."""
+    Tree t owns the first ``n_nodes_[t]`` rows of ``nodes[t]``, ``value_[t]`` and ``feature_gains_[t]``
+    (the rest is padding); ``forest[t]`` is a HistTree around views of them.
+    """
+
+    def __init__(self, params, binner, n_nodes, nodes, value, feature_gains, train_leaf):
+        """Wrap the grower's batch: n_nodes (B,), nodes (B, M), value (B, M, K), feature_gains (B, M, p), train_leaf (B, n)."""
         self.params = params
         self.binner_ = binner
         self.n_nodes_ = n_nodes
-        self.feature_ = feature
-        self.bin_ = split_bin
-        self.left_ = left
-        self.right_ = right
-        self.missing_left_ = (np.zeros(feature.shape, dtype=np.uint8) if missing_left is None
-                              else np.ascontiguousarray(missing_left, dtype=np.uint8))
-        self.depth_ = depth
-        self.gain_ = gain
-        self.sums_ = sums
-        self._o = o
-        self.feature_gains_ = feat_gain
+        self.nodes = nodes
+        self.value_ = value
+        self.feature_gains_ = feature_gains
         self.train_leaf_ = train_leaf
-        l2 = float(params["l2"])
-        with np.errstate(all="ignore"):
-            self.value_ = sums[:, :, o:] / (sums[:, :, :1] + l2)
-        internal = left >= 0
-        thr = np.full(feature.shape, np.nan)
-        thr[internal] = binner.threshold_table_[feature[internal], split_bin[internal]]
-        self.threshold_ = thr
-        self.n_outputs_ = self.value_.shape[2]
+        self.n_outputs_ = value.shape[2]
 
     def __len__(self) -> int:
         return int(self.n_nodes_.shape[0])
 
-    def __getitem__(self, t: int) -> HistTree:
-        """Tree t as a HistTree (its arrays are views into the forest's)."""
+    def record(self, t: int) -> TreeRecord:
+        """Tree t's record (views into the batch)."""
         nn = int(self.n_nodes_[t])
-        tree = HistTree(**self.params)
-        tree.binner_ = self.binner_
-        tree.n_outputs_ = self.n_outputs_
-        tree.n_features_in_ = self.binner_.n_features_in_
-        tree._feature = self.feature_[t, :nn]
-        tree._bin = self.bin_[t, :nn]
-        tree._left = self.left_[t, :nn]
-        tree._right = self.right_[t, :nn]
-        tree._missing_left = self.missing_left_[t, :nn]
-        tree._depth = self.depth_[t, :nn]
-        tree._sums = self.sums_[t, :nn]
-        tree._o = self._o
-        tree._gain = self.gain_[t, :nn]
-        tree._gain_reg = tree._gain
-        tree._feat_gain = self.feature_gains_[t, :nn]
-        tree._threshold = self.threshold_[t, :nn]
-        tree.value_ = self.value_[t, :nn]
-        tree.train_leaf_ = None if self.train_leaf_ is None else self.train_leaf_[t]   # None: released after a boosting round
-        tree._gain_ent = None
-        tree._nodes = None
-        return tree
+        return TreeRecord(self.nodes[t, :nn], self.value_[t, :nn], self.feature_gains_[t, :nn])
+
+    def __getitem__(self, t: int) -> HistTree:
+        """Tree t as a HistTree (its record's arrays are views into the forest's)."""
+        tl = None if self.train_leaf_ is None else self.train_leaf_[t]   # None: released after a boosting round
+        return HistTree.from_record(self.record(t), self.binner_, self.params, tl)
 
     @property
     def trees(self) -> list[HistTree]:
@@ -85,13 +59,14 @@ class Forest:
 
     def apply(self, X) -> np.ndarray:
         """Leaf ids (B, n) for raw X or a BinnedX made by the forest's binner."""
+        nd = self.nodes
         if isinstance(X, BinnedX):
             if X.binner is not self.binner_:
                 raise DataError("X was binned by a different Binner than the forest's; pass raw X or codes from forest.binner_.")
-            return apply_binned_many(X.codes_T, self.feature_, self.bin_, self.left_, self.right_, self.missing_left_,
+            return apply_binned_many(X.codes_T, nd["feature"], nd["bin"], nd["left"], nd["right"], nd["missing_left"],
                                      self.binner_.missing_bin_)
         X = check_X(X, allow_nan=True, n_features=self.binner_.n_features_in_)
-        return apply_raw_many(X, self.feature_, self.threshold_, self.left_, self.right_, self.missing_left_)
+        return apply_raw_many(X, nd["feature"], nd["threshold"], nd["left"], nd["right"], nd["missing_left"])
 
     def predict(self, X) -> np.ndarray:
         """Predictions (B, n, K)."""
@@ -181,12 +156,10 @@ def fit_many(X, R_batch, sample_weight=None, shared: bool = False, **tree_params
     n_pos = n if unit else int(np.count_nonzero(w))
     o = 1 if unit else 2
     M = _capacity(depth, leaves, n_pos)
-    out = grow_many(
+    nodes = np.empty((B, M), dtype=NODE_DTYPE)
+    n_nodes, value, fgains, train_leaf = grow_many(
         codes_T, binner.n_bins_, binner.n_hist_bins_, np.ascontiguousarray(Rb), w, o, M, depth, leaves,
-        float(params["min_weight_leaf"]), float(params["min_samples_leaf"]), float(params["l2"]),
+        float(params["min_weight_leaf"]), float(params["min_samples_leaf"]), float(params["l2"]), binner.threshold_table_,
+        nodes,
     )
-    n_nodes, ints, floats, train_leaf = out
-    feature, split_bin, left, right, dep, missing_left = (ints[:, i] for i in range(6))
-    gain, sums, feat_gain = floats[:, :, 0], floats[:, :, 1 : 1 + o + K], floats[:, :, 1 + o + K :]
-    return Forest(params, binner, o, n_nodes, feature, split_bin, left, right, dep, gain, sums, feat_gain, train_leaf,
-                  missing_left)
+    return Forest(params, binner, n_nodes, nodes, value, fgains, train_leaf)

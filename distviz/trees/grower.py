@@ -513,30 +513,38 @@ def _tree_root(root, t, o, K):
 
 
 @njit(cache=True)
-def _pack(n_nodes, feature, split_bin, left, right, missing_left, depth, gain, sums, feat_gain, train_leaf):
-    """Pack the node arrays into (n_nodes (B,), ints (B, 6, M), floats (B, M, 1+C+p), train_leaf (B, n)).
+def _pack(n_nodes, feature, split_bin, left, right, missing_left, depth, gain, sums, feat_gain, o, l2, thr_table, nodes,
+          value, fgains):
+    """Write the first n_nodes[t] nodes of every tree t into its tree record (record.NODE_DTYPE rows (B, M)).
 
-    ints: feature, bin, left, right, depth, missing_left; floats: gain, the C node sums, the p per-feature gains.
-    (Four returned arrays instead of ten: boxing each array costs about a microsecond per call.)
+    value (B, M, K): the node values S_C / (W_C + l2) from the node sums (C = o + K columns: the weight,
+    with o = 2 the positive-weight count, then the target sums); fgains (B, M, p): the per-feature gains
+    (NaN at leaves); thresholds from thr_table (Binner.threshold_table_).  Rows past n_nodes[t] are left
+    as they are.
     """
-    B, M, C = sums.shape
+    B = sums.shape[0]
+    K = sums.shape[2] - o
     p = feat_gain.shape[2]
-    ints = np.empty((B, 6, M), dtype=np.int64)
-    floats = np.empty((B, M, 1 + C + p))
     for t in range(B):
-        for j in range(M):
-            ints[t, 0, j] = feature[t, j]
-            ints[t, 1, j] = split_bin[t, j]
-            ints[t, 2, j] = left[t, j]
-            ints[t, 3, j] = right[t, j]
-            ints[t, 4, j] = depth[t, j]
-            ints[t, 5, j] = missing_left[t, j]
-            floats[t, j, 0] = gain[t, j]
-            for c in range(C):
-                floats[t, j, 1 + c] = sums[t, j, c]
+        for j in range(n_nodes[t]):
+            r = nodes[t, j]
+            inner = left[t, j] >= 0
+            r.feature = feature[t, j]
+            r.bin = split_bin[t, j]
+            r.threshold = thr_table[feature[t, j], split_bin[t, j]] if inner else np.nan
+            r.left = left[t, j]
+            r.right = right[t, j]
+            r.depth = depth[t, j]
+            r.weight = sums[t, j, 0]
+            r.n_samples = np.int64(sums[t, j, o - 1])
+            r.gain = gain[t, j]
+            r.gain_reg = gain[t, j]
+            r.gain_ent = np.nan
+            r.missing_left = missing_left[t, j]
+            for k in range(K):
+                value[t, j, k] = sums[t, j, o + k] / (sums[t, j, 0] + l2)
             for f in range(p):
-                floats[t, j, 1 + C + f] = feat_gain[t, j, f]
-    return n_nodes, ints, floats, train_leaf
+                fgains[t, j, f] = feat_gain[t, j, f] if inner else np.nan
 
 
 @njit(cache=True)
@@ -550,7 +558,7 @@ def _alloc_many(B, M, C, p, n):
 
 @njit(cache=True)
 def grow_batch(codes_T, codes_R, root_lead, root_tot, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2,
-               allow_parallel, aux, work):
+               allow_parallel, aux, work, thr_table, nodes):
     """B trees on Yb (B, n, K) sharing X, grown one after another in one call (B = 1: a single HistTree).
 
     The root histogram of all B*K columns is built in one pass; allow_parallel lets large node
@@ -559,8 +567,9 @@ def grow_batch(codes_T, codes_R, root_lead, root_tot, n_bins, nb_max, Yb, w, o, 
     or an empty array, root_lead / root_tot the root's leading columns (p, nb_max, o) and their
     totals (o,) or empty arrays (see grow_tree).  aux (n, d) or (0, d): extra columns whose per-node
     sums are returned too; work (2, n) int32 scratch or an empty array (see grow_tree).  nb_max is the
-    histogram width (Binner.n_hist_bins_, see the module doc).  Returns (n_nodes (B,), ints, floats,
-    train_leaf (see _pack; ints[:, 5] is missing_left), aux sums (B, M, d)).
+    histogram width (Binner.n_hist_bins_, see the module doc).  thr_table: Binner.threshold_table_; nodes
+    (B, M) of record.NODE_DTYPE: receives the trees' node rows (see _pack).  Returns (n_nodes (B,),
+    value (B, M, K), feature gains (B, M, p), train_leaf (B, n), aux sums (B, M, d)).
     """
     B, n, K = Yb.shape
     p = codes_T.shape[0]
@@ -578,15 +587,17 @@ def grow_batch(codes_T, codes_R, root_lead, root_tot, n_bins, nb_max, Yb, w, o, 
             min_w, min_cnt, l2, allow_parallel, feature[t], split_bin[t], left[t], right[t], missing_left[t], depth[t],
             gain[t], sums[t], feat_gain[t], train_leaf[t], aux, aux_sums[t], work,
         )
-    n_nodes, ints, floats, train_leaf = _pack(n_nodes, feature, split_bin, left, right, missing_left, depth, gain, sums,
-                                              feat_gain, train_leaf)
-    return n_nodes, ints, floats, train_leaf, aux_sums
+    value = np.empty((B, M, K))
+    fgains = np.empty((B, M, p))
+    _pack(n_nodes, feature, split_bin, left, right, missing_left, depth, gain, sums, feat_gain, o, l2, thr_table, nodes,
+          value, fgains)
+    return n_nodes, value, fgains, train_leaf, aux_sums
 
 
-def grow_many(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2):
+def grow_many(codes_T, n_bins, nb_max, Yb, w, o, M, max_depth, max_leaves, min_w, min_cnt, l2, thr_table, nodes):
     """Grow B trees sharing X in one numba call (large node histograms use the feature-parallel kernel)."""
     return grow_batch(codes_T, no_row_codes(codes_T), NO_ROOT_LEAD, NO_ROOT_TOT, n_bins, nb_max, Yb, w, o, M, max_depth,
-                      max_leaves, min_w, min_cnt, l2, numba.get_num_threads(), NO_AUX, NO_WORK)[:4]
+                      max_leaves, min_w, min_cnt, l2, numba.get_num_threads(), NO_AUX, NO_WORK, thr_table, nodes)[:4]
 
 
 # stand-in for the root's cached leading columns: the root is built from all its columns

@@ -12,8 +12,8 @@ from distviz.validation import check_sample_weight, check_X, check_y
 from .binning import BinnedX, Binner, _row_major
 from .grower import NO_AUX, NO_ROOT_LEAD, NO_ROOT_TOT, NO_WORK, grow_batch, grow_entropy, no_row_codes, node_sums
 from .histogram import lead_hist, row_stats
-from .nodes import TreeNodes
 from .predictor import apply_binned, apply_raw
+from .record import NODE_DTYPE, TreeRecord
 
 __all__ = ["HistTree", "FitContext"]
 
@@ -256,140 +256,111 @@ class HistTree(BaseEstimator):
             o = 1 if unit else 2
             # with a family, the node sums of T (unit weights) or of [w, 1{w>0}, wT] for Gain^ent come with the tree
             aux = NO_AUX if family is None else T if unit else ctx.GT
-            n_nodes, ints, floats, tl, aux_sums = grow_batch(
+            nodes = np.empty((1, M), dtype=NODE_DTYPE)
+            n_nodes, value, fgains, tl, aux_sums = grow_batch(
                 codes_T, ctx.row_codes(K), ctx.root_lead, ctx.root_tot, nb, nb_max, R[None], w, o, M, depth, leaves, min_w,
-                min_cnt, l2, numba.get_num_threads(), aux, ctx.work,
+                min_cnt, l2, numba.get_num_threads(), aux, ctx.work, binner.threshold_table_, nodes,
             )
             nn = int(n_nodes[0])
-            feature, split_bin, left, right, dep, miss_left = ints[0, :, :nn]
-            floats = floats[0, :nn]
-            gain = gain_reg = floats[:, 0]
-            sums = floats[:, 1 : 1 + o + K]
-            feat_gain = floats[:, 1 + o + K :]
+            rec = TreeRecord(nodes[0, :nn], value[0, :nn], fgains[0, :nn])
             train_leaf = tl[0]
             if family is not None:
                 S_aux = aux_sums[0, :nn]
         else:
-            GT = ctx.GT
-            o = 2
             nn, feature, split_bin, left, right, dep, gain, feat_gain, train_leaf, miss_left = grow_entropy(
-                codes_T, nb, nb_max, GT, family.conjugate, M, depth, leaves, min_w, min_cnt
+                codes_T, nb, nb_max, ctx.GT, family.conjugate, M, depth, leaves, min_w, min_cnt
             )
-            feature, split_bin, left, right, dep = feature[:nn], split_bin[:nn], left[:nn], right[:nn], dep[:nn]
-            miss_left = miss_left[:nn]
-            feat_gain = feat_gain[:nn]
+            left, right = left[:nn], right[:nn]
             sums = node_sums(train_leaf, row_stats(R, w, 2), left, right, nn)
-            gain = gain[:nn]
-            gain_reg = _reg_gains(sums, left, right, l2, o)
-        self.binner_ = binner
-        self.n_outputs_ = K
-        self.n_features_in_ = codes_T.shape[0]
-        self._feature = feature
-        self._bin = split_bin
-        self._left = left
-        self._right = right
-        self._missing_left = miss_left.astype(np.uint8)
-        self._depth = dep
-        self._sums = sums
-        self._o = o
-        self._gain = gain
-        self._gain_reg = gain_reg
-        self._feat_gain = feat_gain
-        self._threshold: np.ndarray | None = None
-        self.value_ = sums[:, o:] / (sums[:, :1] + l2)
-        self.train_leaf_ = train_leaf
+            rec = TreeRecord.from_columns(
+                left, right, sums[:, 2:] / (sums[:, :1] + l2), feat_gain[:nn], feature=feature[:nn], bin=split_bin[:nn],
+                threshold=_thresholds(binner, feature[:nn], split_bin[:nn], left), depth=dep[:nn], weight=sums[:, 0],
+                n_samples=sums[:, 1].astype(np.int64), gain=gain[:nn], gain_reg=_reg_gains(sums, left, right, l2, 2),
+                missing_left=miss_left[:nn],
+            )
         if family is not None:
+            lf, rt = rec.left, rec.right
             if unit:  # every row weighs 1: W_C is the node's row count (exact), only T needs summing
-                S = node_sums(train_leaf, T, left, right, nn) if S_aux is None else S_aux
-                self._gain_ent = _entropy_gains(family, sums[:, 0], S, left, right, nn, float(n))
+                S = node_sums(train_leaf, T, lf, rt, nn) if S_aux is None else S_aux
+                rec.nodes["gain_ent"] = _entropy_gains(family, rec.weight, S, lf, rt, nn, float(n))
             else:
-                S = node_sums(train_leaf, ctx.GT, left, right, nn) if S_aux is None else S_aux
-                self._gain_ent = _entropy_gains(family, S[:, 0], S[:, 2:], left, right, nn, ctx.W_root)
-        else:
-            self._gain_ent = None
-        self._nodes: TreeNodes | None = None
+                S = node_sums(train_leaf, ctx.GT, lf, rt, nn) if S_aux is None else S_aux
+                rec.nodes["gain_ent"] = _entropy_gains(family, S[:, 0], S[:, 2:], lf, rt, nn, ctx.W_root)
+        self._set_record(rec, binner, train_leaf)
         return self
 
     # -- fitted structure ----------------------------------------------------------------------
+    @classmethod
+    def from_record(cls, record: TreeRecord, binner: Binner, params: dict | None = None,
+                    train_leaf: np.ndarray | None = None) -> "HistTree":
+        """A fitted HistTree around record (its nodes binned by binner), with constructor params and training-row leaves."""
+        return cls(**(params or {}))._set_record(record, binner, train_leaf)
+
+    def _set_record(self, record: TreeRecord, binner: Binner, train_leaf) -> "HistTree":
+        self.record_ = record
+        self.binner_ = binner
+        self.n_outputs_ = int(record.value.shape[1])
+        self.n_features_in_ = int(binner.n_features_in_)
+        self.train_leaf_ = train_leaf
+        return self
+
     def _check_fitted(self) -> None:
-        check_fitted(self, "value_")
+        if "record_" not in self.__dict__:   # (the boosting loop reads value_ every round: no sklearn call when fitted)
+            check_fitted(self, "record_")
+
+    @property
+    def value_(self) -> np.ndarray:
+        """Node values (node_count_, K): S_C / (W_C + l2) (leaves' values are the predictions)."""
+        self._check_fitted()
+        return self.record_.value
 
     @property
     def node_count_(self) -> int:
         """Number of nodes."""
         self._check_fitted()
-        return int(self._left.shape[0])
+        return self.record_.n_nodes
 
     @property
     def n_leaves_(self) -> int:
         """Number of leaves."""
         self._check_fitted()
-        return int(np.count_nonzero(self._left < 0))
+        return int(np.count_nonzero(self.record_.is_leaf))
 
     @property
     def depth_(self) -> int:
         """Depth of the deepest leaf (0 for a single-leaf tree)."""
         self._check_fitted()
-        return int(self._depth.max())
+        return int(self.record_.depth.max())
 
     @property
     def leaf_ids_(self) -> np.ndarray:
         """Node ids of the leaves, increasing (the order set_leaf_values expects)."""
         self._check_fitted()
-        return np.flatnonzero(self._left < 0)
+        return np.flatnonzero(self.record_.is_leaf)
 
     @property
     def threshold_(self) -> np.ndarray:
         """Raw-unit threshold of every node (NaN for leaves)."""
         self._check_fitted()
-        if self._threshold is None:
-            thr = np.full(self._feature.shape[0], np.nan)
-            internal = self._left >= 0
-            thr[internal] = self.binner_.threshold_table_[self._feature[internal], self._bin[internal]]
-            self._threshold = thr
-        return self._threshold
+        return self.record_.threshold
 
     @property
     def missing_left_(self) -> np.ndarray:
         """uint8 per node: 1 when a missing value (NaN) of the split feature goes left (0 at leaves)."""
         self._check_fitted()
-        ml = getattr(self, "_missing_left", None)
-        if ml is None:
-            ml = self._missing_left = np.zeros(self._left.shape[0], dtype=np.uint8)
-        return ml
+        return self.record_.missing_left
 
     @property
     def train_predict_(self) -> np.ndarray:
         """Predictions (n, K) on the training rows, without re-traversing the tree."""
         self._check_fitted()
-        return self.value_[self.train_leaf_]
+        return self.record_.value[self.train_leaf_]
 
     @property
-    def nodes_(self) -> TreeNodes:
-        """The node table (see TreeNodes)."""
+    def nodes_(self) -> TreeRecord:
+        """The node table: the tree's record (see distviz.trees.record)."""
         self._check_fitted()
-        if self._nodes is None or self._nodes.value is not self.value_:
-            nn = self.node_count_
-            leaf = self._left < 0
-            gain_ent = self._gain_ent if self._gain_ent is not None else np.full(nn, np.nan)
-            self._nodes = TreeNodes(
-                feature=np.where(leaf, -1, self._feature),
-                threshold=self.threshold_,
-                bin=np.where(leaf, -1, self._bin),
-                left=self._left,
-                right=self._right,
-                missing_left=self.missing_left_,
-                is_leaf=leaf,
-                depth=self._depth,
-                weight=self._sums[:, 0].copy(),
-                n_samples=self._sums[:, self._o - 1].astype(np.int64),
-                value=self.value_,
-                gain=np.where(leaf, np.nan, self._gain),
-                gain_reg=np.where(leaf, np.nan, self._gain_reg),
-                gain_ent=gain_ent,
-                feature_gains=np.where(leaf[:, None], np.nan, self._feat_gain),
-            )
-        return self._nodes
+        return self.record_
 
     def set_leaf_values(self, values) -> "HistTree":
         """Replace the leaf values: (n_leaves_, K) in leaf_ids_ order, or (node_count_, K) indexed by node id."""
@@ -409,7 +380,7 @@ class HistTree(BaseEstimator):
                 f"leaf values must have shape ({leaves.size}, {K}) (one row per leaf) or ({self.node_count_}, {K}), "
                 f"got {v.shape}."
             )
-        self.value_ = new
+        self.record_ = self.record_.with_values(new)
         return self
 
     # -- prediction ------------------------------------------------------------------------------
@@ -419,15 +390,24 @@ class HistTree(BaseEstimator):
         if isinstance(X, BinnedX):
             if X.binner is not self.binner_:
                 raise DataError("X was binned by a different Binner than the tree's; pass raw X or codes from tree.binner_.")
-            return apply_binned(X.codes_T, self._feature, self._bin, self._left, self._right, self.missing_left_,
-                                self.binner_.missing_bin_)
+            return apply_binned(X.codes_T, self.record_.feature, self.record_.bin, self.record_.left, self.record_.right,
+                                self.record_.missing_left, self.binner_.missing_bin_)
         X = check_X(X, allow_nan=True, n_features=self.n_features_in_)
-        return apply_raw(X, self._feature, self.threshold_, self._left, self._right, self.missing_left_)
+        r = self.record_
+        return apply_raw(X, r.feature, r.threshold, r.left, r.right, r.missing_left)
 
     def predict(self, X) -> np.ndarray:
         """Leaf values (n, K) for raw X or a BinnedX."""
         leaf = self.apply(X)
         return self.value_[leaf]
+
+
+def _thresholds(binner, feature, split_bin, left) -> np.ndarray:
+    """Raw-unit threshold of every node from its split bin (NaN at leaves): the upper edge of the bin."""
+    thr = np.full(left.shape[0], np.nan)
+    internal = left >= 0
+    thr[internal] = binner.threshold_table_[feature[internal], split_bin[internal]]
+    return thr
 
 
 def _reg_gains(sums, left, right, l2, o=2):
