@@ -32,8 +32,8 @@ st.title("Posterior regression with WGBoost")
 explainer("""
 **Wasserstein gradient boosting** gives every input x a set of N particles that flow, round by round,
 towards the posterior π(θ | y, x) of the output distribution's parameters θ. *Conditional density*: the
-predictive density p(y | x) = (1/N) Σ_n p(y | θ_n(x)) as a heat map (x across, y up), data as white dots
-and the particles' locations as crosses — the Old Faithful and bone-density examples of the paper's
+predictive density p(y | x) = (1/N) Σ_n p(y | θ_n(x)) as a heat map (x across, y up) with the data as white
+dots, the particles themselves in the next tab — the Old Faithful and bone-density examples of the paper's
 Section 4.1. *Method comparison*: the App. E study — particles of SKA (diagonal Newton, the default),
 FKA (first order), NKA (full Newton) and Langevin against the exact target N(sin x, 0.5²), scored by
 MMD² (lower is better) and time per round; stars are values measured by running the authors' code

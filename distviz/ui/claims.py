@@ -75,6 +75,7 @@ QUANTITIES: dict[str, tuple[tuple[str, ...], str | None, bool, str]] = {
     "particle_shift": (("lab", "evolution", "posterior"), None, True,
                        "mean distance of the particles' locations at the round from where they started"),
     "pred_mean": (("posterior",), _NUMBER, False, "predicted mean of y at the input value"),
+    "density_peak": (("lab", "posterior"), None, False, "highest value of the predictive-density heat map p(y | x)"),
     # the Posterior page's OOD demo
     "pr_auc": (("posterior",), None, False, "OOD PR-AUC of the score 1 / max variance"),
     "accuracy": (("posterior",), None, False, "test accuracy on the known classes"),

@@ -67,6 +67,19 @@ def _round(q: Quantity, model, trace) -> int:
     return r
 
 
+def _plotly_values(v) -> np.ndarray:
+    """The numbers of a plotly data array of a figure distviz drew: a list, an array or plotly's typed-array form
+    {"dtype", "bdata" (base64), "shape"}, flattened; only numeric dtypes are read."""
+    if isinstance(v, dict) and "bdata" in v:
+        import base64
+
+        dtype = np.dtype(str(v.get("dtype", "")))
+        if dtype.kind not in "iuf":
+            raise _Unavailable(f"The figure holds a {dtype} array, not numbers.")
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=dtype).astype(float)
+    return np.asarray(v, dtype=float).reshape(-1)
+
+
 def _rises(series) -> float:
     s = np.asarray(series, dtype=float)
     s = s[np.isfinite(s)]
@@ -138,6 +151,8 @@ class _FitView:
             return self._particles(q, res, trace)
         if q.name == "pred_mean":
             return float(np.ravel(model.predict_mean(np.array([[float(_arg(q))]])))[0])
+        if q.name == "density_peak":
+            return self._density_peak(q, res)
         if q.name in ("path_eta", "path_eta_star", "truth_eta", "truth_eta_star", "bend"):
             return self._geometry(q, res)
         return self._split(q, res, trace)
@@ -154,6 +169,16 @@ class _FitView:
         if q.name == "particle_spread":
             return float(np.mean(np.std(loc[r], axis=1)))
         return float(np.mean(np.abs(loc[r] - loc[0])))
+
+    # -- the predictive-density heat map, read from the figure the page draws
+    def _density_peak(self, q: Quantity, res) -> float:
+        from distviz.viz import results as vr
+
+        figs = vr.lab_figures(res.model, res.data, res.kind, res.config.algorithm)
+        heat = [t for f in figs if "density" in (f.layout.title.text or "") for t in f.data if t.type == "heatmap"]
+        if not heat:
+            raise _Unavailable(f"{q}: this fit draws no predictive density.")
+        return float(np.nanmax(_plotly_values(heat[0].z)))
 
     # -- the Evolution page's geometry panel
     def x0(self, res) -> float:
