@@ -1,12 +1,13 @@
-"""FlatForest: the fitted trees of any tree-based estimator as flat node arrays, with compiled predictors.
+"""FlatForest: the tree records of any tree-based estimator concatenated, with compiled predictors.
 
-One representation for prediction, staged prediction and persistence of DistributionalBoosting, the
-NGBoost family (including skGB's scikit-learn trees) and WGBoost.  Node arrays of all trees are
-concatenated; tree ``t`` owns nodes ``tree_offsets[t] .. tree_offsets[t+1]-1`` and its child ids are
-local to the tree (0 is its root, -1 marks a leaf).  An internal node sends row ``x`` left when
-``x[feature] <= threshold``; a NaN value goes left when ``missing_left`` is 1, else right.  Tree ``t``
-adds ``multiplier[t] * value[leaf]`` to the output columns ``out_col[t] .. out_col[t] + K - 1``; trees
-are grouped into boosting rounds by ``round_offsets`` (staged prediction stops after a round).
+Prediction, staged prediction and persistence of DistributionalBoosting, the NGBoost family (including
+skGB's scikit-learn trees) and WGBoost go through it: ``from_records`` concatenates the prediction
+columns of the fitted trees' records (distviz/trees/record.py), the model file stores them.  Tree
+``t`` owns nodes ``tree_offsets[t] .. tree_offsets[t+1]-1`` and its child ids are local to the tree (0
+is its root, -1 marks a leaf).  An internal node sends row ``x`` left when ``x[feature] <= threshold``;
+a NaN value goes left when ``missing_left`` is 1, else right.  Tree ``t`` adds ``multiplier[t] *
+value[leaf]`` to the output columns ``out_col[t] .. out_col[t] + K - 1``; trees are grouped into
+boosting rounds by ``round_offsets`` (staged prediction stops after a round).
 
 ``validate_arrays`` checks arrays read from a file before any kernel sees them: every child id points
 strictly forward inside its own tree (so traversal ends, never loops and never leaves the arrays) and

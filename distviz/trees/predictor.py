@@ -1,10 +1,10 @@
 """Tree traversal: the leaf of every row, from bin codes or from raw features.
 
-Missing values: with ``missing_left`` (uint8 per node, 1 = a missing value goes left) a NaN
-(raw path) or the missing-value code ``miss`` (binned path, ``Binner.missing_bin_``) follows the
-learned direction; without it (None, the default) it goes right, as before missing-value support.
-A missing value is replaced per node by a stand-in that compares the right way (-inf or NaN for raw
-values, 0 or ``miss`` for codes), so the left / right choice stays one branch-free select.
+The node columns are a tree record's (distviz/trees/record.py).  Missing values: a NaN (raw path)
+or the missing-value code ``miss`` (binned path, ``Binner.missing_bin_``) follows ``missing_left``
+(uint8 per node, 1 = a missing value goes left): it is replaced per node by a stand-in that compares
+the right way (-inf or NaN for raw values, 0 or ``miss`` for codes), so the left / right choice stays
+one branch-free select.
 """
 
 from __future__ import annotations
@@ -16,17 +16,10 @@ __all__ = ["apply_binned", "apply_raw", "apply_binned_many", "apply_raw_many"]
 
 
 @njit(cache=True)
-def apply_binned(codes_T, feature, split_bin, left, right, missing_left=None, miss=-1):
+def apply_binned(codes_T, feature, split_bin, left, right, missing_left, miss):
     """Leaf id of every column of codes_T (p, n): go left when code <= split_bin (code == miss: by missing_left)."""
     n = codes_T.shape[1]
     out = np.empty(n, dtype=np.int64)
-    if missing_left is None:
-        for i in range(n):
-            j = 0
-            while left[j] >= 0:
-                j = left[j] if codes_T[feature[j], i] <= split_bin[j] else right[j]
-            out[i] = j
-        return out
     miss_to = np.empty(left.shape[0], dtype=np.int64)  # 0 goes left of every split, miss right of every one
     for j in range(left.shape[0]):
         miss_to[j] = 0 if missing_left[j] != 0 else miss
@@ -41,17 +34,10 @@ def apply_binned(codes_T, feature, split_bin, left, right, missing_left=None, mi
 
 
 @njit(cache=True)
-def apply_raw(X, feature, threshold, left, right, missing_left=None):
+def apply_raw(X, feature, threshold, left, right, missing_left):
     """Leaf id of every row of X (n, p): go left when x <= threshold (x NaN: by missing_left)."""
     n = X.shape[0]
     out = np.empty(n, dtype=np.int64)
-    if missing_left is None:
-        for i in range(n):
-            j = 0
-            while left[j] >= 0:
-                j = left[j] if X[i, feature[j]] <= threshold[j] else right[j]
-            out[i] = j
-        return out
     nan_to = np.empty(left.shape[0])  # -inf goes left of every split, NaN right of every one
     for j in range(left.shape[0]):
         nan_to[j] = -np.inf if missing_left[j] != 0 else np.nan
@@ -66,27 +52,18 @@ def apply_raw(X, feature, threshold, left, right, missing_left=None):
 
 
 @njit(cache=True)
-def apply_binned_many(codes_T, feature, split_bin, left, right, missing_left=None, miss=-1):
-    """Leaf ids (B, n) of B trees given as (B, M) node arrays (missing_left (B, M) or None)."""
-    B = feature.shape[0]
-    n = codes_T.shape[1]
-    out = np.empty((B, n), dtype=np.int64)
-    for t in range(B):
-        if missing_left is None:
-            out[t] = apply_binned(codes_T, feature[t], split_bin[t], left[t], right[t])
-        else:
-            out[t] = apply_binned(codes_T, feature[t], split_bin[t], left[t], right[t], missing_left[t], miss)
+def apply_binned_many(codes_T, feature, split_bin, left, right, missing_left, miss):
+    """Leaf ids (B, n) of B trees given as (B, M) node arrays."""
+    out = np.empty((feature.shape[0], codes_T.shape[1]), dtype=np.int64)
+    for t in range(feature.shape[0]):
+        out[t] = apply_binned(codes_T, feature[t], split_bin[t], left[t], right[t], missing_left[t], miss)
     return out
 
 
 @njit(cache=True)
-def apply_raw_many(X, feature, threshold, left, right, missing_left=None):
-    """Leaf ids (B, n) of B trees given as (B, M) node arrays, from raw X (missing_left (B, M) or None)."""
-    B = feature.shape[0]
-    out = np.empty((B, X.shape[0]), dtype=np.int64)
-    for t in range(B):
-        if missing_left is None:
-            out[t] = apply_raw(X, feature[t], threshold[t], left[t], right[t])
-        else:
-            out[t] = apply_raw(X, feature[t], threshold[t], left[t], right[t], missing_left[t])
+def apply_raw_many(X, feature, threshold, left, right, missing_left):
+    """Leaf ids (B, n) of B trees given as (B, M) node arrays, from raw X."""
+    out = np.empty((feature.shape[0], X.shape[0]), dtype=np.int64)
+    for t in range(feature.shape[0]):
+        out[t] = apply_raw(X, feature[t], threshold[t], left[t], right[t], missing_left[t])
     return out
