@@ -107,8 +107,7 @@ from distviz.errors import ConfigError
 
 from .rounds import EarlyStopping, RoundBook
 
-__all__ = ["BoostingEngine", "BoostingResult", "Round", "RoundInfo", "fit_boosting",
-           "predict_raw", "staged_predict_raw", "weighted_mean"]
+__all__ = ["BoostingEngine", "BoostingResult", "Round", "RoundInfo", "predict_raw", "staged_predict_raw", "weighted_mean"]
 
 
 @dataclass
@@ -433,13 +432,6 @@ def _n_rows(X) -> int:
     if hasattr(X, "shape"):
         return int(X.shape[0])
     return len(X)
-
-
-def fit_boosting(law, Xb, y, **kw) -> BoostingResult:
-    """Functional form: ``BoostingEngine(law, **engine_kw).fit(Xb, y, **fit_kw)``."""
-    fit_keys = {"sample_weight", "valid", "callbacks", "progress"}
-    fit_kw = {k: kw.pop(k) for k in list(kw) if k in fit_keys}
-    return BoostingEngine(law, **kw).fit(Xb, y, **fit_kw)
 
 
 def staged_predict_raw(res: BoostingResult, law, X, n_rounds: int | None = None):

@@ -179,16 +179,18 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
         idx = display_subset(X.shape[0], int(self.trace_rows), rng)
         rec = TraceRecorder(law, idx)
         res = self._engine(law).fit(Xb, y, sample_weight=w, valid=vb, callbacks=[rec], progress=progress)
-        self._law = law
-        self.family_ = fam
-        self.result_ = res
+        self._set_result(res, law, fam, rec, X, y, law.prepare(y, w).T)
+        return self
+
+    def _set_result(self, res, law, fam, rec, X, y, T) -> None:
+        """The fitted attributes from the engine's result and the trace recorder's display rows (X, y, T(y)), the
+        in-memory and the Dask fit alike."""
+        self._law, self.family_, self.result_ = law, fam, res
         self.forest_ = _Forest.from_result(res)
         self.n_rounds_ = res.n_rounds
         self.best_iteration_ = int(res.best_iteration)
-        self.n_features_in_ = X.shape[1]
-        T = law.prepare(y, w).T
+        self.n_features_in_ = int(X.shape[1])
         self.trace_ = build_trace(res, rec, law, X=X, y=y, T=T, attrs=self._trace_attrs())
-        return self
 
     def _engine(self, law) -> BoostingEngine:
         """The boosting engine of this model's settings (its rules drive the in-memory and the Dask fit alike)."""

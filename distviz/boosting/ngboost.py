@@ -453,24 +453,25 @@ class NGBoost(RegressorMixin, BaseEstimator):
             for t in rnd.trees:
                 if getattr(t, "train_leaf_", None) is not None:
                     t.train_leaf_ = None
-        self.chart_ = chart
-        self.law_ = law
-        self.forests_ = engine.forests if len(engine.forests) == res.n_rounds else None
-        self.result_ = res
-        self.n_outputs_ = y.shape[1]
-        self.n_features_in_ = X.shape[1]
-        self.init_params_ = res.init
-        self.forest_ = _ngb_forest(res, X.shape[1], law.dim)
-        self.n_iter_ = res.n_rounds
-        self.best_iteration_ = int(res.best_iteration) if valid is not None else res.n_rounds
-        self.best_iteration_per_param_ = np.full(law.dim, self.best_iteration_)
-        self.train_loss_ = np.asarray(res.train_loss)
-        self.valid_loss_ = np.asarray(res.valid_loss)
-        self.scalings_ = np.asarray(res.scales[1:])
+        self._set_result(res, chart, law, X.shape[1], y.shape[1], valid is not None,
+                         engine.forests if len(engine.forests) == res.n_rounds else None)
         if self.per_parameter_early_stopping:
             self.best_iteration_per_param_ = select_rounds_per_param(self, ev[0], ev[1], ev[2])
         self.fit_seconds_ = time.perf_counter() - t0
         return self
+
+    def _set_result(self, res, chart, law, n_features: int, n_outputs: int, has_valid: bool, forests=None) -> None:
+        """The fitted attributes from the engine's result (the in-memory and the Dask fit alike)."""
+        self.chart_, self.law_, self.forests_, self.result_ = chart, law, forests, res
+        self.n_outputs_, self.n_features_in_ = int(n_outputs), int(n_features)
+        self.init_params_ = res.init
+        self.forest_ = _ngb_forest(res, int(n_features), law.dim)
+        self.n_iter_ = res.n_rounds
+        self.best_iteration_ = int(res.best_iteration) if has_valid else res.n_rounds
+        self.best_iteration_per_param_ = np.full(law.dim, self.best_iteration_)
+        self.train_loss_ = np.asarray(res.train_loss)
+        self.valid_loss_ = np.asarray(res.valid_loss)
+        self.scalings_ = np.asarray(res.scales[1:])
 
     # ------------------------------------------------------------------ predict
     def _check_fitted(self):

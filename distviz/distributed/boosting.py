@@ -189,9 +189,8 @@ def _disp_rows(chunks, idx):
 @releases_workers
 def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=None, binner=None):
     """Fit a DistributionalBoosting on the current Client's workers (see module doc); returns the model."""
-    from distviz.boosting.estimator import _Forest
     from distviz.boosting.laws import make_law, partition_entropy
-    from distviz.boosting.trace import TraceRecorder, build_trace, display_subset
+    from distviz.boosting.trace import TraceRecorder, display_subset
 
     model._check_config()
     if model.validation_fraction is not None and eval_set is None:
@@ -247,16 +246,8 @@ def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=
     Xs, ys = _display_rows(cl.run(display_rows, shards, where)["disp"], idx.size, int(X.shape[1]))
     del shards, vshards, rows   # the workers drop the chunks' state
     cl.close()
-    model._law = law
-    model.family_ = fam
-    model.result_ = res
-    model.forest_ = _Forest.from_result(res)
-    model.n_rounds_ = res.n_rounds
-    model.best_iteration_ = int(res.best_iteration)
-    model.n_features_in_ = int(X.shape[1])
-    T = law.prepare(fam.check_y(ys)).T
-    tr = build_trace(res, rec, law, X=Xs, y=ys, T=T, attrs=model._trace_attrs())
-    model.trace_ = tr.assign(obs_index=("obs", idx.astype(np.int64)))
+    model._set_result(res, law, fam, rec, Xs, ys, law.prepare(fam.check_y(ys)).T)
+    model.trace_ = model.trace_.assign(obs_index=("obs", idx.astype(np.int64)))
     model.binner_ = binner
     return model
 

@@ -4,8 +4,8 @@ The workers send each level's node histograms (summed over chunks by a tree redu
 runs the in-memory split scan on them (``distviz.trees.splitting.best_split_variance``, Gain^reg with
 the l2 penalty of mirror_vs_natural_boosting.tex, Sec. "Split criterion from leaf predictions"; with
 missing values, ``best_split_variance_missing`` also learns where a NaN goes) and the
-in-memory growth rules of ``distviz.trees.grower.grow_tree``: a node may split when it is above
-``max_depth``'s limit and holds at least twice ``min_samples_leaf`` rows and twice ``min_weight_leaf``;
+in-memory growth rule (``distviz.trees.splitting.may_split``, the numba grower's own): a node may split when it
+is above ``max_depth``'s limit and holds at least twice ``min_samples_leaf`` rows and twice ``min_weight_leaf``;
 a child's sums are the prefix of its parent's histogram (plus the missing-value column when NaN goes left); only the
 smaller child's histogram is built and the larger one is the parent's minus it.  Without ``max_leaves``
 best-first growth splits every admissible leaf, so growing level by level gives the same splits; the node ids are then renumbered
@@ -19,7 +19,7 @@ import numpy as np
 
 from distviz.trees import HistTree, TreeRecord
 from distviz.trees.grower import _missing_column
-from distviz.trees.splitting import best_split_variance_missing
+from distviz.trees.splitting import best_split_variance_missing, may_split
 from distviz.trees.tree import _entropy_gains, _thresholds
 
 __all__ = ["LevelGrower"]
@@ -46,8 +46,9 @@ class LevelGrower:
         self.frontier = [0] if self._can_split(0) else []
 
     def _can_split(self, c) -> bool:
-        s, ci = self.sums[c], self.o - 1
-        return self.depth[c] < self.max_depth and s[ci] >= 2 * self.min_cnt and s[0] >= 2 * self.min_w
+        """The in-memory growers' rule (``splitting.may_split``; no leaf limit: level by level splits every leaf)."""
+        s = self.sums[c]
+        return bool(may_split(self.depth[c], 0, s[self.o - 1], s[0], self.max_depth, 1, self.min_cnt, self.min_w))
 
     def _new(self, parent, sums):
         self.sums.append(sums)

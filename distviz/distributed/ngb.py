@@ -72,7 +72,7 @@ def _eval_set(eval_set, X, P):
 @releases_workers
 def fit_ngboost(model, X, y, sample_weight=None, eval_set=None, progress=None, binner=None):
     """Fit an NGBoost (NGB, GB) on the current Client's workers (see module doc); returns the model."""
-    from distviz.boosting.ngboost import _NORMAL_MIN_SD, ChartLaw, _ngb_forest, _resolve_chart, select_rounds_per_param
+    from distviz.boosting.ngboost import _NORMAL_MIN_SD, ChartLaw, _resolve_chart, select_rounds_per_param
     from distviz.families.mvn_cholesky import MVNCholesky
 
     t_fit = time.perf_counter()
@@ -135,18 +135,7 @@ def fit_ngboost(model, X, y, sample_weight=None, eval_set=None, progress=None, b
     del shards, vshards, rows   # the workers drop the chunks' state
     cl.close()
     model.binner_ = binner
-    model.chart_, model.law_ = chart, law
-    model.forests_ = None
-    model.result_ = res
-    model.n_outputs_, model.n_features_in_ = P, int(X.shape[1])
-    model.init_params_ = res.init
-    model.forest_ = _ngb_forest(res, int(X.shape[1]), K)
-    model.n_iter_ = res.n_rounds
-    model.best_iteration_ = int(res.best_iteration) if ev is not None else res.n_rounds
-    model.best_iteration_per_param_ = np.full(K, model.best_iteration_)
-    model.train_loss_ = np.asarray(res.train_loss)
-    model.valid_loss_ = np.asarray(res.valid_loss)
-    model.scalings_ = np.asarray(res.scales[1:])
+    model._set_result(res, chart, law, int(X.shape[1]), P, ev is not None)
     if model.per_parameter_early_stopping:
         if ev is None:
             raise ConfigError("per_parameter_early_stopping needs validation data: pass eval_set.")

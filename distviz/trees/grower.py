@@ -46,6 +46,7 @@ from .splitting import (
     assign_children_parallel,
     best_split_entropy,
     best_split_variance_missing,
+    may_split,
     partition,
     partition_parallel,
 )
@@ -208,7 +209,7 @@ def grow_tree(
             small = 0
             large = -1
             sj = -1
-            can_small = max_depth > 0 and max_leaves > 1 and sums[0, ci] >= 2 * min_cnt and sums[0, 0] >= 2 * min_w
+            can_small = may_split(0, 1, sums[0, ci], sums[0, 0], max_depth, max_leaves, min_cnt, min_w)
             can_large = False
             use_root = have_root_hist
         else:
@@ -253,9 +254,8 @@ def grow_tree(
                     sums[L, c] += hf[mcode, c]
             for c in range(C):
                 sums[R, c] = sums[j, c] - sums[L, c]
-            room = n_leaves < max_leaves
-            can_L = room and depth[L] < max_depth and sums[L, ci] >= 2 * min_cnt and sums[L, 0] >= 2 * min_w
-            can_R = room and depth[R] < max_depth and sums[R, ci] >= 2 * min_cnt and sums[R, 0] >= 2 * min_w
+            can_L = may_split(depth[L], n_leaves, sums[L, ci], sums[L, 0], max_depth, max_leaves, min_cnt, min_w)
+            can_R = may_split(depth[R], n_leaves, sums[R, ci], sums[R, 0], max_depth, max_leaves, min_cnt, min_w)
             if not can_L and not can_R:  # both children are final leaves: label their rows, no partition
                 if aux.shape[0] == n:
                     pass  # labelled at the end in the same pass as their extra column sums (_aux_sums)
@@ -668,7 +668,7 @@ def grow_entropy(codes_T, n_bins, nb_max, GT, conjugate, M, max_depth, max_leave
             hists[c] = h
 
     def splittable(c: int, n_leaves: int) -> bool:
-        return depth[c] < max_depth and n_leaves < max_leaves and tot[c, 1] >= 2 * min_cnt and tot[c, 0] >= 2 * min_w
+        return bool(may_split(depth[c], n_leaves, tot[c, 1], tot[c, 0], max_depth, max_leaves, min_cnt, min_w))
 
     n_nodes, n_leaves = 1, 1
     if splittable(0, 1):

@@ -31,13 +31,21 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["best_split_variance", "best_split_variance_missing", "best_split_entropy", "partition", "partition_parallel",
-           "assign_children", "assign_children_parallel", "REL_TOL"]
+__all__ = ["best_split_variance", "best_split_variance_missing", "best_split_entropy", "may_split", "partition",
+           "partition_parallel", "assign_children", "assign_children_parallel", "REL_TOL"]
 
 # a split must beat zero by this fraction of the magnitude of its terms (rounding noise is no gain)
 REL_TOL = 1e-12
 # unsigned 1 for the row cursors (numba types uint64 - 1 as int64; see histogram._U1 for why unsigned)
 _U1 = np.uintp(1)
+
+
+@njit(cache=True)
+def may_split(depth, n_leaves, count, weight, max_depth, max_leaves, min_cnt, min_w):
+    """The growth rule of every grower (numba best-first, entropy, Dask level-wise): a leaf at this depth may be
+    split when it lies above max_depth, the tree (of n_leaves leaves) has room for one more, and it holds at
+    least twice min_samples_leaf rows (``count``: rows, or rows of positive weight) and twice min_weight_leaf."""
+    return depth < max_depth and n_leaves < max_leaves and count >= 2 * min_cnt and weight >= 2 * min_w
 
 
 @njit(cache=True)
