@@ -10,9 +10,9 @@ scale rho); here each tree is one :class:`distviz.distributed.shard.Part` of the
   and return the NLL sums at F + s f for many scales s at once plus sum_i ||f_i||, so that the client
   runs the engine's line search (``distviz.boosting.rounds.line_search``) with one round trip;
 - :func:`step`: F <- F + lr rho f, its NLL, the next targets and root histograms;
-- :func:`valid`: the same update on validation rows from the trees applied to their bin codes.
 
-They return sums only (never rows), which ``merge`` adds over chunks.
+(validation rows take ``shard.valid_step``, as DistributionalBoosting's).  They return sums only (never rows),
+which ``merge`` adds over chunks.
 """
 
 from __future__ import annotations
@@ -20,11 +20,10 @@ from __future__ import annotations
 import numpy as np
 
 from distviz.trees.histogram import row_stats
-from distviz.trees.predictor import apply_binned
 
 from .shard import _wsum, finite_targets, label_leaves, reset_trees
 
-__all__ = ["loss_sums", "moments", "more_scales", "search", "start", "step", "valid"]
+__all__ = ["loss_sums", "moments", "more_scales", "search", "start", "step"]
 
 
 def _y(shard) -> np.ndarray:
@@ -102,18 +101,3 @@ def step(shard, law, mult, learning_rate, next_hist, nb_max, C, unit):
     if next_hist:
         _next(shard, law, learning_rate, nb_max, C, unit, out)
     return out
-
-
-def valid(shard, law, trees, mult, F0):
-    """Validation rows: F = F0 (trees None) or F + mult f with f from the trees on their bin codes; [sum w NLL]."""
-    n, K = shard.n, law.dim
-    if trees is None:
-        shard.F, _ = law.update(np.tile(F0, (n, 1)), np.zeros((n, K)))
-    else:
-        f = np.zeros((n, K))
-        for k, t in enumerate(trees):
-            leaf = apply_binned(shard.codes_T, t["feature"], t["bin"], t["left"], t["right"], t["missing_left"],
-                                t["miss_code"])
-            f[:, k] = t["value"][leaf, 0]
-        shard.F, _ = law.update(shard.F, mult * f)
-    return {"stats": np.array([_wsum(shard, law.loss(shard.F, shard.data))])}

@@ -106,7 +106,7 @@ class SharedTreeRows(DaskShardRows):
         self.disp = _disp(self.out, self.m, law.dim)
         vl0 = None
         if self.vshards is not None:
-            vl0 = self.run_valid(valid_step, law, None, self.init)["stats"][0] / self.Wv
+            vl0 = self.run_valid(valid_step, law, None, None, 0.0, self.init)["stats"][0] / self.Wv
         return self.init, self.out["stats"][0] / self.W, int(self.out["stats"][1]), vl0, None
 
     def targets(self, cols):
@@ -123,7 +123,7 @@ class SharedTreeRows(DaskShardRows):
                                   self.C, self.unit)
         vl = None
         if self.vshards is not None:
-            vl = self.run_valid(valid_step, law, tree, None)["stats"][0] / self.Wv
+            vl = self.run_valid(valid_step, law, [tree], groups, mult, None)["stats"][0] / self.Wv
         t = g.tree(out["aux"], self.family, self.W if not self.unit else float(self.n), self.unit)
         A = np.asarray(out["aux"])[np.argsort(g.best_first_order())]
         Wn, Sn = (t.nodes_.weight, A) if self.unit else (A[:, 0], A[:, 2:])
@@ -146,7 +146,7 @@ class ChartRows(DaskShardRows):
         self.out = self.run(ngb_shard.start, law, self.init, lr, self.eng.n_rounds > 0, self.nb_max, self.C, self.unit)
         vl0 = None
         if self.vshards is not None:
-            vl0 = self.run_valid(ngb_shard.valid, law, None, 0.0, self.init)["stats"][0] / self.Wv
+            vl0 = self.run_valid(valid_step, law, None, None, 0.0, self.init)["stats"][0] / self.Wv
         return self.init, self.out["stats"][0] / self.W, 0, vl0, None
 
     def targets(self, cols):
@@ -173,7 +173,7 @@ class ChartRows(DaskShardRows):
         vl = None
         if self.vshards is not None:
             vtrees = [dict(t, miss_code=int(self.binner.missing_bin_)) for t in self.trees]
-            vl = self.run_valid(ngb_shard.valid, law, vtrees, mult, None)["stats"][0] / self.Wv
+            vl = self.run_valid(valid_step, law, vtrees, groups, mult, None)["stats"][0] / self.Wv
         rnd = Round([g.tree(None, None, self.W, self.unit) for g in trees], groups, mult)
         return rnd, self.out["stats"][0] / self.W, vl, 0, False
 

@@ -321,15 +321,19 @@ def finite_targets(law, F, data, learning_rate):
     return np.ascontiguousarray(R), n_bad
 
 
-def valid_step(shard, law, tree, F0):
-    """The validation rows' update for a round (the tree applied to their bin codes) and their sum w NLL."""
+def valid_step(shard, law, trees, groups, mult, F0):
+    """Validation rows: F = F0 (trees None), else F updated by mult * the round's trees applied to their bin codes
+    (tree t feeds the output columns groups[t]); returns {"stats": [sum w NLL]}."""
     n, K = shard.n, law.dim
-    if tree is None:
+    if trees is None:
         F, _ = law.update(np.tile(F0, (n, 1)), np.zeros((n, K)))
     else:
-        leaf = apply_binned(shard.codes_T, tree["feature"], tree["bin"], tree["left"], tree["right"],
-                            tree["missing_left"], tree["miss_code"])
-        F, _ = law.update(shard.F, tree["mult"] * tree["value"][leaf])
+        f = np.zeros((n, K))
+        for t, g in zip(trees, groups):
+            leaf = apply_binned(shard.codes_T, t["feature"], t["bin"], t["left"], t["right"], t["missing_left"],
+                                t["miss_code"])
+            f[:, g] = t["value"][leaf]
+        F, _ = law.update(shard.F, mult * f)
     shard.F = F
     return {"stats": np.array([_wsum(shard, law.loss(F, shard.data)) - shard.log_h_sum])}
 
