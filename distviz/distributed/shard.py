@@ -310,14 +310,9 @@ def shard_step(shard, law, tree, F0, learning_rate, next_hist, nb_max, C, unit):
 
 
 def finite_targets(law, F, data, learning_rate):
-    """(law.targets as a C-contiguous (n, K) array with non-finite entries set to 0, rows that had one): a row
-    whose target overflowed gets no update this round, as in the engine."""
-    R = law.targets(F, data, learning_rate)
-    finite = np.isfinite(R)
-    n_bad = 0
-    if not finite.all():
-        n_bad = int(np.count_nonzero(~finite.all(axis=1)))
-        R = np.where(finite, R, 0.0)
+    """(the round's finite targets as a C-contiguous (n, K) array, rows that had a non-finite one): the engine's own
+    rule, ``law.targets_checked`` (a row whose target overflowed gets no update this round)."""
+    R, n_bad, _ = law.targets_checked(F, data, learning_rate)
     return np.ascontiguousarray(R), n_bad
 
 
