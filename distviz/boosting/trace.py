@@ -34,22 +34,8 @@ def display_subset(n: int, trace_rows: int, rng) -> np.ndarray:
 
 
 def node_table(tree) -> dict:
-    """The node table of a fitted tree as a dict of 1-D (or (n_nodes, K) for 'value') arrays."""
-    nodes = tree.nodes_
-    if hasattr(nodes, "as_dict"):
-        items = nodes.as_dict().items()
-    elif isinstance(nodes, dict):
-        items = nodes.items()
-    elif getattr(nodes, "dtype", None) is not None and nodes.dtype.names:
-        items = ((k, nodes[k]) for k in nodes.dtype.names)
-    else:  # a DataFrame-like object
-        items = ((k, np.asarray(nodes[k])) for k in nodes.keys())
-    out = {}
-    for k, v in items:
-        v = np.asarray(v)
-        if v.dtype.kind in "biuf":
-            out[str(k)] = v
-    return out
+    """The columns of a fitted tree's record (distviz.trees.record): 1-D, value (n_nodes, K), feature_gains (n_nodes, p)."""
+    return tree.nodes_.as_dict()
 
 
 class TraceRecorder:
