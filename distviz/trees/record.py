@@ -26,7 +26,7 @@ import numpy as np
 
 __all__ = ["NODE_DTYPE", "TreeRecord"]
 
-#: one row per node; fields in the order of TreeRecord.as_dict (aligned: numba reads and writes the rows)
+#: one row per node (aligned: the grower writes the rows in numba, see grower._pack)
 NODE_DTYPE = np.dtype([
     ("feature", np.int64), ("bin", np.int64), ("threshold", np.float64), ("left", np.int64), ("right", np.int64),
     ("depth", np.int64), ("weight", np.float64), ("n_samples", np.int64), ("gain", np.float64),
