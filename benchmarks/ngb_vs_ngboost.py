@@ -70,7 +70,7 @@ def run_ours(d, rounds, early=False):
         m.fit(d.X_train, d.y_train)
     wall, cpu = _since(t)
     pred = m.predict_dist(d.X_test, "all")
-    mu, cov = pred.mean, pred.cov
+    mu, cov = pred.mean(), pred.cov()
     return wall, cpu, m.n_iter_, float(np.mean(kl_pred_true(mu, cov, d.mean_test, d.cov_test)))
 
 

@@ -323,6 +323,8 @@ def _ngb_trees(m) -> list:
 
 def ngb_record(m, Xv, prefix="") -> dict:
     """Trees, gains, losses and the predicted Gaussian of a fitted NGBoost."""
+    from distviz.families.dist import MultivariateNormalDist
+
     out = flat_arrays(m.forest_)
     out.update({k: v for k, v in node_arrays(_ngb_trees(m)).items() if k in ("node_gain", "node_offsets")})
     out["init_params"] = np.asarray(m.init_params_)
@@ -331,7 +333,8 @@ def ngb_record(m, Xv, prefix="") -> dict:
     out["scalings"] = np.asarray(m.scalings_)
     out["rounds"] = np.array([m.n_iter_, m.best_iteration_])
     d = m.predict_dist(Xv)
-    out["mean"], out["cov"] = d.mean, d.cov
+    if isinstance(d, MultivariateNormalDist):   # (IndepNGB's univariate Normal fits: their mean and cov are not kept)
+        out["mean"], out["cov"] = d.mean(), d.cov()
     return {prefix + k: v for k, v in out.items()}
 
 
@@ -373,7 +376,7 @@ def indep_ngb_weighted_nan():
         out.update({key: v for key, v in ngb_record(u, Xv, f"dim{k}_").items()
                     if not key.endswith(("mean", "cov"))})
     d = m.predict_dist(Xv)
-    out["mean"], out["cov"] = d.mean, d.cov
+    out["mean"], out["cov"] = d.mean(), d.cov()
     return out
 
 
@@ -387,7 +390,7 @@ def _skgb(backend, nan):
     out["var"], out["var_all"] = m.var_, m.var_all_
     out["rounds"] = np.stack([m.n_iter_, m.best_iteration_])
     d = m.predict_dist(Xv)
-    out["mean"], out["cov"] = d.mean, d.cov
+    out["mean"], out["cov"] = d.mean(), d.cov()
     return out
 
 

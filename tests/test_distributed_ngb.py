@@ -91,7 +91,7 @@ def test_indep_ngb_same_as_in_memory_and_dispatch(client):
                 eval_set=(_chunked(Xv), _chunked(yv)), binner=_binner(X))
     for a, b in zip(m0.models_, m1.models_):
         _same(a, b, X)
-    np.testing.assert_allclose(m1.predict_dist(Xv).cov, m0.predict_dist(Xv).cov, rtol=1e-9)
+    np.testing.assert_allclose(m1.predict_dist(Xv).cov(), m0.predict_dist(Xv).cov(), rtol=1e-9)
     m2 = IndepNGB(**kw).fit(_chunked(X), _chunked(y), eval_set=(_chunked(Xv), _chunked(yv)))   # sketched edges
     assert abs(m2.score(Xv, yv) - m0.score(Xv, yv)) < 0.02 * abs(m0.score(Xv, yv))
     with pytest.raises(ConfigError, match="eval_set"):

@@ -45,7 +45,7 @@ def _outputs(m):
     if isinstance(m, NGBoost):
         return [m.predict_params(XT), m.predict_params(XT, "all"), *m.staged_predict_params(XT)]
     d = m.predict_dist(XT)
-    return [d.mean, d.cov, m.predict_dist(XT, "all").mean, *(g.mean for g in m.staged_predict_dist(XT))]
+    return [d.mean(), d.cov(), m.predict_dist(XT, "all").mean(), *(g.mean() for g in m.staged_predict_dist(XT))]
 
 
 @pytest.fixture(scope="module")

@@ -152,7 +152,7 @@ def test_score_is_mean_log_likelihood_and_predict_is_the_mean():
     X2, Y2 = _data(n=80, P=2)
     ngb = NGB(n_estimators=10, early_stopping_rounds=None).fit(X2, Y2)
     assert ngb.predict(X2).shape == (80, 2)
-    np.testing.assert_array_equal(ngb.predict(X2), ngb.predict_dist(X2).mean)
+    np.testing.assert_array_equal(ngb.predict(X2), ngb.predict_dist(X2).mean())
     assert ngb.score(X2, Y2) == pytest.approx(-np.mean(ngb.nll(X2, Y2)))
 
 

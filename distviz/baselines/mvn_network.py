@@ -360,11 +360,11 @@ class MVNNetwork(RegressorMixin, BaseEstimator):
         return F
 
     def predict_dist(self, X):
-        """Predicted Gaussian per row (GaussianPrediction with mean, cov, rho, nll, sample), as NGB's."""
-        from distviz.boosting.ngboost import GaussianPrediction
+        """Predicted Gaussian per row, a ``distviz.families.dist.MultivariateNormalDist`` (as NGB's)."""
+        from distviz.families.dist import MultivariateNormalDist
 
         F = self.predict_params(X)
-        return GaussianPrediction(self.chart_.mean(F), self.chart_.cov(F))
+        return MultivariateNormalDist(self.chart_.mean(F), self.chart_.cov(F))
 
     def predict(self, X) -> np.ndarray:
         """Predicted mean: (n, P), or (n,) for a single output (predict_dist has the covariance)."""

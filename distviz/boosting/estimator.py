@@ -56,8 +56,9 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
 
     A scikit-learn estimator: every parameter but ``family`` is keyword-only and stored unchanged
     (checked in fit), so ``clone``, ``GridSearchCV`` and ``cross_val_score`` work.  ``predict`` returns
-    E[y | x] (shape (n,), or (n, P) for the mvn family); the distribution is ``predict_params`` (y-scale
-    mean and variance), ``predict_natural`` / ``predict_mean`` (eta, eta*).  ``score`` returns the mean
+    E[y | x] (shape (n,), or (n, P) for the mvn family); the distribution is ``predict_dist`` (a
+    ``distviz.families.dist`` object), ``predict_params`` (y-scale mean and variance), ``predict_natural`` /
+    ``predict_mean`` (eta, eta*).  ``score`` returns the mean
     log-likelihood, minus the mean NLL (higher is better).  Methods used before fit raise
     ``distviz.errors.NotFittedError``.
     After an early-stopped fit, ``predict_*`` use the best round (``best_iteration_``) by default;
@@ -253,6 +254,17 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
         eta = self.predict_natural(X, n_rounds)
         m, v = self.family_.mean_and_variance(eta)
         return {"mean": np.asarray(m), "variance": np.asarray(v)}
+
+    def predict_dist(self, X, n_rounds=None):
+        """The predicted law of y per row, a ``distviz.families.dist`` object (n_rounds as predict_natural).
+
+        Poisson, Bernoulli, Normal, Gamma, Exponential: the scipy.stats law of each row; categorical:
+        ``CategoricalDist`` (class probabilities); mvn: ``MultivariateNormalDist``.
+        """
+        from distviz.families.dist import from_natural
+
+        eta = self.predict_natural(X, n_rounds)   # (checks the fit before family_ is read)
+        return from_natural(self.family_, eta)
 
     def staged_predict_natural(self, X):
         """Yield eta(x) after rounds 1, 2, ..., n_rounds_."""

@@ -24,7 +24,6 @@ below), early stopping after ``early_stopping_rounds`` rounds without a strict i
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
@@ -37,59 +36,11 @@ from distviz.boosting.law import Law
 from distviz.boosting.params import check_int, check_number
 from distviz.boosting.rounds import ngboost_scale
 from distviz.errors import ConfigError, DataError, check_fitted
+from distviz.families.dist import MultivariateNormalDist, NormalDist, from_natural
 from distviz.validation import check_sample_weight, check_X, check_y
 
-__all__ = ["ChartLaw", "NGBoost", "NGB", "GB", "IndepNGB", "skGB", "GaussianPrediction", "ngboost_scale",
+__all__ = ["ChartLaw", "NGBoost", "NGB", "GB", "IndepNGB", "skGB", "ngboost_scale",
            "select_rounds_per_param"]
-
-
-# ---------------------------------------------------------------------------------------------
-# prediction container
-@dataclass
-class GaussianPrediction:
-    """A P-variate Gaussian per row: mean (n, P) and covariance (n, P, P)."""
-
-    mean: np.ndarray
-    cov: np.ndarray
-
-    @property
-    def sd(self) -> np.ndarray:
-        """Marginal standard deviations, shape (n, P)."""
-        return np.sqrt(np.einsum("nii->ni", self.cov))
-
-    @property
-    def corr(self) -> np.ndarray:
-        """Correlation matrices, shape (n, P, P)."""
-        sd = self.sd
-        return self.cov / (sd[:, :, None] * sd[:, None, :])
-
-    @property
-    def rho(self) -> np.ndarray:
-        """Correlation of the first two outputs, shape (n,) (the paper's rho; 0 when P = 1)."""
-        if self.mean.shape[1] < 2:
-            return np.zeros(self.mean.shape[0])
-        return self.corr[:, 0, 1]
-
-    def nll(self, y) -> np.ndarray:
-        """-log N(y | mean, cov) per row, shape (n,)."""
-        y = np.asarray(y, dtype=float).reshape(self.mean.shape)
-        L = np.linalg.cholesky(self.cov)
-        d = y - self.mean
-        z = np.linalg.solve(L, d[..., None])[..., 0]
-        P = self.mean.shape[1]
-        return 0.5 * (z * z).sum(1) + np.log(np.einsum("nii->ni", L)).sum(1) + 0.5 * P * np.log(2 * np.pi)
-
-    def sample(self, rng=None, size: int | None = None) -> np.ndarray:
-        """Draws per row: (n, P), or (size, n, P) when `size` is given."""
-        rng = np.random.default_rng(rng)
-        L = np.linalg.cholesky(self.cov)
-        k = 1 if size is None else int(size)
-        eps = rng.standard_normal((k,) + self.mean.shape)
-        x = self.mean[None] + np.einsum("nij,knj->kni", L, eps)
-        return x[0] if size is None else x
-
-    def __len__(self) -> int:
-        return int(self.mean.shape[0])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -330,8 +281,8 @@ class NGBoost(RegressorMixin, BaseEstimator):
 
     A scikit-learn estimator: parameters after ``chart`` are keyword-only.  ``predict`` returns the
     mean E[y | x] as an array ((n,) for one output, (n, P) for P outputs); ``predict_dist`` gives the
-    predicted Gaussian, ``predict_params`` the chart parameters; ``score`` is the mean log-likelihood
-    (higher is better).  Methods used before fit raise ``distviz.errors.NotFittedError``.
+    predicted law (a ``distviz.families.dist`` object), ``predict_params`` the chart parameters; ``score`` is
+    the mean log-likelihood (higher is better).  Methods used before fit raise ``distviz.errors.NotFittedError``.
 
     Parameters
     ----------
@@ -510,17 +461,18 @@ class NGBoost(RegressorMixin, BaseEstimator):
         self._check_fitted()
         return self.forest_.predict(self._X(X), self.init_params_, self._rounds_per_param(n_rounds))
 
-    def _to_gaussian(self, F) -> GaussianPrediction:
+    def _to_dist(self, F):
         ch = self.chart_
         if hasattr(ch, "cov"):
-            return GaussianPrediction(ch.mean(F), ch.cov(F))
+            return MultivariateNormalDist(ch.mean(F), ch.cov(F))
         if getattr(ch, "name", "") == "normal":
-            return GaussianPrediction(F[:, :1].copy(), np.exp(2 * F[:, 1])[:, None, None])
-        raise ConfigError(f"the {getattr(ch, 'name', ch)} chart is not Gaussian; use predict_params instead.")
+            return NormalDist(F[:, 0], np.exp(F[:, 1]))
+        return from_natural(ch.family, ch.to_natural(F))
 
-    def predict_dist(self, X, n_rounds=None) -> GaussianPrediction:
-        """Predicted Gaussian per row (GaussianPrediction with mean, cov, rho, nll, sample)."""
-        return self._to_gaussian(self.predict_params(X, n_rounds))
+    def predict_dist(self, X, n_rounds=None):
+        """The predicted law per row (``distviz.families.dist``): ``MultivariateNormalDist`` for the mvn_cholesky
+        chart (NGB, GB), ``NormalDist`` for ngboost's Normal chart, else the chart family's law."""
+        return self._to_dist(self.predict_params(X, n_rounds))
 
     def _mean(self, F) -> np.ndarray:
         """E[y | x] from theta: (n,) for one output, (n, P) for P outputs."""
@@ -532,9 +484,9 @@ class NGBoost(RegressorMixin, BaseEstimator):
         return self._mean(self.predict_params(X, n_rounds))
 
     def staged_predict_dist(self, X, n_rounds=None):
-        """Yield the GaussianPrediction after 0, 1, ... rounds."""
+        """Yield the predicted law (as predict_dist) after 0, 1, ... rounds."""
         for F in self.staged_predict_params(X, n_rounds):
-            yield self._to_gaussian(F)
+            yield self._to_dist(F)
 
     def staged_predict(self, X, n_rounds=None):
         """Yield the predicted mean (as predict) after 0, 1, ... rounds."""
@@ -640,8 +592,8 @@ class _MultiOutputGaussian(RegressorMixin, BaseEstimator):
         return X, y, w, ev
 
     def _mean(self, d) -> np.ndarray:
-        """The mean of a GaussianPrediction: (n,) for one output, (n, P) for P outputs."""
-        return d.mean[:, 0].copy() if self.n_outputs_ == 1 else d.mean
+        """The mean of a MultivariateNormalDist: (n,) for one output, (n, P) for P outputs."""
+        return d.mean()[:, 0].copy() if self.n_outputs_ == 1 else d.mean()
 
     def predict(self, X, n_rounds=None) -> np.ndarray:
         """Predicted mean: shape (n,) for one output, (n, P) for P outputs (predict_dist has the covariance)."""
@@ -655,7 +607,7 @@ class _MultiOutputGaussian(RegressorMixin, BaseEstimator):
     def nll(self, X, y, n_rounds=None) -> np.ndarray:
         """Per-row NLL of y under the predicted Gaussian."""
         d = self.predict_dist(X, n_rounds)
-        return d.nll(_check_y(y, len(d)))
+        return -d.logpdf(_check_y(y, len(d)))
 
     def score(self, X, y, sample_weight=None, n_rounds=None) -> float:
         """Weighted mean log-likelihood of y, i.e. minus the mean NLL (higher is better, scikit-learn's convention)."""
@@ -710,21 +662,21 @@ class IndepNGB(_MultiOutputGaussian):
                        validation_fraction=0.1, per_parameter_early_stopping=False, use_best=self.use_best,
                        random_state=self.random_state)
 
-    def _combine(self, Fs) -> GaussianPrediction:
+    def _combine(self, Fs) -> MultivariateNormalDist:
         mean = np.stack([F[:, 0] for F in Fs], axis=1)
         var = np.stack([np.exp(2 * F[:, 1]) for F in Fs], axis=1)
         cov = np.zeros(var.shape + (var.shape[1],))
         idx = np.arange(var.shape[1])
         cov[:, idx, idx] = var
-        return GaussianPrediction(mean, cov)
+        return MultivariateNormalDist(mean, cov)
 
-    def predict_dist(self, X, n_rounds=None) -> GaussianPrediction:
-        """Diagonal Gaussian per row from the P univariate fits."""
+    def predict_dist(self, X, n_rounds=None) -> MultivariateNormalDist:
+        """Diagonal Gaussian per row from the P univariate fits (``distviz.families.dist.MultivariateNormalDist``)."""
         self._check_fitted()
         return self._combine([m.predict_params(X, n_rounds) for m in self.models_])
 
     def staged_predict_dist(self, X, n_rounds=None):
-        """Yield the GaussianPrediction after 0, 1, ... rounds (a dimension past its count stays put)."""
+        """Yield the MultivariateNormalDist after 0, 1, ... rounds (a dimension past its count stays put)."""
         self._check_fitted()
         gens = [m.staged_predict_params(X, n_rounds) for m in self.models_]
         last = [next(g) for g in gens]
@@ -896,17 +848,18 @@ class skGB(_MultiOutputGaussian):
         cov[:, np.arange(len(var)), np.arange(len(var))] = var
         return cov
 
-    def predict_dist(self, X, n_rounds=None) -> GaussianPrediction:
-        """Mean from each dimension's boosting, constant diagonal covariance from training residuals."""
+    def predict_dist(self, X, n_rounds=None) -> MultivariateNormalDist:
+        """Mean from each dimension's boosting, constant diagonal covariance from training residuals
+        (``distviz.families.dist.MultivariateNormalDist``)."""
         self._check_fitted()
         X = _check_X(X, n_features=self.n_features_in_, model=type(self).__name__, allow_nan=self.backend == "hist")
         stops, var = self._stops(n_rounds)
         var = self.var_ if var is None else var
         mean = self.forest_.predict(X, self.init_, np.maximum(np.asarray(stops, dtype=np.int64), 1))
-        return GaussianPrediction(mean, self._cov(X.shape[0], var))
+        return MultivariateNormalDist(mean, self._cov(X.shape[0], var))
 
     def staged_predict_dist(self, X, n_rounds=None):
-        """Yield the GaussianPrediction after 1, 2, ... rounds (constant covariance)."""
+        """Yield the MultivariateNormalDist after 1, 2, ... rounds (constant covariance)."""
         self._check_fitted()
         X = _check_X(X, n_features=self.n_features_in_, model=type(self).__name__, allow_nan=self.backend == "hist")
         stops, var = self._stops(n_rounds)
@@ -914,7 +867,7 @@ class skGB(_MultiOutputGaussian):
         staged = self.forest_.staged_predict(X, self.init_, np.maximum(np.asarray(stops, dtype=np.int64), 1))
         next(staged)
         for mean in staged:
-            yield GaussianPrediction(mean, cov)
+            yield MultivariateNormalDist(mean, cov)
 
     def _check_fitted(self):
         check_fitted(self, "forest_")

@@ -33,7 +33,7 @@ from distviz.boosting.params import check_int, check_number
 from distviz.boosting.wg_init import VARIANTS as FLOW_VARIANTS
 from distviz.boosting.wg_init import init_flow
 from distviz.boosting.wg_law import ParticleTrace, WGLaw
-from distviz.boosting.wg_targets import Target, lse, make_target
+from distviz.boosting.wg_targets import CategoricalTarget, NormalTarget, PoissonTarget, Target, lse, make_target
 from distviz.boosting.wg_trees import TreeLearner, wg_forest
 from distviz.errors import ConfigError, DataError, check_fitted
 from distviz.validation import check_sample_weight, check_X, check_y
@@ -54,9 +54,9 @@ class WGBoost(RegressorMixin, BaseEstimator):
     """Wasserstein gradient boosting: N particles per input approximating the pointwise posteriors pi_i.
 
     A scikit-learn estimator: parameters after ``target`` are keyword-only.  ``predict`` is the point
-    prediction (the mean of the eq. 6 predictive), ``predict_particles`` / ``predict_density`` the
-    distribution, ``score`` the mean log predictive density (higher is better); methods used before
-    fit raise ``distviz.errors.NotFittedError``.
+    prediction (the mean of the eq. 6 predictive), ``predict_dist`` (a ``distviz.families.dist``
+    object), ``predict_particles`` / ``predict_density`` the distribution, ``score`` the mean log
+    predictive density (higher is better); methods used before fit raise ``distviz.errors.NotFittedError``.
 
     Initial particles (App. F.4): ``init="flow"`` (default) runs the data-averaged particle flow for
     ``init_rounds`` steps (M0 = 5000) from standard-normal draws; ``"normal"`` keeps the draws, ``"zeros"``
@@ -283,6 +283,35 @@ class WGBoost(RegressorMixin, BaseEstimator):
         """Point prediction: the Bayes action under squared loss (mean of the predictive), Section 3.1."""
         P = self.predict_particles(X)
         return self.target_.point(P)
+
+    def predict_dist(self, X, n_rounds=None):
+        """The eq. 6 predictive per row as a ``distviz.families.dist`` object (particles after n_rounds, as
+        predict_particles).
+
+        The particles theta_1..theta_N of a row make the equally weighted mixture (1/N) sum_n p(y | theta_n), the
+        same law as ``predict_density`` and the Posterior page's heat map: the normal target a ``MixtureDist`` of
+        N(m_n, sigma_n^2), the Poisson target a ``MixtureDist`` of Poisson(e^theta_n) (discrete), the categorical
+        target a ``CategoricalDist`` with the particles' mean class probabilities.  A target without an output
+        likelihood (a callable target, e.g. the App. E location target) has no law of y: its one-dimensional
+        particles give the ``EmpiricalDist`` of N equal point masses, the particle approximation of the posterior
+        pi_i itself.
+        """
+        from scipy import stats
+
+        from distviz.families.dist import CategoricalDist, EmpiricalDist, MixtureDist
+
+        P = self.predict_particles(X, n_rounds)
+        tgt = self.target_
+        if isinstance(tgt, NormalTarget):
+            return MixtureDist(stats.norm(P[..., 0], np.exp(P[..., 1])))
+        if isinstance(tgt, PoissonTarget):
+            return MixtureDist(stats.poisson(np.exp(P[..., 0])), discrete=True)
+        if isinstance(tgt, CategoricalTarget):
+            return CategoricalDist(tgt.point(P))
+        if P.shape[2] == 1:
+            return EmpiricalDist(P[..., 0])
+        raise ConfigError(f"this target's particles have {P.shape[2]} coordinates and no output likelihood, so there "
+                          f"is no predictive law of y; use predict_particles.")
 
     def predict(self, X):
         """Point prediction as an array (scikit-learn's predict): the mean of the eq. 6 predictive, as predict_mean."""

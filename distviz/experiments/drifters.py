@@ -398,7 +398,7 @@ def _predict(name, model, X):
         mu, S = model.family_.mean_cov(model.predict_natural(X))
         return np.asarray(mu), np.asarray(S)
     out = model.predict_dist(X)
-    return np.asarray(out.mean, float), np.asarray(out.cov, float)
+    return np.asarray(out.mean(), float), np.asarray(out.cov(), float)
 
 
 def _metrics(y, mu, S) -> dict:

@@ -116,10 +116,10 @@ def run_once(method: str, split, n_estimators: int, learning_rate: float, patien
     for which in ("best", "all"):
         if network:  # the network keeps only its best epoch's weights (paper Sec. 4)
             d = model.predict_dist(split.X_test)
-            mu, cov = d.mean, d.cov
+            mu, cov = d.mean(), d.cov()
         else:
             pred = model.predict_dist(split.X_test, which)
-            mu, cov = pred.mean, pred.cov
+            mu, cov = pred.mean(), pred.cov()
         out[f"kl_pred_true_{which}"] = float(np.mean(kl_pt(mu, cov, split.mean_test, split.cov_test)))
         out[f"kl_true_pred_{which}"] = float(np.mean(kl_tp(mu, cov, split.mean_test, split.cov_test)))
     out["kl_pred_true"] = out[f"kl_pred_true_{headline}"]

@@ -53,7 +53,8 @@ class SparseGP(RegressorMixin, BaseEstimator):
     """Sparse GP with q(u) = N(m, L L^T), fitted by ELBO / beta-ELBO / log-loss DLM / square-loss DLM.
 
     A scikit-learn estimator: parameters after ``likelihood`` are keyword-only.  ``predict`` is the
-    predictive mean, ``predict_density`` / ``predict_latent`` the distribution, ``score`` the mean log
+    predictive mean, ``predict_dist`` (a ``distviz.families.dist`` object), ``predict_density`` /
+    ``predict_latent`` the distribution, ``score`` the mean log
     predictive density (higher is better; the paper's test log-loss is ``-score``); methods used before
     fit raise ``distviz.errors.NotFittedError``.
 
@@ -341,6 +342,28 @@ class SparseGP(RegressorMixin, BaseEstimator):
     def predict(self, X) -> np.ndarray:
         """Predictive mean as an array, shape (n,) (scikit-learn's predict; as predict_mean)."""
         return self.predict_mean(X)
+
+    def predict_dist(self, X):
+        """The predictive law q(y|x) = E_q(f) p(y|f) per row as a ``distviz.families.dist`` object.
+
+        Gaussian likelihood: ``NormalDist(mu, sqrt(v + s))`` (s the noise variance); probit: ``BernoulliDist``
+        with P(y = 1) = Phi(mu / sqrt(1 + v)) on the labels {0, 1} (paper Section 2); Poisson: the Poisson-lognormal
+        law as a ``MixtureDist`` of Poisson(e^f_k) at the 64 Gauss-Hermite nodes f_k of N(mu, v), weighted by the
+        nodes' weights (its logpdf is that quadrature; ``log_predictive`` centres its nodes at the tilted mode).
+        """
+        from scipy import stats
+
+        from distviz.families.dist import BernoulliDist, MixtureDist, NormalDist
+
+        mu, v = self.predict_latent(X)
+        par = self.params_["lik"]
+        if self.likelihood == "gaussian":
+            return NormalDist(mu, np.sqrt(v + float(np.exp(par[0]))))
+        if self.likelihood == "probit":
+            return BernoulliDist(np.asarray(self.lik_.pred_mean(mu, v, par)))
+        t, w = np.polynomial.hermite.hermgauss(64)
+        f = mu[:, None] + np.sqrt(2.0 * v)[:, None] * t[None, :]
+        return MixtureDist(stats.poisson(np.exp(f)), weights=np.broadcast_to(w / np.sqrt(np.pi), f.shape), discrete=True)
 
     def predict_density(self, X, y_grid):
         """Predictive density / mass q(y|x) = E_q p(y|f) on y_grid, shape (n_rows, len(y_grid))."""

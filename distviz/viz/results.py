@@ -152,6 +152,14 @@ def ngboost_best_round(model) -> int | None:
     return int(getattr(model, "best_iteration_", int(np.nanargmin(va))))
 
 
+def gaussian_arrays(dist):
+    """(mean (n, P), sd (n, P), cov (n, P, P)) of a predicted Normal (P = 1) or multivariate Normal law."""
+    m, sd = np.asarray(dist.mean(), dtype=float), np.asarray(dist.std(), dtype=float)
+    if m.ndim == 1:
+        return m[:, None], sd[:, None], (sd * sd)[:, None, None]
+    return m, sd, np.asarray(dist.cov(), dtype=float)
+
+
 def _ngboost_figures(model, data, G, algo, r=None, title_suffix=""):
     """NGBoost at round r (default: the best validation round): mean and mean +- 1.645 sd per output, truth when
     known; for two outputs the correlation rho(x) and 90% ellipses; NLL curves with the round marked."""
@@ -160,7 +168,7 @@ def _ngboost_figures(model, data, G, algo, r=None, title_suffix=""):
     best = ngboost_best_round(model)
     r = best if r is None else int(r)
     dist = model.predict_dist(G, n_rounds=r if r is not None else "all")
-    m, sd = dist.mean, dist.sd
+    m, sd, cov = gaussian_arrays(dist)
     yy = np.asarray(data.y, dtype=float).reshape(len(X), -1)
     truth = getattr(data, "truth", None)
     tm = tlo = thi = tmean = tcov = None
@@ -183,7 +191,7 @@ def _ngboost_figures(model, data, G, algo, r=None, title_suffix=""):
             title=("NGBoost mean and 90% band" if m.shape[1] == 1 else f"output {j + 1}: NGBoost mean, 90% band")
                   + f"<br><sup>{at}{' (best validation round)' if r is not None and r == best else ''}{title_suffix}</sup>"))
     if m.shape[1] == 2:
-        figs += mvn_figures(X[:, 0], yy, gx, m, dist.cov, truth_mean=tmean, truth_cov=tcov, x_label=data.x_label,
+        figs += mvn_figures(X[:, 0], yy, gx, m, cov, truth_mean=tmean, truth_cov=tcov, x_label=data.x_label,
                             algo=algo, subtitle=at)
     figs.append(ngboost_nll_figure(model, current=r, algo=algo))
     return figs
@@ -247,9 +255,10 @@ def ngboost_params_by_round(model, data, *, n_x: int = 3) -> tuple[np.ndarray, d
     sds: Any = []
     rhos: Any = []
     for d in model.staged_predict_dist(G, n_rounds="all"):
-        means.append(d.mean)
-        sds.append(d.sd)
-        rhos.append(d.rho)
+        m, sd, cov = gaussian_arrays(d)
+        means.append(m)
+        sds.append(sd)
+        rhos.append(cov[:, 0, 1] / (sd[:, 0] * sd[:, 1]) if m.shape[1] >= 2 else np.zeros(m.shape[0]))
     means, sds, rhos = np.asarray(means), np.asarray(sds), np.asarray(rhos)   # (R + 1, n_x, P) / (R + 1, n_x)
     P = means.shape[2]
     lab = [f"x = {v:.3g}" for v in G[:, 0]]
