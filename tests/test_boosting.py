@@ -271,6 +271,84 @@ def test_in_domain_equals_the_masked_reference(coord):
             np.testing.assert_array_equal(_in_domain(family, F, coord), want)
 
 
+@pytest.mark.parametrize("coord", ["mean", "natural"])
+def test_domain_box_is_the_domain_test(coord):
+    """Where a family states its domain as a box, a row is inside the box exactly when the family's test says so."""
+    rng = np.random.default_rng(13)
+    for fam in ("poisson", "normal", "gamma", "bernoulli", "exponential", "categorical", "mvn"):
+        family = get(fam)
+        box = family.domain_box(coord)
+        if box is None:
+            continue
+        f = family.in_mean_domain if coord == "mean" else family.in_natural_domain
+        F = rng.normal(size=(4000, family.dim)) * 2
+        F[::13, 0], F[::17, -1], F[::19, 0] = np.nan, np.inf, -1.0   # -1: the Gamma's boundary
+        inside = ((F > box[0]) & (F < box[1])).all(axis=1)
+        np.testing.assert_array_equal(inside, np.asarray(f(F), dtype=bool) & np.isfinite(F).all(axis=1), err_msg=fam)
+    assert get("poisson").domain_box("mean") is not None and get("normal").domain_box("mean") is None
+
+
+@pytest.mark.parametrize("family, law, domain", [("exponential", "mgd", "project"), ("poisson", "ngd_mean", "backtrack"),
+                                                 ("normal", "mgd", "backtrack"), ("normal", "gd", "project"),
+                                                 ("mvn", "ngd", "backtrack"), ("categorical", "mgd", "project")])
+def test_compiled_prediction_equals_the_round_by_round_update(family, law, domain):
+    """predict's one compiled pass (box check in the pass, or the family's test on its per-round sums) plus the
+    replay of the rows that left the domain gives training's iterates and the round-by-round update's, bit for bit,
+    also where many rows were projected or backtracked and on rows with missing values outside the training range."""
+    from distviz.boosting.predict import replay_iterate, start_iterate
+
+    rng = np.random.default_rng(0)
+    n = 3000
+    X = rng.uniform(-2, 2, size=(n, 4))
+    X[::11, 1] = np.nan
+    z = np.sin(2 * X[:, 0]) + X[:, 2]
+    y = {"poisson": rng.poisson(np.exp(0.5 + z)).astype(float), "exponential": rng.exponential(np.exp(0.5 * z)),
+         "normal": z + 0.3 * rng.standard_normal(n) * np.exp(0.5 * X[:, 3]), "categorical": np.clip(np.round(z + 1), 0, 2),
+         "mvn": np.stack([z + 0.3 * rng.standard_normal(n), -z + 0.5 * rng.standard_normal(n)], 1)}[family]
+    kw = {"K": 3} if family == "categorical" else {}
+    m = DistributionalBoosting(family, law=law, n_rounds=15, learning_rate=1.5, max_depth=3, min_weight_leaf=1.0,
+                               domain=domain, **kw).fit(X, y)
+    assert sum(m.result_.n_projected) > 0   # the replay is exercised
+    np.testing.assert_array_equal(m._raw(X, m.n_rounds_), m.result_.F_train)
+    Xn = X[rng.permutation(X.shape[0])] * 1.5
+    Xn[::7, -1] = np.nan
+    for r in (0, 1, m.n_rounds_):
+        ref = replay_iterate(m.forest_.flat, start_iterate(m._law, m.forest_.init), m._law, Xn, r)
+        np.testing.assert_array_equal(m._raw(Xn, r), ref)
+
+
+def test_flat_walk_of_unbalanced_trees_reaches_the_branching_walks_leaves():
+    """The fixed-depth walk (leaves looping to themselves) ends at the leaf a plain walk reaches, NaN included."""
+    from distviz.trees.flat import FlatForest
+
+    # tree 0: a chain to depth 3 on the left, a leaf on the right; tree 1: a single leaf (depth 0)
+    left = [1, 3, -1, 5, -1, -1, -1, -1]
+    right = [2, 4, -1, 6, -1, -1, -1, -1]
+    feature = [0, 1, -1, 0, -1, -1, -1, -1]
+    thr = [0.0, 0.5, 0, -1.0, 0, 0, 0, 0]
+    ml = [1, 0, 0, 1, 0, 0, 0, 0]
+    value = [[0.0], [0.0], [1.0], [0.0], [2.0], [3.0], [4.0], [10.0]]
+    f = FlatForest(feature, thr, ml, left, right, value, [0, 7, 8], multiplier=[1.0, 0.5], n_features=2)
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(5000, 2)) * 2
+    X[::5, 0] = np.nan
+    X[::7, 1] = np.nan
+
+    def walk(x):
+        g = 0
+        while left[g] >= 0:
+            v = x[feature[g]]
+            go_left = bool(ml[g]) if np.isnan(v) else v <= thr[g]
+            g = left[g] if go_left else right[g]
+        return value[g][0]
+
+    want = np.array([walk(x) for x in X]) + 5.0
+    np.testing.assert_array_equal(f.predict(X)[:, 0], want)
+    leaves = f.apply(X)
+    np.testing.assert_array_equal(np.asarray(value)[leaves[0], 0], want - 5.0)
+    assert (leaves[1] == 7).all()
+
+
 @pytest.mark.parametrize("weighted", [False, True])
 def test_root_entropy_without_leaf_ids_is_the_one_leaf_partition(weighted):
     """partition_entropy(leaf=None), the engine's root term, gives the bits of the all-zeros leaf partition."""

@@ -28,6 +28,7 @@ from .dask_hook import backend as dask_backend
 from .dask_hook import is_dask_collection
 from .engine import BoostingEngine, BoostingResult
 from .laws import LAWS, make_law
+from .predict import predict_iterate, start_iterate
 from .trace import TraceRecorder, build_trace, display_subset
 
 __all__ = ["DistributionalBoosting"]
@@ -368,19 +369,15 @@ class _Forest:
 
     def staged(self, law, X, n_rounds):
         """Yield the iterate after 0..n_rounds rounds, applying law.update (projection) each round."""
-        m = X.shape[0]
-        F, _ = law.update(np.tile(self.init, (m, 1)), np.zeros((m, len(self.init))))
+        F = np.tile(start_iterate(law, self.init), (X.shape[0], 1))
         yield F
         for r in range(n_rounds):
             F, _ = law.update(F, self.flat.round_values(X, r))
             yield F
 
     def predict(self, law, X, n_rounds):
-        """The iterate after n_rounds rounds."""
-        F = None
-        for F in self.staged(law, X, n_rounds):  # noqa: B007  (keeps the last iterate)
-            pass
-        return F
+        """The iterate after n_rounds rounds: one compiled pass, the per-round update only for rows that need it."""
+        return predict_iterate(self.flat, self.init, law, X, n_rounds)
 
 
 #: largest |mean(y)| / sd(y) the Normal and Gamma families resolve: their statistics y^2 (Normal) and log y

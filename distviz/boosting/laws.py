@@ -117,6 +117,14 @@ class ExpFamilyLaw(Law):
             Fn = F + step
         return _project(self.family, Fn, self.coord, return_mask=True, fallback=F)
 
+    def domain_box(self):
+        """The open domain of this law's coordinate as a box (lo, hi), or None (``ExponentialFamily.domain_box``)."""
+        return self.family.domain_box(self.coord)
+
+    def in_domain(self, F) -> np.ndarray:
+        """Rows of F that are finite and inside the open domain of this law's coordinate (those update leaves alone)."""
+        return _in_domain(self.family, F, self.coord)
+
     def tree_kwargs(self, data: FamilyData) -> dict:
         """Extra arguments for the tree: the family and T(y), so it can record Gain^ent."""
         return {"family": self.family, "T": data.T}

@@ -40,6 +40,11 @@ def as_rng(rng=None) -> np.random.Generator:
     return np.random.default_rng(rng)
 
 
+def box(lo, hi) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) of an open box, one entry per coordinate (see ExponentialFamily.domain_box)."""
+    return np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+
+
 class ExponentialFamily:
     """A regular exponential family in natural coordinates eta and mean coordinates eta*."""
 
@@ -194,6 +199,18 @@ class ExponentialFamily:
     def in_mean_domain(self, mean) -> np.ndarray:
         """Boolean per row: eta* lies in the open mean domain N* (interior of the convex hull of T)."""
         raise NotImplementedError
+
+    def domain_box(self, coord: str):
+        """The open domain of `coord` ("natural" or "mean") as a box, or None where it is not one.
+
+        Returns (lo, hi), arrays (dim,) with entries in [-inf, inf], such that a finite row x lies in the domain
+        exactly when lo < x < hi entrywise (``in_natural_domain`` / ``in_mean_domain`` agree on every row);
+        compiled prediction checks iterates with it (``distviz.boosting.predict``).  By default the natural
+        domain is all finite vectors when ``in_natural_domain`` is the base class's, and no other domain is a box.
+        """
+        if coord == "natural" and type(self).in_natural_domain is ExponentialFamily.in_natural_domain:
+            return box([-np.inf] * self.dim, [np.inf] * self.dim)
+        return None
 
     def project_natural(self, eta) -> np.ndarray:
         """A nearby natural parameter at least `margin` inside the natural domain (NaN rows stay NaN)."""

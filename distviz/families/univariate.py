@@ -13,7 +13,7 @@ from scipy.special import digamma, expit, gammaln, xlogy
 
 from ._linalg import trigamma
 from ._rowmath import NORMAL_MIN, lane_sum, log_normal
-from .base import ExponentialFamily, as_rng, finite_rows
+from .base import ExponentialFamily, as_rng, box, finite_rows
 
 __all__ = ["Poisson", "Bernoulli", "Normal", "Gamma", "Exponential"]
 
@@ -165,6 +165,10 @@ class Poisson(ExponentialFamily):
         m = self._params(mean)[..., 0]
         return np.isfinite(m) & (m > 0)
 
+    def domain_box(self, coord):
+        """Rates (0, inf); natural parameters all of R."""
+        return box([0.0], [np.inf]) if coord == "mean" else super().domain_box(coord)
+
     def project_mean(self, mean):
         return np.maximum(self._params(mean), self.margin)
 
@@ -236,6 +240,10 @@ class Bernoulli(ExponentialFamily):
     def in_mean_domain(self, mean):
         m = self._params(mean)[..., 0]
         return (m > 0) & (m < 1)
+
+    def domain_box(self, coord):
+        """Probabilities (0, 1); logits all of R."""
+        return box([0.0], [1.0]) if coord == "mean" else super().domain_box(coord)
 
     def project_mean(self, mean):
         return np.clip(self._params(mean), self.margin, 1.0 - self.margin)
@@ -332,6 +340,10 @@ class Normal(ExponentialFamily):
     def in_natural_domain(self, eta):
         eta = self._params(eta)
         return finite_rows(eta) & (eta[..., 1] < 0)
+
+    def domain_box(self, coord):
+        """Natural parameters R x (-inf, 0); the mean domain E[y^2] > E[y]^2 is not a box."""
+        return box([-np.inf, -np.inf], [np.inf, 0.0]) if coord == "natural" else None
 
     def in_mean_domain(self, mean):
         m = self._params(mean)
@@ -482,6 +494,10 @@ class Gamma(ExponentialFamily):
         eta = self._params(eta)
         return finite_rows(eta) & (eta[..., 0] > -1) & (eta[..., 1] < 0)
 
+    def domain_box(self, coord):
+        """Natural parameters (-1, inf) x (-inf, 0); the mean domain E[log y] < log E[y] is not a box."""
+        return box([-1.0, -np.inf], [np.inf, 0.0]) if coord == "natural" else None
+
     def in_mean_domain(self, mean):
         m = self._params(mean)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -572,6 +588,10 @@ class Exponential(ExponentialFamily):
     def in_mean_domain(self, mean):
         m = self._params(mean)[..., 0]
         return np.isfinite(m) & (m > 0)
+
+    def domain_box(self, coord):
+        """Natural parameters (-inf, 0), means (0, inf)."""
+        return box([-np.inf], [0.0]) if coord == "natural" else box([0.0], [np.inf])
 
     def project_natural(self, eta):
         return np.minimum(self._params(eta), -self.margin)

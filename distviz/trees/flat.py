@@ -31,90 +31,140 @@ ARRAY_FIELDS = {
     "tree_offsets": "iu", "round_offsets": "iu", "multiplier": "f", "out_col": "iu",
 }
 _BIG = np.finfo(np.float64).max  # stands in for a +inf threshold (a split of the last bin): same rule on finite x
-
-
-@njit(cache=True)
-def _kids(left, right, missing_left):
-    """Per node g: kids[2g] = right child, kids[2g + 1] = left child, and the stand-in of a NaN value (see _leaf_at)."""
-    M = left.shape[0]
-    kids = np.empty(2 * M, dtype=np.int64)
-    nan_to = np.empty(M)
-    for g in range(M):
-        kids[2 * g] = right[g]
-        kids[2 * g + 1] = left[g]
-        nan_to[g] = -np.inf if missing_left[g] else np.nan
-    return kids, nan_to
-
-
-@njit(cache=True)
-def _leaf_at(X, i, root, feature, threshold, kids, nan_to, left):
-    """Global node id of the leaf reached by row i of X in the tree whose root is node `root`.
-
-    No data-dependent branch: the child is read from kids at 2g + (x <= threshold), a NaN replaced by
-    -inf (goes left) or NaN (goes right).  LLVM turns `left if go else right` into a branch, which
-    mispredicts on about half the rows; without it the rows' traversals overlap (100 depth-3 trees on
-    1e5 rows, one thread: 222 -> 140 ms).  Same leaves as the branching walk."""
-    j = 0
-    while left[root + j] >= 0:
-        g = np.uintp(root + j)
-        x = X[i, np.uintp(feature[g])]
-        x = x if x == x else nan_to[g]
-        j = kids[np.uintp(2) * g + np.uintp(x <= threshold[g])]
-    return root + j
+_NONE_F = np.zeros(0)                  # _accumulate without a domain check ...
+_NONE_U8 = np.zeros(0, dtype=np.uint8)
+_NONE_TRACE = np.zeros((0, 0, 0))      # ... and without a per-round record
 
 
 # rows per block of the predictors: a block's rows of X stay in cache while every tree reads them
 _ROWS = 2048
 
 
+@njit(cache=True)
+def _walk_tables(feature, threshold, missing_left, left, right, tree_offsets):
+    """Tables of the fixed-depth walk: (kids, feat, thr, nan_to, depth).
+
+    For an internal node g: kids[2g] = right child, kids[2g + 1] = left child (local ids), feat and thr its
+    split, nan_to the stand-in of a NaN value (-inf: goes left, NaN: goes right); a leaf's two kids are the
+    leaf itself (reading feature 0), and depth[t] is the depth of tree t's deepest leaf: a walk of exactly
+    depth[t] steps from the root ends at the row's leaf (see ``_leaves``).  Child ids point forward
+    inside their tree (``validate_arrays``), so one pass in node order gives every node's depth.
+    """
+    M = left.shape[0]
+    T = tree_offsets.shape[0] - 1
+    kids = np.empty(2 * M, dtype=np.int64)
+    feat = np.zeros(M, dtype=np.int64)
+    thr = np.zeros(M)
+    nan_to = np.zeros(M)
+    node_depth = np.zeros(M, dtype=np.int64)
+    depth = np.zeros(T, dtype=np.int64)
+    for t in range(T):
+        root = tree_offsets[t]
+        for g in range(root, tree_offsets[t + 1]):
+            if left[g] >= 0:
+                kids[2 * g] = right[g]
+                kids[2 * g + 1] = left[g]
+                feat[g] = feature[g]
+                thr[g] = threshold[g]
+                nan_to[g] = -np.inf if missing_left[g] else np.nan
+                node_depth[root + left[g]] = node_depth[g] + 1
+                node_depth[root + right[g]] = node_depth[g] + 1
+            else:
+                kids[2 * g] = g - root
+                kids[2 * g + 1] = g - root
+                depth[t] = max(depth[t], node_depth[g])
+    return kids, feat, thr, nan_to, depth
+
+
+@njit(cache=True, inline="always")
+def _leaves(X, root, depth, feat, thr, kids, nan_to, leaf):
+    """leaf[i] = global node id of row i's leaf in the tree rooted at `root`, for the rows of X (a block).
+
+    Level by level over the block's rows: each row takes exactly `depth` steps, its leaf looping to
+    itself, and the child is read from kids at 2g + (x <= threshold), a NaN replaced by -inf (goes left) or
+    NaN (goes right); an internal node sends x left when x <= threshold, a NaN left when missing_left.  The
+    rows of one level are independent and the loops have no data-dependent branch (a walk that stops at
+    its leaf, or `left if go else right`, is a branch the CPU mispredicts on about half the rows), so the
+    CPU overlaps the rows' walks.
+    """
+    nb = X.shape[0]
+    for i in range(nb):
+        leaf[i] = root
+    for _ in range(depth):
+        for i in range(nb):
+            g = np.uintp(leaf[i])
+            x = X[i, np.uintp(feat[g])]
+            x = x if x == x else nan_to[g]
+            leaf[i] = root + kids[np.uintp(2) * g + np.uintp(x <= thr[g])]
+
+
 @njit(cache=True, parallel=True)
-def _accumulate(X, feature, threshold, missing_left, left, right, value, tree_offsets, multiplier, out_col,
-                tree_round, col_stop, t0, t1, out):
+def _accumulate(X, kids, feat, thr, nan_to, depth, value, tree_offsets, multiplier, out_col, tree_round, col_stop,
+                t0, t1, out, lo, hi, bad, trace):
     """out[i, c + k] += multiplier[t] * value[leaf, k] for trees t0..t1-1 in order, when tree_round[t] <= col_stop[c + k].
 
     Blocks of rows run in parallel threads, each through all the trees in order: a row's sum adds the
     trees in the same order whatever the block size or the number of threads (the same bits).
+    After each round's last tree, when bad.size > 0, bad[i] = 1 for a row with an entry of out outside the
+    open box (lo[c], hi[c]) (or not finite); when trace.shape[0] > 0, out's row is copied to
+    trace[round - 1, i] (both: the per-round domain check of a law's prediction, see
+    ``distviz.boosting.predict``).
     """
     K = value.shape[1]
+    C = out.shape[1]
     n = X.shape[0]
-    kids, nan_to = _kids(left, right, missing_left)
+    check = bad.shape[0] > 0
+    record = trace.shape[0] > 0
     for blk in prange((n + _ROWS - 1) // _ROWS):
-        lo = blk * _ROWS
-        hi = min(n, lo + _ROWS)
-        xb = X[lo:hi]   # views indexed from 0 (no wrap-around checks on the row index)
-        ob = out[lo:hi]
+        lo_r = blk * _ROWS
+        hi_r = min(n, lo_r + _ROWS)
+        nb = hi_r - lo_r
+        xb = X[lo_r:hi_r]   # views indexed from 0 (no wrap-around checks on the row index)
+        ob = out[lo_r:hi_r]
+        leaf = np.empty(nb, dtype=np.int64)
         for t in range(t0, t1):
-            root = tree_offsets[t]
             c = out_col[t]
             r = tree_round[t]
-            use = False
+            n_use = 0
             for k in range(K):
                 if r <= col_stop[c + k]:
-                    use = True
-            if not use:
-                continue
-            m = multiplier[t]
-            for i in range(hi - lo):
-                leaf = _leaf_at(xb, i, root, feature, threshold, kids, nan_to, left)
-                for k in range(K):
-                    if r <= col_stop[c + k]:
-                        ob[i, c + k] += m * value[leaf, k]
+                    n_use += 1
+            if n_use > 0:
+                _leaves(xb, tree_offsets[t], depth[t], feat, thr, kids, nan_to, leaf)
+                m = multiplier[t]
+                if K == 1:
+                    for i in range(nb):
+                        ob[i, c] += m * value[np.uintp(leaf[i]), 0]
+                else:
+                    for i in range(nb):
+                        g = np.uintp(leaf[i])
+                        for k in range(K):
+                            if n_use == K or r <= col_stop[c + k]:
+                                ob[i, c + k] += m * value[g, k]
+            if (check or record) and (t + 1 == t1 or tree_round[t + 1] != r):
+                if check:
+                    bb = bad[lo_r:hi_r]
+                    for i in range(nb):
+                        for cc in range(C):
+                            v = ob[i, cc]
+                            if not (v > lo[cc] and v < hi[cc]):
+                                bb[i] = 1
+                if record:
+                    tb = trace[r - 1, lo_r:hi_r]
+                    for i in range(nb):
+                        for cc in range(C):
+                            tb[i, cc] = ob[i, cc]
 
 
 @njit(cache=True, parallel=True)
-def _apply(X, feature, threshold, missing_left, left, right, tree_offsets, t0, t1, out):
+def _apply(X, kids, feat, thr, nan_to, depth, tree_offsets, t0, t1, out):
     """out[t - t0, i] = global leaf node id of row i in tree t, for trees t0..t1-1 (blocks of rows in parallel)."""
     n = X.shape[0]
-    kids, nan_to = _kids(left, right, missing_left)
     for blk in prange((n + _ROWS - 1) // _ROWS):
         lo = blk * _ROWS
         hi = min(n, lo + _ROWS)
-        xb = X[lo:hi]
         for t in range(t0, t1):
-            root = tree_offsets[t]
-            ob = out[t - t0, lo:hi]
-            for i in range(hi - lo):
-                ob[i] = _leaf_at(xb, i, root, feature, threshold, kids, nan_to, left)
+            _leaves(X[lo:hi], tree_offsets[t], depth[t], feat, thr, kids, nan_to, out[t - t0, lo:hi])
 
 
 def validate_arrays(arrays: dict, n_features: int, n_outputs: int) -> str | None:
@@ -278,18 +328,43 @@ class FlatForest:
         stop = np.asarray(n_rounds, dtype=np.int64)
         return np.ascontiguousarray(np.broadcast_to(stop, (self.n_outputs,)), dtype=np.int64)
 
-    def _add(self, X, out, t0, t1, stop):
-        _accumulate(X, self.feature, self.threshold, self.missing_left, self.left, self.right, self.value,
-                    self.tree_offsets, self.multiplier, self.out_col, self._tree_round, stop, t0, t1, out)
+    def _tables(self):
+        """The fixed-depth walk tables (``_walk_tables``; O(nodes), built for each call from the current arrays)."""
+        return _walk_tables(self.feature, self.threshold, self.missing_left, self.left, self.right, self.tree_offsets)
 
-    def predict(self, X, init=None, n_rounds=None) -> np.ndarray:
-        """init + sum over trees of multiplier * leaf value, shape (n, n_outputs); n_rounds: int or one per column."""
+    def _add(self, X, out, t0, t1, stop, box=None, bad=None, trace=None):
+        """Add trees t0..t1-1 to out (see _accumulate); box = (lo, hi) with bad, or trace: the per-round check."""
+        lo, hi = box if box is not None else (_NONE_F, _NONE_F)
+        _accumulate(X, *self._tables(), self.value, self.tree_offsets, self.multiplier, self.out_col,
+                    self._tree_round, stop, t0, t1, out, lo, hi, _NONE_U8 if bad is None else bad,
+                    _NONE_TRACE if trace is None else trace)
+
+    def predict(self, X, init=None, n_rounds=None, box=None, bad=None) -> np.ndarray:
+        """init + sum over trees of multiplier * leaf value, shape (n, n_outputs); n_rounds: int or one per column.
+
+        box = (lo, hi), arrays (n_outputs,), with bad, a zeroed uint8 array (n,): bad[i] is set to 1 where
+        row i's partial sum after some round has an entry outside the open box (lo, hi) or not finite.
+        """
         X = self._X(X)
         out = self._init(X.shape[0], init)
         stop = self._stops(n_rounds)
         last = int(min(stop.max(initial=0), self.n_rounds))
-        self._add(X, out, 0, int(self.round_offsets[max(last, 0)]), stop)
+        if box is not None:
+            box = tuple(np.ascontiguousarray(b, dtype=np.float64).reshape(self.n_outputs) for b in box)
+            if bad is None or bad.dtype != np.uint8 or bad.shape != (X.shape[0],):
+                raise ValueError("box needs bad, a uint8 array with one entry per row")
+        self._add(X, out, 0, int(self.round_offsets[max(last, 0)]), stop, box, bad)
         return out
+
+    def round_trace(self, X, init=None, n_rounds=None) -> np.ndarray:
+        """The prediction after each of rounds 1..n_rounds (an int), shape (n_rounds, n, n_outputs), in one pass."""
+        X = self._X(X)
+        out = self._init(X.shape[0], init)
+        last = int(min(self.n_rounds if n_rounds is None else int(n_rounds), self.n_rounds))
+        trace = np.empty((last, X.shape[0], self.n_outputs))
+        if last > 0:
+            self._add(X, out, 0, int(self.round_offsets[last]), self._stops(last), trace=trace)
+        return trace
 
     def staged_predict(self, X, init=None, n_rounds=None):
         """Yield the prediction after rounds 0, 1, ..., max(n_rounds) (a column past its own count stays put)."""
@@ -312,8 +387,8 @@ class FlatForest:
         X = self._X(X)
         t0, t1 = (0, self.n_trees) if trees is None else (trees.start, trees.stop)
         out = np.empty((t1 - t0, X.shape[0]), dtype=np.int64)
-        _apply(X, self.feature, self.threshold, self.missing_left, self.left, self.right, self.tree_offsets, t0, t1,
-               out)
+        kids, feat, thr, nan_to, depth = self._tables()
+        _apply(X, kids, feat, thr, nan_to, depth, self.tree_offsets, t0, t1, out)
         return out
 
     def round_values(self, X, r: int) -> np.ndarray:
