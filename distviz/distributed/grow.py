@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from distviz.trees import HistTree, TreeRecord
+from distviz.trees import HistTree
 from distviz.trees.grower import _missing_column
 from distviz.trees.splitting import best_split_variance_missing, may_split
-from distviz.trees.tree import _entropy_gains, _thresholds
+from distviz.trees.tree import _entropy_gains, record_from_sums
 
 __all__ = ["LevelGrower"]
 
@@ -154,13 +154,9 @@ class LevelGrower:
             A = np.asarray(aux)[order]
             W, S = (sums[:, 0], A) if unit else (A[:, 0], A[:, 2:])
             gain_ent = _entropy_gains(family, W, S, left, right, n, W_root)
-        feature, split_bin = m(self.feature), m(self.bin)
-        record = TreeRecord.from_columns(
-            left, right, sums[:, self.o:] / (sums[:, :1] + self.l2), np.asarray(self.feat_gain)[order], feature=feature,
-            bin=split_bin, threshold=_thresholds(self.binner, feature, split_bin, left), depth=m(self.depth),
-            weight=sums[:, 0], n_samples=sums[:, self.o - 1].astype(np.int64), gain=m(self.gain), gain_reg=m(self.gain),
-            gain_ent=gain_ent, missing_left=m(self.missing_left),
-        )
+        record = record_from_sums(self.binner, sums, self.o, self.l2, left, right, m(self.feature), m(self.bin),
+                                  np.asarray(self.feat_gain)[order], depth=m(self.depth), gain=m(self.gain),
+                                  gain_reg=m(self.gain), gain_ent=gain_ent, missing_left=m(self.missing_left))
         params = {"max_depth": self.max_depth, "min_weight_leaf": self.min_w, "min_samples_leaf": int(self.min_cnt),
                   "l2": self.l2}
         # the training rows' leaves stay on the workers

@@ -272,12 +272,9 @@ class HistTree(BaseEstimator):
             )
             left, right = left[:nn], right[:nn]
             sums = node_sums(train_leaf, row_stats(R, w, 2), left, right, nn)
-            rec = TreeRecord.from_columns(
-                left, right, sums[:, 2:] / (sums[:, :1] + l2), feat_gain[:nn], feature=feature[:nn], bin=split_bin[:nn],
-                threshold=_thresholds(binner, feature[:nn], split_bin[:nn], left), depth=dep[:nn], weight=sums[:, 0],
-                n_samples=sums[:, 1].astype(np.int64), gain=gain[:nn], gain_reg=_reg_gains(sums, left, right, l2, 2),
-                missing_left=miss_left[:nn],
-            )
+            rec = record_from_sums(binner, sums, 2, l2, left, right, feature[:nn], split_bin[:nn], feat_gain[:nn],
+                                   depth=dep[:nn], gain=gain[:nn], gain_reg=_reg_gains(sums, left, right, l2, 2),
+                                   missing_left=miss_left[:nn])
         if family is not None:
             lf, rt = rec.left, rec.right
             if unit:  # every row weighs 1: W_C is the node's row count (exact), only T needs summing
@@ -402,12 +399,18 @@ class HistTree(BaseEstimator):
         return self.value_[leaf]
 
 
-def _thresholds(binner, feature, split_bin, left) -> np.ndarray:
-    """Raw-unit threshold of every node from its split bin (NaN at leaves): the upper edge of the bin."""
-    thr = np.full(left.shape[0], np.nan)
+def record_from_sums(binner, sums, o, l2, left, right, feature, split_bin, feature_gains, **columns) -> TreeRecord:
+    """A tree record from node arrays and node sums (n_nodes, o + K) = [W, (count,) S]: grower._pack's rule in numpy.
+
+    value S_C / (W_C + l2), weight W_C, n_samples the count column (o = 2) or W (o = 1, unit weights), threshold
+    the upper edge of the split bin (binner.threshold_table_); columns: the other node columns (record.NODE_DTYPE).
+    """
     internal = left >= 0
+    thr = np.full(left.shape[0], np.nan)
     thr[internal] = binner.threshold_table_[feature[internal], split_bin[internal]]
-    return thr
+    return TreeRecord.from_columns(left, right, sums[:, o:] / (sums[:, :1] + l2), feature_gains, feature=feature,
+                                   bin=split_bin, threshold=thr, weight=sums[:, 0],
+                                   n_samples=sums[:, o - 1].astype(np.int64), **columns)
 
 
 def _reg_gains(sums, left, right, l2, o=2):
