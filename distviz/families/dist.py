@@ -511,7 +511,8 @@ def from_natural(family, eta):
         return BernoulliDist(expit(eta[:, 0]))
     if name == "normal":
         mu, var = family.mean_and_variance(eta)
-        return NormalDist(mu, np.sqrt(var))
+        with np.errstate(invalid="ignore"):   # a row outside the domain (variance <= 0) is a NaN law
+            return NormalDist(mu, np.sqrt(var))
     if name == "gamma":
         return GammaDist(eta[:, 0] + 1.0, -eta[:, 1])
     if name == "exponential":
