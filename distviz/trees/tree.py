@@ -152,7 +152,8 @@ class HistTree(BaseEstimator):
     ``x <= threshold`` left with ``threshold`` the upper edge of bin b, b the largest bin present
     on the left (in exact mode the midpoint to the next distinct value of the whole sample).
     Growth is best-first (the leaf with the largest gain is split next); without ``max_leaves``
-    every admissible leaf is split, which equals depth-wise growth.
+    every admissible leaf is split, which equals depth-wise growth.  The fitted tree is one record,
+    ``record_`` (``nodes_``, a distviz.trees.record.TreeRecord); ``value_`` and the counts read it.
 
     A scikit-learn estimator (keyword-only parameters, ``clone`` / ``get_params`` work) but not a
     RegressorMixin: it is the boosting engine's building block, ``predict`` is (n, K) by design and
@@ -334,18 +335,6 @@ class HistTree(BaseEstimator):
         """Node ids of the leaves, increasing (the order set_leaf_values expects)."""
         self._check_fitted()
         return np.flatnonzero(self.record_.is_leaf)
-
-    @property
-    def threshold_(self) -> np.ndarray:
-        """Raw-unit threshold of every node (NaN for leaves)."""
-        self._check_fitted()
-        return self.record_.threshold
-
-    @property
-    def missing_left_(self) -> np.ndarray:
-        """uint8 per node: 1 when a missing value (NaN) of the split feature goes left (0 at leaves)."""
-        self._check_fitted()
-        return self.record_.missing_left
 
     @property
     def train_predict_(self) -> np.ndarray:
