@@ -188,7 +188,7 @@ def test_drifter_study_reads_a_processed_table_on_the_workers(client, monkeypatc
     NLL equals the serial one to rounding.  With the sketch's edges (within 0.25% in rank of the exact ones on
     these rows) it does not, at 4 rounds: ngboost's line search takes scale 0.25 instead of 2 in round 4, and
     the NLL moves by 3%; that is the line search's discrete choice, not the rows."""
-    import distviz.distributed.ngb as ngb_mod
+    import distviz.distributed.sketch as sketch_mod
     from distviz.data.drifters import split_by_id
     from distviz.data.gdp_archive import read_gdp_table
     from distviz.data.gdp_table import ClusterDrifterTable
@@ -210,7 +210,7 @@ def test_drifter_study_reads_a_processed_table_on_the_workers(client, monkeypatc
     tr, _, _ = split_by_id(mem.id)
     exact = Binner(max_bins=255).fit(mem.X[tr])
     edges = Binner.from_edges(exact.bin_thresholds_, max_bins=255, has_missing=exact.has_missing_)
-    monkeypatch.setattr(ngb_mod, "sketch_binner", lambda X, max_bins: edges)
+    monkeypatch.setattr(sketch_mod, "sketch_binner", lambda X, max_bins: edges)
     monkeypatch.setattr(parallel, "_ACTIVE", [client])
     seen = []
     real = dd.fit

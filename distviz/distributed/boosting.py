@@ -23,7 +23,7 @@ import numpy as np
 from distviz.errors import ConfigError, DataError
 from distviz.trees import prepare_numba_cache
 
-from .collections import as_dask_array, current_client
+from .collections import current_client, dask_eval_set, dask_inputs
 from .rows import SharedTreeRows
 from .shard import (
     display_rows,
@@ -32,7 +32,7 @@ from .shard import (
     run_shards,
     shard_stats,
 )
-from .sketch import sketch_binner
+from .sketch import fit_binner
 
 __all__ = ["fit_distributional"]
 
@@ -98,9 +98,9 @@ class _Cluster:
         """fn(shard, *args) on every shard, one call per worker for all its shards, results summed; returns the total.
 
         Up to ``_GATHER_MAX`` workers the call goes to a dask Actor (:class:`ShardSet`) on each worker that holds
-        the worker's shards: the client calls it directly, without a scheduler hop (a step then costs the
-        client-worker round trip, ~2-4 ms, instead of a task's ~12 ms), and adds the workers' sums here in a
-        fixed pairwise order.  With more workers, one task per worker and a tree reduction of tasks add the
+        the worker's shards: the client calls it directly, without a scheduler hop (a step then costs one
+        client-worker round trip, not a task's scheduling), and adds the workers' sums here in a fixed pairwise
+        order.  With more workers, one task per worker and a tree reduction of tasks add the
         sums on the workers, so the client receives one sum.
         """
         groups: dict = {}
@@ -200,17 +200,8 @@ def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=
     cl = _Cluster(client)
     fam = model._family_obj()
     law = make_law(model.law, fam, domain=model.domain)
-    X = as_dask_array(X, "X", 2)
-    y = as_dask_array(y, "y", 1)
-    if y.shape[0] != X.shape[0]:
-        raise DataError(f"X has {X.shape[0]} rows but y has {y.shape[0]}; pass one target per row.")
-    y = y.rechunk((X.chunks[0],))
-    w = None if sample_weight is None else as_dask_array(sample_weight, "sample_weight", 1).rechunk((X.chunks[0],))
-    if binner is None:
-        binner = sketch_binner(X, model.max_bins)
-    elif getattr(binner, "n_features_in_", None) != X.shape[1]:
-        raise DataError(f"the binner was fitted on {getattr(binner, 'n_features_in_', 0)} features but X has "
-                        f"{X.shape[1]}; pass a Binner fitted on the same columns.")
+    X, y, w = dask_inputs(X, y, sample_weight, 1)
+    binner = fit_binner(X, model.max_bins, binner)
     check = functools.partial(_check_chunk, fam)
     n = int(X.shape[0])
     rng = np.random.default_rng(model.random_state)
@@ -218,15 +209,7 @@ def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=
     shards, where = cl.shards(X, y, w, binner, law, _disp_rows(X.chunks[0], idx), check)
     vshards = vwhere = None
     if eval_set is not None:
-        if not isinstance(eval_set, (tuple, list)) or len(eval_set) not in (2, 3):
-            raise DataError("eval_set must be a tuple (X_val, y_val) or (X_val, y_val, w_val).")
-        Xv = as_dask_array(eval_set[0], "X_val", 2)
-        yv = as_dask_array(eval_set[1], "y_val", 1)
-        if Xv.shape[1] != X.shape[1] or yv.shape[0] != Xv.shape[0]:
-            raise DataError("eval_set must have the same features as X and one target per row.")
-        yv = yv.rechunk((Xv.chunks[0],))
-        wv = None if len(eval_set) < 3 or eval_set[2] is None else \
-            as_dask_array(eval_set[2], "w_val", 1).rechunk((Xv.chunks[0],))
+        Xv, yv, wv = dask_eval_set(eval_set, X, y, DataError)
         vshards, vwhere = cl.shards(Xv, yv, wv, binner, law, [np.zeros((0, 2), np.int64)] * len(Xv.chunks[0]), check)
 
     unit = w is None

@@ -7,7 +7,7 @@ import sys
 
 from distviz.errors import ConfigError, DataError
 
-__all__ = ["as_dask_array", "current_client", "is_dask_collection"]
+__all__ = ["as_dask_array", "current_client", "dask_eval_set", "dask_inputs", "is_dask_collection"]
 
 
 def is_dask_collection(x) -> bool:
@@ -39,6 +39,38 @@ def as_dask_array(x, name: str, ndim: int):
     if ndim == 2 and len(x.chunks[1]) > 1:
         x = x.rechunk({1: -1})
     return x
+
+
+def _rows_like(X, y, w):
+    """y and w (or None) rechunked to X's row chunks."""
+    y = y.rechunk((X.chunks[0],) + (-1,) * (y.ndim - 1))
+    return X, y, (None if w is None else w.rechunk((X.chunks[0],)))
+
+
+def dask_inputs(X, y, sample_weight, y_ndim: int):
+    """The training rows of a fit on dask collections: X (2-D), y (y_ndim dims) and the weights (or None) as dask
+    arrays chunked as X's rows."""
+    X = as_dask_array(X, "X", 2)
+    y = as_dask_array(y, "y", y_ndim)
+    if y.shape[0] != X.shape[0]:
+        raise DataError(f"X has {X.shape[0]} rows but y has {y.shape[0]}; pass one target per row.")
+    w = None if sample_weight is None else as_dask_array(sample_weight, "sample_weight", 1)
+    return _rows_like(X, y, w)
+
+
+def dask_eval_set(eval_set, X, y, error=ConfigError):
+    """eval_set = (X_val, y_val[, w_val]) as dask arrays chunked as X_val's rows, with X's columns and y's dimensions;
+    `error` is the exception of a malformed tuple (the in-memory fit's)."""
+    if not isinstance(eval_set, (tuple, list)) or len(eval_set) not in (2, 3):
+        raise error("eval_set must be a pair (X_val, y_val) or a triple (X_val, y_val, w_val).")
+    Xv = as_dask_array(eval_set[0], "X_val", 2)
+    yv = as_dask_array(eval_set[1], "y_val", y.ndim)
+    if Xv.shape[1] != X.shape[1]:
+        raise DataError(f"X_val has {Xv.shape[1]} features but X has {X.shape[1]}; pass the same columns.")
+    if yv.shape[0] != Xv.shape[0] or yv.shape[1:] != y.shape[1:]:
+        raise DataError("y_val must have one row per row of X_val and the columns of y; pass matching arrays.")
+    wv = None if len(eval_set) < 3 or eval_set[2] is None else as_dask_array(eval_set[2], "w_val", 1)
+    return _rows_like(Xv, yv, wv)
 
 
 def current_client():

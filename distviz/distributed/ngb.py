@@ -6,9 +6,8 @@ ngboost's line search, early stopping on the validation NLL) over the rows on th
 (``rows.ChartRows``): each round grows one tree per chart parameter from histograms, then one round trip
 evaluates the training NLL at F + s f for a batch of scales and the engine's line search runs on those values,
 choosing the scale the in-memory fit chooses (see ``rows``).  One round costs ``max_depth + 1`` round trips.
-Each scale costs a pass over the rows (two log1p a row for the MVN chart): the batch was 2^-30..2^9 (40 scales)
-until the NGB benchmark (``benchmarks/distributed.py --ngb``) showed that pass taking 80% of a round; 300-round
-fits on the drifter sample ended at 2^-4..2^1, the batch now.  The start theta^(0) is the chart's own
+Each scale of the batch costs a pass over the rows, so the batch holds the scales fits reach (see ``rows``).
+The start theta^(0) is the chart's own
 ``init_theta`` on 2P points with the rows' weighted mean and 1/N covariance (the marginal MLE of the Normal and
 MVN charts depends on y only through those).  ``IndepNGB`` fits its P univariate NGBoosts this way one after
 another, sharing the bin edges.
@@ -25,9 +24,9 @@ from distviz.errors import ConfigError, DataError
 
 from . import ngb_shard
 from .boosting import _Cluster, releases_workers
-from .collections import as_dask_array, current_client
+from .collections import current_client, dask_eval_set, dask_inputs
 from .rows import ChartRows
-from .sketch import sketch_binner
+from .sketch import fit_binner
 
 __all__ = ["fit_arrays_on_workers", "fit_indep_ngb", "fit_ngboost"]
 
@@ -48,25 +47,9 @@ def _start_theta(chart, mean, cov):
     return np.asarray(chart.init_theta(pts if chart.y_dim > 1 else pts[:, 0], None), dtype=float)
 
 
-def _rows(cl, X, y, w, binner, law, check, K, name=""):
-    """Shards of (X, y[, w]) on the workers; y (n, P) dask array; returns (shards, where)."""
-    y = y.rechunk((X.chunks[0], -1))
-    w = None if w is None else w.rechunk((X.chunks[0],))
-    empty = [np.zeros((0, 2), np.int64)] * len(X.chunks[0])
-    return cl.shards(X, y, w, binner, law, empty, check, K)
-
-
-def _eval_set(eval_set, X, P):
-    if not isinstance(eval_set, (tuple, list)) or len(eval_set) not in (2, 3):
-        raise ConfigError("eval_set must be a pair (X_val, y_val) or a triple (X_val, y_val, w_val).")
-    Xv = as_dask_array(eval_set[0], "X_val", 2)
-    yv = as_dask_array(eval_set[1], "y_val", 2)
-    if Xv.shape[1] != X.shape[1]:
-        raise DataError(f"X_val has {Xv.shape[1]} features but X has {X.shape[1]}; pass the same columns.")
-    if yv.shape[0] != Xv.shape[0] or yv.shape[1] != P:
-        raise DataError(f"y_val must have one row per row of X_val and {P} column(s), like y; pass matching arrays.")
-    wv = None if len(eval_set) < 3 or eval_set[2] is None else as_dask_array(eval_set[2], "w_val", 1)
-    return Xv, yv, wv
+def _rows(cl, X, y, w, binner, law, check, K):
+    """Shards of (X, y[, w]) on the workers (y and w chunked as X's rows); returns (shards, where)."""
+    return cl.shards(X, y, w, binner, law, [np.zeros((0, 2), np.int64)] * len(X.chunks[0]), check, K)
 
 
 @releases_workers
@@ -87,10 +70,7 @@ def fit_ngboost(model, X, y, sample_weight=None, eval_set=None, progress=None, b
         raise ConfigError("a fit on a dask array grows one tree per parameter; pass tree_mode='separate'.")
     client = current_client()
     cl = _Cluster(client)
-    X = as_dask_array(X, "X", 2)
-    y = as_dask_array(y, "y", 2)
-    if y.shape[0] != X.shape[0]:
-        raise DataError(f"X has {X.shape[0]} rows but y has {y.shape[0]}; pass one target per row.")
+    X, y, w = dask_inputs(X, y, sample_weight, 2)
     P = int(y.shape[1])
     chart = _resolve_chart(model.chart, P)
     if not (isinstance(chart, MVNCholesky) or getattr(chart, "name", "") == "normal"):
@@ -101,15 +81,10 @@ def fit_ngboost(model, X, y, sample_weight=None, eval_set=None, progress=None, b
                         "matching y or another chart.")
     law = ChartLaw(chart, model.natural_gradient)
     K = law.dim
-    w = None if sample_weight is None else as_dask_array(sample_weight, "sample_weight", 1)
-    if binner is None:
-        binner = sketch_binner(X, model.max_bins)
-    elif getattr(binner, "n_features_in_", None) != X.shape[1]:
-        raise DataError(f"the binner was fitted on {getattr(binner, 'n_features_in_', 0)} features but X has "
-                        f"{X.shape[1]}; pass a Binner fitted on the same columns.")
+    binner = fit_binner(X, model.max_bins, binner)
     check = functools.partial(_check_chunk, chart)
     shards, where = _rows(cl, X, y, w, binner, law, check, K)
-    ev = None if eval_set is None else _eval_set(eval_set, X, P)
+    ev = None if eval_set is None else dask_eval_set(eval_set, X, y)
     vshards = vwhere = None
     if ev is not None:
         vshards, vwhere = _rows(cl, ev[0], ev[1], ev[2], binner, law, check, 0)
@@ -159,12 +134,10 @@ def _valid_subset(client, ev, max_rows=4000):
 def fit_indep_ngb(model, X, y, sample_weight=None, eval_set=None, progress=None, binner=None):
     """Fit an IndepNGB on the current Client's workers: its P univariate NGBoosts one after another (shared edges)."""
     t0 = time.perf_counter()
-    X = as_dask_array(X, "X", 2)
-    y = as_dask_array(y, "y", 2)
-    if binner is None:
-        binner = sketch_binner(X, model.max_bins)
+    X, y, _ = dask_inputs(X, y, sample_weight, 2)
+    binner = fit_binner(X, model.max_bins, binner)
     P = int(y.shape[1])
-    ev = None if eval_set is None else _eval_set(eval_set, X, P)
+    ev = None if eval_set is None else dask_eval_set(eval_set, X, y)
     model.models_ = []
     for k in range(P):
         prog = None if progress is None else (lambda r, nr, k=k: progress(k * nr + r, P * nr))

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from distviz.errors import ConfigError
+from distviz.errors import ConfigError, DataError
 from distviz.trees import Binner
 
-__all__ = ["sketch_binner"]
+__all__ = ["fit_binner", "sketch_binner"]
 
 
 def chunk_summary(X, q):
@@ -52,3 +52,14 @@ def sketch_binner(X, max_bins) -> Binner:
         e = np.unique(np.asarray(e, dtype=np.float64))
         edges.append(e[e < max(c[2] for c in s)])
     return Binner.from_edges(edges, max_bins=max_bins, has_missing=np.asarray(has_missing))
+
+
+def fit_binner(X, max_bins, binner=None) -> Binner:
+    """The bin edges of a fit on the dask array X: ``binner`` (a fitted Binner, checked against X's columns) when
+    given, else ``sketch_binner(X, max_bins)``."""
+    if binner is None:
+        return sketch_binner(X, max_bins)
+    if getattr(binner, "n_features_in_", None) != X.shape[1]:
+        raise DataError(f"the binner was fitted on {getattr(binner, 'n_features_in_', 0)} features but X has "
+                        f"{X.shape[1]}; pass a Binner fitted on the same columns.")
+    return binner
