@@ -188,7 +188,7 @@ def _nka_block(theta, G, Hf, h, ridge):
     del diff
     phi = (np.einsum("ijn,ijt->int", K, G) + gk.sum(1)) / N      # (n, N, d)
     A = pd_blocks(-Hf)                                           # (n, N_j, d, d), PSD
-    # sum_j k_ja k_jb A_j as one batched matmul over j (4x faster than the 3-operand einsum)
+    # sum_j k_ja k_jb A_j as one batched matmul over j (the 3-operand einsum is slower)
     KK = (K[:, :, :, None] * K[:, :, None, :]).reshape(n, N, N * N)
     Hm = np.matmul(KK.transpose(0, 2, 1), A.reshape(n, N, d * d)).reshape(n, N, N, d, d).transpose(0, 1, 3, 2, 4)
     del KK

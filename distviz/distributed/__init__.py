@@ -1,4 +1,4 @@
-"""Fitting and predicting on a dask.distributed cluster: the estimators' path for dask arrays (issue 19).
+"""Fitting and predicting on a dask.distributed cluster: the estimators' path for dask arrays.
 
 ``DistributionalBoosting.fit`` (and ``NGBoost`` / ``NGB`` / ``IndepNGB``'s) hands a dask array (or chunked
 xarray DataArray / dask DataFrame) X to :func:`fit`, which runs the boosting loop on the workers of the

@@ -73,9 +73,6 @@ def prepare_numba_cache(force: bool = False) -> None:
         _refresh(cache_dir, stamp)
 
 
-refresh_numba_cache = prepare_numba_cache  # the name before it became an explicit call
-
-
 def _refresh(cache_dir: Path, stamp: str) -> None:
     """Drop the .nbi / .nbc files in `cache_dir` unless its stamp equals `stamp`, then write the stamp."""
     try:

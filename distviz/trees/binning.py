@@ -84,8 +84,8 @@ def _bin_codes_rows(X, table, top, out, miss=0):
 
 @njit(cache=True, parallel=True)
 def _row_major(codes_T):
-    """codes_T (p, n) as a C-contiguous (n, p) array, row blocks in parallel (3.6-4.6 ms for 1e6 x 10 against
-    numpy's 12 ms for np.ascontiguousarray(codes_T.T))."""
+    """codes_T (p, n) as a C-contiguous (n, p) array, row blocks in parallel (np.ascontiguousarray(codes_T.T) is
+    serial)."""
     p, n = codes_T.shape
     out = np.empty((n, p), dtype=codes_T.dtype)
     for blk in prange((n + _ROW_BLOCK - 1) // _ROW_BLOCK):

@@ -175,7 +175,7 @@ def grow_tree(
             sums[0, o + k] = tot[k]
     else:
         sums[0, :] = 0.0
-        if K == 1:   # scalar accumulators (an array element is stored and reloaded every row: 3.6 -> 1 ms for 1e6)
+        if K == 1:   # scalar accumulators (an array element would be stored and reloaded every row)
             s0 = 0.0
             s1 = 0.0
             sy = 0.0
