@@ -31,24 +31,12 @@ Engine::
     res = eng.run(rows, callbacks, progress)        # the same loop over any row store
 
 ``fit`` is ``run`` over :class:`distviz.boosting.rows.InMemoryRows`; the Dask fits run the same loop over
-``distviz.distributed.rows.DaskShardRows`` (the rows on the workers' shards).  ``run`` owns the rounds
-(targets -> grow -> step -> update -> loss -> stop?) and the rules of ``distviz.boosting.rounds``; the
-store owns the rows (``distviz.boosting.rows``)::
-
-       estimator --> BoostingEngine.run(rows): targets -> grow -> line search -> update -> stop?
-                            |                     one RoundBook, one EarlyStopping, one line_search
-                            v
-                     RowStore (targets, grow, line_search, update, commit, iterate)
-                      /                                   \
-              InMemoryRows                          DaskShardRows (SharedTreeRows, ChartRows)
-      numpy rows, one numba call per tree      shard actors; LevelGrower on summed histograms
-
-With ``line_search=True`` (or "grow") the step is ``s * lr * f`` with s doubled from 1 (up to 256)
-while the weighted training NLL keeps falling, or halved until it falls; with "ngboost" it is
-``lr * s * f`` with s from ngboost's rule on the NLL at ``F + s f`` (``rounds.line_search``, the rule the
-Dask fit replays too).  When nothing helps (s = 0) the round is dropped and boosting stops with
-``res.stop_reason`` set, since F would not move and every later round would refit the same trees;
-subclasses may override ``_fit_trees`` (e.g. batched per-coordinate trees).
+``distviz.distributed.rows.DaskShardRows``.  ``run`` owns the rounds (targets -> grow -> step -> update ->
+loss -> stop?) and applies the rules of ``distviz.boosting.rounds`` (early stopping, the start and non-finite
+rules, the line searches ``"grow"`` and ``"ngboost"``); the store owns the rows (``distviz.boosting.rows``).
+When the line search finds no helpful scale the round is dropped and boosting stops with
+``res.stop_reason`` set, since F would not move; subclasses may override ``_fit_trees`` (e.g. batched
+per-coordinate trees).
 
 ``Xb`` is a ``distviz.trees.BinnedX`` (or raw X; the tree bins it); ``valid`` rows must be
 binned with the same ``Binner``.  A callback with a ``start(F_train)`` method gets the start
@@ -67,31 +55,15 @@ scale), ``train_loss`` / ``valid_loss`` (weighted mean NLL, index 0 = the start)
 ``best_rounds`` (metric -> round with its least validation value, the start counting as round 0; None
 for a metric that was never finite), ``best_iteration`` (the best round of the first early-stopping
 metric, or the last round without validation data), ``stop_reason``, ``F_train`` / ``F_valid``.
-
-Early stopping (the one rule of every boosting fit, ``rounds.EarlyStopping``; the start, fault and result
-bookkeeping is ``rounds.RoundBook``, which the Dask fits use as well): a round is a metric's new best when its
-validation value is finite and below the best so far minus ``tol``; boosting stops once every metric in
-``early_stopping_metric`` has gone ``early_stopping_rounds`` rounds without a new best.
-Faults: a row with a non-finite target gets no update that round (``n_nonfinite``); when every row's
-target is non-finite, or a round would make the monitored NLL (or, with ``law.finite_iterate``, F)
-non-finite, the round is dropped and boosting stops with ``stop_reason`` saying why.
 ``predict_raw(res, law, X, n_rounds)`` and ``staged_predict_raw`` replay the additive model
 on new rows, applying ``law.update`` (with its projection) after every round exactly as in
 training, so training rows get bit-identical iterates.
 
 Monitoring is cheap: ``law.prepare`` computes log h(y) once per fit, and the loss per round
 is A(eta) - <eta, T(y)> - log h(y) on the cached iterate (note, "Monitoring during training").
-
-Speed: X, the weights and T(y) are checked once per fit (``distviz.trees.FitContext``), and a law
-with ``supports_fused_round`` (Poisson MGD) takes update, training NLL and next targets in one numba pass
-over the rows (shared tree, no line search); ``RoundInfo.step`` is then formed only when a callback
-reads it, and the arrays of past rounds are reused once nothing else holds them.  Trees and
-iterates are the same as without these shortcuts; the NLL agrees to rounding (summation order).
-
-Memory: a tree's training-row leaf ids (``train_leaf_``, 4 bytes a row) serve only its own round;
-after the round's callbacks the engine drops them from its own tree classes (``tree.apply(Xb)``
-gives the same ids), so a fit holds its trees' nodes, not rounds * n leaf ids (200 MB for 50
-rounds of 1e6 rows), and the allocator hands the next round the memory the last one freed.
+A tree's training-row leaf ids (``train_leaf_``, 4 bytes a row) serve only its own round: after the
+round's callbacks the engine drops them from its own tree classes (``tree.apply(Xb)`` gives the same
+ids), so a fit holds its trees' nodes, not rounds * n leaf ids.
 """
 
 from __future__ import annotations

@@ -116,7 +116,8 @@ class InMemoryRows(RowStore):
         self.valid = valid
         self.Fv = self.vdata = self.wv = self.Xv = None
         # fused rounds: one pass over the rows for update, NLL and next targets (law.fused_round), for a
-        # shared tree without line search and with the engine's own tree fitting
+        # shared tree without line search and with the engine's own tree fitting (the same trees and
+        # iterates as without it; the NLL to rounding, the order of its sum)
         self.fused = (bool(law.supports_fused_round) and engine.tree_mode == "shared" and not engine.line_search
                       and type(engine)._fit_trees is BoostingEngine._fit_trees)
         self.R_next = None
