@@ -385,10 +385,10 @@ class MVNNetwork(RegressorMixin, BaseEstimator):
 
     def score(self, X, y, sample_weight=None) -> float:
         """Weighted mean log-likelihood of the (n, P) outputs y, i.e. minus the mean NLL (higher is better)."""
-        from distviz.boosting.ngboost import _check_w
+        from distviz.validation import check_sample_weight
 
         v = self.nll(X, y)
-        return -float(np.average(v, weights=_check_w(sample_weight, v.shape[0])))
+        return -float(np.average(v, weights=check_sample_weight(sample_weight, v.shape[0])))
 
     # ------------------------------------------------------------------ persistence
     def save(self, path) -> None:

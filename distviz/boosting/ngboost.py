@@ -156,7 +156,7 @@ def select_rounds_per_param(model, X_val, y_val, w_val=None, sweeps: int = 2, ma
     model._check_fitted()
     X_val = _check_X(X_val, "X_val")
     yv = _check_y(y_val, X_val.shape[0], "y_val")
-    wv = _check_w(w_val, X_val.shape[0], "w_val")
+    wv = check_sample_weight(w_val, X_val.shape[0], name="w_val")
     if X_val.shape[0] > max_rows:  # bound the (rounds, rows, params) cache
         keep = np.sort(np.random.default_rng(0).choice(X_val.shape[0], max_rows, replace=False))
         X_val, yv, wv = X_val[keep], yv[keep], (None if wv is None else wv[keep])
@@ -208,11 +208,6 @@ def select_rounds_per_param(model, X_val, y_val, w_val=None, sweeps: int = 2, ma
 _NORMAL_MIN_SD = 1e-5  # the Normal chart's initial variance is floored at 1e-12 (sd 1e-6)
 
 
-def _is_dask(X) -> bool:
-    """True for a dask collection (fitted by distviz.distributed through dask_hook); False without importing dask."""
-    return is_dask_collection(X)
-
-
 def _check_X(X, name="X", allow_nan=True, n_features=None, model="this model") -> np.ndarray:
     """Features checked by distviz.validation.check_X; NaN is a missing value the trees route natively."""
     return check_X(X, allow_nan=allow_nan, name=name, n_features=n_features, model=model)
@@ -221,11 +216,6 @@ def _check_X(X, name="X", allow_nan=True, n_features=None, model="this model") -
 def _check_y(y, n, name="y") -> np.ndarray:
     """Targets (n, P) checked by distviz.validation.check_y (a 1-D y is one column)."""
     return check_y(y, n, name=name, ndim=2)
-
-
-def _check_w(w, n, name="sample_weight"):
-    """None, or weights checked by distviz.validation.check_sample_weight."""
-    return check_sample_weight(w, n, name=name)
 
 
 def _check_float32_range(X, name="X") -> None:
@@ -360,14 +350,14 @@ class NGBoost(RegressorMixin, BaseEstimator):
         self._check_params()
         if y is None:
             raise DataError("NGBoost requires y to be passed, but the target y is None; call fit(X, y) with the targets.")
-        if _is_dask(X):   # dask array / DataFrame / chunked xarray: fit on the Client's workers (distviz.distributed)
+        if is_dask_collection(X):   # dask array / DataFrame / chunked xarray: fit on the Client's workers (distviz.distributed)
             if callbacks:
                 raise ConfigError("callbacks are not available for a fit on a dask array; pass progress instead.")
             return dask_backend().fit(self, X, y, sample_weight, eval_set, progress)
         t0 = time.perf_counter()
         X = _check_X(X)
         y = _check_y(y, X.shape[0])
-        w = _check_w(sample_weight, X.shape[0])
+        w = check_sample_weight(sample_weight, X.shape[0])
         ev = _split_eval_set(eval_set)
         if ev is None and self.early_stopping_rounds is not None:
             X, y, w, ev = _validation_split(X, y, w, self.validation_fraction, self.random_state)
@@ -393,17 +383,13 @@ class NGBoost(RegressorMixin, BaseEstimator):
             yv = _check_y(ev[1], Xv.shape[0], "y_val")
             if yv.shape[1] != y.shape[1]:
                 raise DataError(f"y_val has {yv.shape[1]} columns but y has {y.shape[1]}; pass the same outputs.")
-            wv = _check_w(ev[2], Xv.shape[0], "w_val")
+            wv = check_sample_weight(ev[2], Xv.shape[0], name="w_val")
             yv_fit = yv if chart.y_dim > 1 else yv[:, 0]
             valid = (self.binner_.transform(Xv), yv_fit, wv)
         if self.per_parameter_early_stopping and valid is None:
             raise ConfigError("per_parameter_early_stopping needs validation data: pass eval_set or early_stopping_rounds.")
         engine = self._engine(law)
         res = engine.fit(Xb, y_fit, sample_weight=w, valid=valid, callbacks=cbs, progress=progress)
-        for rnd in res.rounds:  # release training-row leaf ids (see _Engine._fit_trees)
-            for t in rnd.trees:
-                if getattr(t, "train_leaf_", None) is not None:
-                    t.train_leaf_ = None
         self._set_result(res, chart, law, X.shape[1], y.shape[1], valid is not None,
                          engine.forests if len(engine.forests) == res.n_rounds else None)
         if self.per_parameter_early_stopping:
@@ -501,7 +487,7 @@ class NGBoost(RegressorMixin, BaseEstimator):
 
     def score(self, X, y, sample_weight=None, n_rounds=None) -> float:
         """Weighted mean log-likelihood of y, i.e. minus the mean NLL (higher is better, scikit-learn's convention)."""
-        return -weighted_mean(self.nll(X, y, n_rounds), _check_w(sample_weight, np.asarray(X).shape[0]))
+        return -weighted_mean(self.nll(X, y, n_rounds), check_sample_weight(sample_weight, np.asarray(X).shape[0]))
 
 
     # ------------------------------------------------------------------ persistence
@@ -577,7 +563,7 @@ class _MultiOutputGaussian(RegressorMixin, BaseEstimator):
                             "with the targets.")
         X = _check_X(X)
         y = _check_y(y, X.shape[0])
-        w = _check_w(sample_weight, X.shape[0])
+        w = check_sample_weight(sample_weight, X.shape[0])
         ev = _split_eval_set(eval_set)
         if ev is None and self.early_stopping_rounds is not None:
             X, y, w, ev = _validation_split(X, y, w, self.validation_fraction, self.random_state)
@@ -586,7 +572,7 @@ class _MultiOutputGaussian(RegressorMixin, BaseEstimator):
             yv = _check_y(ev[1], Xv.shape[0], "y_val")
             if yv.shape[1] != y.shape[1] or Xv.shape[1] != X.shape[1]:
                 raise DataError("eval_set must have the same feature and output columns as X and y.")
-            ev = (Xv, yv, _check_w(ev[2], Xv.shape[0], "w_val"))
+            ev = (Xv, yv, check_sample_weight(ev[2], Xv.shape[0], name="w_val"))
         self.n_outputs_ = y.shape[1]
         self.n_features_in_ = X.shape[1]
         return X, y, w, ev
@@ -611,7 +597,7 @@ class _MultiOutputGaussian(RegressorMixin, BaseEstimator):
 
     def score(self, X, y, sample_weight=None, n_rounds=None) -> float:
         """Weighted mean log-likelihood of y, i.e. minus the mean NLL (higher is better, scikit-learn's convention)."""
-        return -weighted_mean(self.nll(X, y, n_rounds), _check_w(sample_weight, np.asarray(X).shape[0]))
+        return -weighted_mean(self.nll(X, y, n_rounds), check_sample_weight(sample_weight, np.asarray(X).shape[0]))
 
     def _check_fitted(self):
         check_fitted(self, "models_")
@@ -636,7 +622,7 @@ class IndepNGB(_MultiOutputGaussian):
 
     def fit(self, X, y, sample_weight=None, eval_set=None, progress=None):
         """Fit one univariate NGBoost per output column; eval_set=(X_val, y_val[, w_val])."""
-        if _is_dask(X):   # dask collections: each output's NGBoost fits on the Client's workers (distviz.distributed)
+        if is_dask_collection(X):   # dask collections: each output's NGBoost fits on the Client's workers (distviz.distributed)
             return dask_backend().fit(self, X, y, sample_weight, eval_set, progress)
         t0 = time.perf_counter()
         X, y, w, ev = self._prep(X, y, sample_weight, eval_set)

@@ -33,10 +33,11 @@ __all__ = ["fit_arrays_on_workers", "fit_indep_ngb", "fit_ngboost"]
 
 def _check_chunk(chart, X, y, w):
     """The in-memory NGBoost's checks on one chunk: X (NaN allowed), finite 2-D y, valid weights."""
-    from distviz.boosting.ngboost import _check_w, _check_X, _check_y
+    from distviz.boosting.ngboost import _check_X, _check_y
+    from distviz.validation import check_sample_weight
     X = _check_X(X)
     y = _check_y(y, X.shape[0])
-    return X, (y if chart.y_dim > 1 else y[:, 0]), _check_w(w, X.shape[0])
+    return X, (y if chart.y_dim > 1 else y[:, 0]), check_sample_weight(w, X.shape[0])
 
 
 def _start_theta(chart, mean, cov):
