@@ -25,7 +25,7 @@ from _peers import LoadWatch, thread_counts, threads  # noqa: E402  (benchmarks/
 from sklearn.tree import DecisionTreeRegressor
 
 from distviz.boosting import WGBoost
-from distviz.boosting.wg_targets import NormalTarget, gaussian_location_target
+from distviz.families.posteriors import NormalTarget, gaussian_location_target
 
 
 # ----------------------------------------------------------------------------- BASELINE

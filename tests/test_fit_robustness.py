@@ -12,10 +12,10 @@ from distviz.boosting import wg_kernels as K
 from distviz.boosting.engine import BoostingEngine
 from distviz.boosting.laws import make_law
 from distviz.boosting.ngboost import NGBoost
-from distviz.boosting.wg_targets import CallableTarget, gaussian_location_target
 from distviz.data.synthetic import make_normal, make_poisson
 from distviz.errors import ConfigError, DataError
 from distviz.families import get
+from distviz.families.posteriors import CallableTarget, gaussian_location_target
 from distviz.gp import SparseGP
 
 

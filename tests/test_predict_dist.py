@@ -312,7 +312,7 @@ def test_ngboost_charts_give_their_family_law(chart):
 def wgboosts():
     """Small WGBoost fits, one per target kind: {name: (model, X, y)}."""
     from distviz.boosting import WGBoost
-    from distviz.boosting.wg_targets import gaussian_location_target
+    from distviz.families.posteriors import gaussian_location_target
 
     rng, X = _xy(n=80, seed=2)
     f = np.sin(X[:, 0])

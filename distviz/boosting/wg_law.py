@@ -16,7 +16,7 @@ import numpy as np
 
 from distviz.boosting import wg_kernels as K
 from distviz.boosting.law import Law
-from distviz.boosting.wg_targets import lse
+from distviz.families.posteriors import lse
 
 __all__ = ["ParticleTrace", "WGLaw", "damp"]
 
@@ -39,7 +39,7 @@ class WGLaw(Law):
 
     Parameters
     ----------
-    target : wg_targets.Target
+    target : distviz.families.posteriors.Target
         The per-row posterior target (its gradients, Hessians and likelihood).
     method : {"ska", "fka", "nka", "langevin"}
         Which direction (SKA eq. 7-9, FKA eq. 7, NKA eq. 17, Langevin App. B).
@@ -61,7 +61,7 @@ class WGLaw(Law):
     metric_names = ("rmse",)      # validation metrics besides the NLL (early_stopping_metric)
 
     def __init__(self, target, method, init_particles, bandwidth, rng, subsample=1.0):
-        """target: a wg_targets.Target; init_particles (N, d); rng: the estimator's numpy Generator."""
+        """target: a distviz.families.posteriors.Target; init_particles (N, d); rng: the estimator's numpy Generator."""
         self.target = target
         self.method = method
         self.init_particles = np.asarray(init_particles, dtype=np.float64)

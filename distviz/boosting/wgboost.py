@@ -33,9 +33,9 @@ from distviz.boosting.params import check_int, check_number
 from distviz.boosting.wg_init import VARIANTS as FLOW_VARIANTS
 from distviz.boosting.wg_init import init_flow
 from distviz.boosting.wg_law import ParticleTrace, WGLaw
-from distviz.boosting.wg_targets import CategoricalTarget, NormalTarget, PoissonTarget, Target, lse, make_target
 from distviz.boosting.wg_trees import TreeLearner, wg_forest
 from distviz.errors import ConfigError, DataError, check_fitted
+from distviz.families.posteriors import CategoricalTarget, NormalTarget, PoissonTarget, Target, lse, make_target
 from distviz.validation import check_sample_weight, check_X, check_y
 
 METHODS = ("ska", "fka", "nka", "langevin")

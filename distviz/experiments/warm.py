@@ -28,7 +28,7 @@ __all__ = ["GROUPS", "check_groups", "warm_kernels"]
 def _common() -> None:
     from distviz.boosting import DistributionalBoosting, WGBoost
     from distviz.boosting.ngboost import NGB, IndepNGB
-    from distviz.boosting.wg_targets import gaussian_location_target
+    from distviz.families.posteriors import gaussian_location_target
     from distviz.trees import Binner, HistTree
 
     rng = np.random.default_rng(0)

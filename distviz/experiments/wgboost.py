@@ -57,7 +57,7 @@ def synthetic(rounds=500, methods="ska,fka,nka,langevin", sharing="shared", seed
     The "authors@r" columns are MMD^2 values measured by running the authors' code (App. E has only a figure).
     """
     from distviz.boosting import WGBoost
-    from distviz.boosting.wg_targets import gaussian_location_target
+    from distviz.families.posteriors import gaussian_location_target
 
     X = np.linspace(-3.5, 3.5, 200)[:, None]
     Xt = np.linspace(-3.5, 3.5, 500)[:, None]

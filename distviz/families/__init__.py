@@ -1,8 +1,9 @@
-"""Output distributions: exponential-family geometry (T, A, eta*, A*, Fisher) and NGBoost charts.
+"""Output distributions: exponential-family geometry (T, A, eta*, A*, Fisher), NGBoost charts and WGBoost posteriors.
 
 ``get(name, **kwargs)`` returns a family ("poisson", "bernoulli", "normal", "gamma", "exponential",
 "categorical" with K=..., "mvn" with P=...); ``available()`` lists the names; ``charts.get(name)``
-returns an unconstrained chart theta for NGBoost-style fitting.
+returns an unconstrained chart theta for NGBoost-style fitting; ``posteriors.make_target(name)`` a
+posterior per data point in unconstrained coordinates, the target of WGBoost's particles.
 """
 
 from __future__ import annotations
