@@ -21,8 +21,9 @@ __all__ = ["MAX_BYTES", "MAX_FILE_BYTES", "SCHEMA", "ModelFile", "ModelWriter", 
 
 def _classes() -> dict:
     """The estimator classes that save files, by name (imported here, never from a name read in a file)."""
+    from distviz.baselines import skGB
     from distviz.boosting.estimator import DistributionalBoosting
-    from distviz.boosting.ngboost import GB, NGB, IndepNGB, NGBoost, skGB
+    from distviz.boosting.ngboost import GB, NGB, IndepNGB, NGBoost
     from distviz.boosting.wgboost import WGBoost
 
     classes = {c.__name__: c for c in (DistributionalBoosting, NGBoost, NGB, GB, IndepNGB, skGB, WGBoost)}

@@ -381,7 +381,7 @@ def indep_ngb_weighted_nan():
 
 
 def _skgb(backend, nan):
-    from distviz.boosting.ngboost import skGB
+    from distviz.baselines import skGB
     X, y, Xv, yv = _ngb_data(seed=67, nan=nan)
     m = skGB(n_estimators=10, learning_rate=0.2, max_depth=3, early_stopping_rounds=3, random_state=0,
              backend=backend).fit(X, y, sample_weight=weights(len(y), 68), eval_set=(Xv, yv))

@@ -40,7 +40,8 @@ CHILD = textwrap.dedent(r'''
     def factories():
         from distviz.baselines import MVNNetwork
         from distviz.boosting import DistributionalBoosting, WGBoost
-        from distviz.boosting.ngboost import GB, NGB, IndepNGB, NGBoost, skGB
+        from distviz.baselines import skGB
+        from distviz.boosting.ngboost import GB, NGB, IndepNGB, NGBoost
         from distviz.trees import HistTree
         out = {
             "DB-normal": (lambda: DistributionalBoosting("normal", n_rounds=3, trace_rows=10), 1, True, True),

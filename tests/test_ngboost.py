@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from distviz.boosting import GB, NGB, IndepNGB, NGBoost, skGB
+from distviz.baselines import skGB
+from distviz.boosting import GB, NGB, IndepNGB, NGBoost
 from distviz.boosting.ngboost import ChartLaw
 from distviz.data.mvn_sim import simulate, simulate_split, true_params
 from distviz.errors import ConfigError, DataError, NotFittedError

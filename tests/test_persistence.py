@@ -7,8 +7,9 @@ scikit-learn's predict), so the flat representation changes no number.
 import numpy as np
 import pytest
 
+from distviz.baselines import skGB
 from distviz.boosting import DistributionalBoosting, WGBoost
-from distviz.boosting.ngboost import GB, NGB, IndepNGB, NGBoost, skGB
+from distviz.boosting.ngboost import GB, NGB, IndepNGB, NGBoost
 from distviz.errors import ConfigError, DataError
 from distviz.persistence import load as load_any
 from distviz.trees import HistTree

@@ -246,8 +246,8 @@ def test_distributional_boosting(boosted, family):
 @pytest.fixture(scope="module")
 def ngboosts():
     """Small fits of the NGBoost family: {name: (model, X, y)}."""
-    from distviz.baselines import MVNNetwork
-    from distviz.boosting import GB, NGB, IndepNGB, NGBoost, skGB
+    from distviz.baselines import MVNNetwork, skGB
+    from distviz.boosting import GB, NGB, IndepNGB, NGBoost
 
     rng, X = _xy(seed=1)
     f = np.sin(X[:, 0])

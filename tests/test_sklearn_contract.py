@@ -19,9 +19,10 @@ from sklearn.exceptions import NotFittedError as SklearnNotFittedError
 from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 from sklearn.utils.estimator_checks import check_estimator
 
+from distviz.baselines import skGB
 from distviz.baselines.mvn_network import MVNNetwork
 from distviz.boosting import DistributionalBoosting
-from distviz.boosting.ngboost import GB, NGB, IndepNGB, NGBoost, skGB
+from distviz.boosting.ngboost import GB, NGB, IndepNGB, NGBoost
 from distviz.boosting.wgboost import WGBoost
 from distviz.errors import ConfigError, NotFittedError
 from distviz.gp.model import SparseGP

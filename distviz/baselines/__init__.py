@@ -1,5 +1,7 @@
-"""Non-boosting baselines of the papers distviz reproduces (the multivariate NGBoost paper's NN row)."""
+"""Baselines of the papers distviz reproduces, fitted without distviz's boosting engine: the multivariate NGBoost
+paper's NN row (``MVNNetwork``) and its scikit-learn boosting row (``skGB``)."""
 
 from distviz.baselines.mvn_network import MVNNetwork
+from distviz.baselines.skgb import skGB
 
-__all__ = ["MVNNetwork"]
+__all__ = ["MVNNetwork", "skGB"]

@@ -1,5 +1,7 @@
 """Boosting estimators: exponential-family laws (MGD, NGD, crossed, GD), NGBoost presets and WGBoost.
 
+The paper's scikit-learn baseline skGB is ``distviz.baselines.skGB``.
+
 Names are imported lazily so that importing one estimator does not compile the others.
 """
 
@@ -12,7 +14,6 @@ _LAZY = {
     "NGB": "distviz.boosting.ngboost",
     "IndepNGB": "distviz.boosting.ngboost",
     "GB": "distviz.boosting.ngboost",
-    "skGB": "distviz.boosting.ngboost",
 }
 
 __all__ = sorted(_LAZY)

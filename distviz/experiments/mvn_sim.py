@@ -77,7 +77,8 @@ def _nn_hidden(value):
 def make_model(method: str, n_estimators: int, learning_rate: float, patience: int, seed: int,
                max_bins="exact", nn_hidden="auto"):
     """The estimator of one method with the paper's settings."""
-    from distviz.boosting.ngboost import GB, NGB, IndepNGB, skGB
+    from distviz.baselines import skGB
+    from distviz.boosting.ngboost import GB, NGB, IndepNGB
 
     if method in ("NN", "NN-authors"):
         from distviz.baselines import MVNNetwork
