@@ -35,7 +35,7 @@ from distviz.boosting.wg_init import init_flow
 from distviz.boosting.wg_law import ParticleTrace, WGLaw
 from distviz.boosting.wg_trees import TreeLearner, wg_forest
 from distviz.errors import ConfigError, DataError, check_fitted
-from distviz.families.posteriors import CategoricalTarget, NormalTarget, PoissonTarget, Target, lse, make_target
+from distviz.families.posteriors import CategoricalTarget, NormalTarget, PoissonTarget, lse, make_target
 from distviz.validation import check_sample_weight, check_X, check_y
 
 METHODS = ("ska", "fka", "nka", "langevin")
@@ -157,10 +157,7 @@ class WGBoost(RegressorMixin, BaseEstimator):
             y = np.ravel(y)
         X = _check_X(X)
         y = check_y(y, X.shape[0])   # numbers, 1-D or 2-D, one per row of X: the target checks its own support
-        tgt = make_target(self.target)
-        if isinstance(self.target, Target):
-            tgt = self.target
-        self.target_ = tgt
+        tgt = self.target_ = make_target(self.target)   # a Target object is used as it is
         Y = tgt.prepare_y(y)
         if Y.shape[0] != X.shape[0]:
             raise DataError(f"X has {X.shape[0]} rows but y has {Y.shape[0]}; pass one target per row.")
