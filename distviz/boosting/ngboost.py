@@ -692,12 +692,7 @@ class IndepNGB(_MultiOutputGaussian):
         p, P = f.value("n_features", int, 1, 2**31 - 1), f.value("n_outputs", int, 1, 2**16)
         est.models_ = []
         for k in range(P):
-            m = f.construct(NGBoost, dict(chart="normal", natural_gradient=True, n_estimators=est.n_estimators,
-                                          learning_rate=est.learning_rate, max_depth=est.max_depth,
-                                          min_samples_leaf=est.min_samples_leaf, max_bins=est.max_bins,
-                                          line_search=est.line_search, early_stopping_rounds=est.early_stopping_rounds,
-                                          use_best=est.use_best, random_state=est.random_state),
-                            lambda e: e._check_params())
+            m = f.construct(NGBoost, est._univariate().get_params(deep=False), lambda e: e._check_params())
             est.models_.append(_read_ngboost(f, m, f"dim{k}_", p, 1))
         est.n_features_in_, est.n_outputs_ = p, P
         est.best_iteration_ = np.array([m.best_iteration_ for m in est.models_])
