@@ -9,45 +9,11 @@ trees, takes steps, monitors the loss and stops early.  Every law is a subclass 
 - the NGBoost charts (``distviz.boosting.ngboost.ChartLaw``; O'Malley et al. 2023, Algorithm 1);
 - the Wasserstein particles of WGBoost (``distviz.boosting.wg_law.WGLaw``; Matsubara, eq. 5-9, 17).
 
-Five methods are required (abstract)::
-
-    name: str                   # e.g. "mgd"
-    dim: int                    # K, number of additive output coordinates
-    gain_name: str              # which split gain the trees maximise, e.g. "Gain^reg"
-    def prepare(self, y, w) -> data              # per-fit cache of y-only quantities
-                                                 # (T(y), log h(y), ...); y already validated
-    def init(self, data, w) -> (K,)              # constant start F_0 (weighted)
-    def loss(self, F, data) -> (n,)              # per-row NLL at iterate F (n, K)
-    def targets(self, F, data, learning_rate) -> (n, K)   # pseudo-responses for the tree
-    def update(self, F, step) -> (F_new, projected)       # F + step, projected into the
-                                                 # domain; projected: bool (n,) rows moved
-
-and the rest has a documented default that a law overrides where it has something to say; the engine
-calls every one of them unconditionally::
-
-    def tree_kwargs(self, data) -> dict          # extra kwargs for HistTree.fit; default {}
-                                                 # (family=..., T=... for Gain^ent)
-    def entropy(self, tree, w, data) -> float    # generalised entropy of the tree's partition
-                                                 # H = -sum_J W_J/W A*(eta*_J) (note, H_A); default NaN
-    def mean_loss(self, F, data, w) -> float     # the monitored mean NLL; default: weighted mean of loss
-    def mean_loss_along(self, F, f, s, data, w)  # mean NLL at update(F, s f), for ngboost's line search;
-                                                 # default: update, then mean_loss
-    def targets_checked(self, F, data, lr) -> (R, n_nonfinite, n_damped)   # finite targets, the rows
-                                                 # that were not (set to 0) and rows whose step the law
-                                                 # shortened; default: targets with non-finite rows zeroed
-    def round_weights(self, w, n) -> w_r         # the tree weights of this round; default w itself
-    def metrics(self, F, data) -> dict           # extra validation metrics named in metric_names; default {}
-    def fused_round(self, F, leaf, value, mult, data, w, out=None)   # update, mean NLL and next targets
-                                                 # in one pass, or None; used only where
-                                                 # supports_fused_round; default None
-    has_loss: bool = True                        # False: loss is NaN by design; rounds are checked by
-                                                 # the finiteness of F instead
-    finite_iterate: bool = False                 # True: also drop a round that makes F non-finite
-    target_name: str = "pseudo-response"         # how stop reasons name the targets
-    metric_names: tuple = ()                     # names of metrics(); early_stopping_metric may use them
-    description: str = ""                        # one line for traces and pages
-    supports_fused_round: bool = False           # True: the engine may call fused_round (shared tree,
-                                                 # no line search)
+Five methods are required (:meth:`Law.prepare`, :meth:`Law.init`, :meth:`Law.loss`, :meth:`Law.targets`,
+:meth:`Law.update`, abstract); every other method has a documented default that a law overrides where it
+has something to say, and the class attributes (``has_loss``, ``finite_iterate``, ``metric_names``,
+``supports_fused_round``, ...) say what the engine may ask of it.  The engine calls every method
+unconditionally.
 """
 
 from __future__ import annotations
