@@ -11,7 +11,7 @@ histograms, sums, the display rows), never the chunk's rows.  The histogram and 
 kernels are the in-memory path's own (``distviz.trees.histogram.hist_serial``,
 ``distviz.trees.splitting.partition``).
 
-Memory per row (Poisson MGD, unit weights: 28 bytes and the p bin codes, was 48): T(y), F and the
+Memory per row (Poisson MGD, unit weights: 28 bytes and the p bin codes): T(y), F and the
 targets G as float64, the partition as int32.  The partition scratch and the leaf labels (int32) and
 the fused Poisson pass's new iterate (float64) are buffers of the worker thread
 (:func:`scratch`), reused by every shard and every call instead of held per shard, and log h(y) is
