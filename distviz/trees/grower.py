@@ -9,8 +9,8 @@ leaf with the largest gain is expanded first (LightGBM's leaf-wise growth).
 
 ``grow_tree`` (variance criterion) runs entirely in numba; ``grow_batch`` grows B trees on B target
 blocks that share X in one call (B = 1 for a single tree), building the shared root histogram once
-for all B*K columns.  ``grow_entropy`` drives the same kernels from Python because the
-family's A* is a Python callable.
+for all B*K columns.  The entropy criterion drives the same histogram and partition kernels from Python
+(``frontier.grow_in_memory``) because the family's A* is a Python callable.
 
 A boosting fit grows one tree per round on the same X and weights; what they can share is kept in a
 ``tree.FitContext`` (``for_rounds``): the root's weight / count columns (each root sums only its
@@ -44,14 +44,13 @@ from .histogram import (
 from .splitting import (
     assign_children,
     assign_children_parallel,
-    best_split_entropy,
     best_split_variance_missing,
     may_split,
     partition,
     partition_parallel,
 )
 
-__all__ = ["grow_tree", "grow_batch", "grow_many", "grow_entropy", "node_sums"]
+__all__ = ["grow_tree", "grow_batch", "grow_many", "node_sums"]
 
 # cached callers of the parallel kernel need numba's threading layer loaded before their first call
 ensure_parallel_runtime()
@@ -628,82 +627,3 @@ def node_sums(train_leaf, G, left, right, n_nodes):
             for k in range(c):
                 S[j, k] = S[left[j], k] + S[right[j], k]
     return S
-
-
-def grow_entropy(codes_T, n_bins, nb_max, GT, conjugate, M, max_depth, max_leaves, min_w, min_cnt):
-    """Grow one tree by Gain^ent on row statistics GT (n, 2+d) = [w, 1{w>0}, w*T]; same growth rules as grow_tree.
-
-    nb_max: the histogram width (see the module doc).  Returns (n_nodes, feature, bin, left, right,
-    depth, gain, feat_gain, train_leaf, missing_left).
-    """
-    p, n = codes_T.shape
-    d = GT.shape[1] - 2
-    W_root = float(GT[:, 0].sum())
-    feature = np.full(M, -1, dtype=np.int64)
-    split_bin = np.full(M, -1, dtype=np.int64)
-    left = np.full(M, -1, dtype=np.int64)
-    right = np.full(M, -1, dtype=np.int64)
-    missing_left = np.zeros(M, dtype=np.int64)
-    miss = int(_missing_column(np.asarray(n_bins, dtype=np.int64), nb_max))
-    depth = np.zeros(M, dtype=np.int64)
-    gain = np.full(M, np.nan)
-    feat_gain = np.full((M, p), np.nan)
-    tot = np.zeros((M, 2 + d))
-    rows = np.arange(n, dtype=np.int32)
-    tmp = np.empty(n, dtype=np.int32)
-    buf = np.empty((n, 2 + d))
-    seg = np.zeros((M, 2), dtype=np.int64)
-    seg[0] = (0, n)
-    tot[0] = GT.sum(axis=0)
-    hists: dict[int, np.ndarray] = {}
-    no_rc = no_row_codes(codes_T)
-    best: dict[int, tuple[float, int, int, int]] = {}
-    allow_par = numba.get_num_threads()
-
-    def consider(c: int, h: np.ndarray) -> None:
-        g, f, b, ml, fg = best_split_entropy(h, n_bins, conjugate, W_root, min_w, min_cnt, miss)
-        feat_gain[c] = fg
-        if f >= 0:
-            best[c] = (g, f, b, ml)
-            hists[c] = h
-
-    def splittable(c: int, n_leaves: int) -> bool:
-        return bool(may_split(depth[c], n_leaves, tot[c, 1], tot[c, 0], max_depth, max_leaves, min_cnt, min_w))
-
-    n_nodes, n_leaves = 1, 1
-    if splittable(0, 1):
-        h = np.empty((p, nb_max, 2 + d))
-        _build(codes_T, no_rc, rows, 0, n, GT, 2, 2, d, buf, h, allow_par)
-        consider(0, h)
-    while best and n_leaves < max_leaves:
-        j = max(best, key=lambda c: (best[c][0], -c))
-        g, f, b, ml = best.pop(j)
-        hp = hists.pop(j)
-        s0, s1 = seg[j]
-        mcode = miss if ml == 1 else -1
-        mid = partition(codes_T[f], rows, s0, s1, b, tmp, mcode) if mcode >= 0 else partition(codes_T[f], rows, s0, s1, b, tmp)
-        L, R = n_nodes, n_nodes + 1
-        n_nodes += 2
-        n_leaves += 1
-        feature[j], split_bin[j], left[j], right[j], gain[j], missing_left[j] = f, b, L, R, g, ml
-        seg[L], seg[R] = (s0, mid), (mid, s1)
-        depth[L] = depth[R] = depth[j] + 1
-        tot[L] = hp[f, : b + 1].sum(axis=0)
-        if mcode >= 0:
-            tot[L] += hp[f, mcode]
-        tot[R] = tot[j] - tot[L]
-        can = {c: splittable(c, n_leaves) for c in (L, R)}
-        if not any(can.values()):
-            continue
-        small, large = (L, R) if (mid - s0) <= (s1 - mid) else (R, L)
-        hs = np.empty((p, nb_max, 2 + d))
-        _build(codes_T, no_rc, rows, seg[small, 0], seg[small, 1], GT, 2, 2, d, buf, hs, allow_par)
-        if can[small]:
-            consider(small, hs)
-        if can[large]:
-            consider(large, hp - hs)
-    train_leaf = np.empty(n, dtype=np.int32)
-    for c in range(n_nodes):
-        if left[c] < 0:
-            train_leaf[rows[seg[c, 0] : seg[c, 1]]] = c
-    return n_nodes, feature, split_bin, left, right, depth, gain, feat_gain, train_leaf, missing_left

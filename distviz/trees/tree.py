@@ -10,10 +10,12 @@ from distviz.errors import ConfigError, DataError, check_fitted
 from distviz.validation import check_sample_weight, check_X, check_y
 
 from .binning import BinnedX, Binner, _row_major
-from .grower import NO_AUX, NO_ROOT_LEAD, NO_ROOT_TOT, NO_WORK, grow_batch, grow_entropy, no_row_codes, node_sums
+from .frontier import grow_in_memory
+from .grower import NO_AUX, NO_ROOT_LEAD, NO_ROOT_TOT, NO_WORK, grow_batch, no_row_codes, node_sums
 from .histogram import lead_hist, row_stats
 from .predictor import apply_binned, apply_raw
 from .record import NODE_DTYPE, TreeRecord
+from .splitting import best_split_entropy
 
 __all__ = ["HistTree", "FitContext"]
 
@@ -268,14 +270,18 @@ class HistTree(BaseEstimator):
             if family is not None:
                 S_aux = aux_sums[0, :nn]
         else:
-            nn, feature, split_bin, left, right, dep, gain, feat_gain, train_leaf, miss_left = grow_entropy(
-                codes_T, nb, nb_max, ctx.GT, family.conjugate, M, depth, leaves, min_w, min_cnt
-            )
-            left, right = left[:nn], right[:nn]
+            W_root, conj = float(ctx.GT[:, 0].sum()), family.conjugate
+
+            def scan_for(miss):
+                return lambda h, sums: best_split_entropy(h, nb, conj, W_root, min_w, min_cnt, miss)
+
+            grower, train_leaf = grow_in_memory(codes_T, nb, nb_max, ctx.GT, scan_for, depth, leaves, min_w, min_cnt)
+            a = grower.nodes()
+            nn, left, right = grower.n_nodes, a["left"], a["right"]
             sums = node_sums(train_leaf, row_stats(R, w, 2), left, right, nn)
-            rec = record_from_sums(binner, sums, 2, l2, left, right, feature[:nn], split_bin[:nn], feat_gain[:nn],
-                                   depth=dep[:nn], gain=gain[:nn], gain_reg=_reg_gains(sums, left, right, l2, 2),
-                                   missing_left=miss_left[:nn])
+            rec = record_from_sums(binner, sums, 2, l2, left, right, a["feature"], a["bin"], a["feature_gains"],
+                                   depth=a["depth"], gain=a["gain"], gain_reg=_reg_gains(sums, left, right, l2, 2),
+                                   missing_left=a["missing_left"])
         if family is not None:
             lf, rt = rec.left, rec.right
             if unit:  # every row weighs 1: W_C is the node's row count (exact), only T needs summing
