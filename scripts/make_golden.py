@@ -266,7 +266,7 @@ def _law_fit(family, law, weighted, nan, n=240, n_rounds=5, seed=20, **kw):
     params = {"law": law, "n_rounds": n_rounds, "learning_rate": 0.3, "max_depth": 3, "max_bins": 32,
               "min_weight_leaf": 8.0, "random_state": 0}
     params.update(kw)
-    m = DistributionalBoosting(family, **params, **FAMILIES[family])
+    m = DistributionalBoosting(family, **params, family_params=FAMILIES[family])
     m.fit(Xt, yt, sample_weight=w, eval_set=None if "validation_fraction" in kw else (Xv, yv))
     return law_record(m, Xv)
 

@@ -46,7 +46,7 @@ def test_mgd_infinitely_expressive_limit(family):
     kw = {"K": 3} if family == "categorical" else {}
     lr = 0.3
     m = DistributionalBoosting(family, law="mgd", n_rounds=4, learning_rate=lr, max_depth=6, max_bins="exact",
-                               min_weight_leaf=1.0, **kw).fit(X, y)
+                               min_weight_leaf=1.0, family_params=kw).fit(X, y)
     fam = get(family, **kw)
     target = _group_mean_T(fam, X, y)
     es = m.trace_.eta_star.values
@@ -144,7 +144,7 @@ def test_trace_variables_and_dimensions():
 
 def test_save_load_bit_identical(tmp_path):
     d = make_synthetic("categorical", n=400, p=2, random_state=1)
-    m = DistributionalBoosting("categorical", law="mgd_natural", n_rounds=15, K=3).fit(d.X, d.y)
+    m = DistributionalBoosting("categorical", law="mgd_natural", n_rounds=15, family_params={"K": 3}).fit(d.X, d.y)
     p = tmp_path / "model.nc"
     m.save(p)
     m2 = DistributionalBoosting.load(p)
@@ -198,7 +198,7 @@ def test_every_law_and_family_stays_finite(law, family):
     """
     d = make_synthetic(family, n=300, random_state=2)
     m = DistributionalBoosting(family, law=law, n_rounds=20, learning_rate=0.5, max_depth=3, min_weight_leaf=5.0,
-                               **d.family_kwargs).fit(d.X, d.y)
+                               family_params=d.family_kwargs).fit(d.X, d.y)
     fam = get(family, **d.family_kwargs)
     assert np.isfinite(m.trace_.train_nll.values).all()
     assert np.isfinite(m.trace_.eta.values).all() and np.isfinite(m.trace_.eta_star.values).all()
@@ -307,7 +307,7 @@ def test_compiled_prediction_equals_the_round_by_round_update(family, law, domai
          "mvn": np.stack([z + 0.3 * rng.standard_normal(n), -z + 0.5 * rng.standard_normal(n)], 1)}[family]
     kw = {"K": 3} if family == "categorical" else {}
     m = DistributionalBoosting(family, law=law, n_rounds=15, learning_rate=1.5, max_depth=3, min_weight_leaf=1.0,
-                               domain=domain, **kw).fit(X, y)
+                               domain=domain, family_params=kw).fit(X, y)
     assert sum(m.result_.n_projected) > 0   # the replay is exercised
     np.testing.assert_array_equal(m._raw(X, m.n_rounds_), m.result_.F_train)
     Xn = X[rng.permutation(X.shape[0])] * 1.5
@@ -371,11 +371,11 @@ def test_partition_entropy_matches_direct_formula():
 
 
 def test_get_set_params_round_trip():
-    m = DistributionalBoosting("categorical", law="ngd", n_rounds=3, K=4)
+    m = DistributionalBoosting("categorical", law="ngd", n_rounds=3, family_params={"K": 4})
     p = m.get_params()
-    assert p["K"] == 4 and p["law"] == "ngd"
-    m.set_params(n_rounds=5, K=3)
-    assert m.n_rounds == 5 and m.get_params()["K"] == 3
+    assert p["family_params"] == {"K": 4} and p["law"] == "ngd"
+    m.set_params(n_rounds=5, family_params={"K": 3})
+    assert m.n_rounds == 5 and m.get_params()["family_params"] == {"K": 3}
     assert set(LAWS) == set(ALL_LAWS)
 
 

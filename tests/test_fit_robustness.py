@@ -154,9 +154,9 @@ def test_numeric_parameters_given_as_text_are_one_config_sentence(make):
 def test_whole_number_parameters_given_as_text_say_to_drop_the_quotes():
     X = np.random.default_rng(0).normal(size=(40, 1))
     for name in ("n_particles", "n_rounds", "max_depth", "init_rounds"):
-        with pytest.raises(ConfigError, match=f"{name} must be a whole number.*without quotes"):
+        with pytest.raises(ConfigError, match=f"'{name}' parameter of WGBoost must be an int.*without quotes"):
             WGBoost("normal", **{name: "10"}).fit(X, X[:, 0])
-    with pytest.raises(ConfigError, match="max_depth must be a whole number.*without quotes"):
+    with pytest.raises(ConfigError, match="'max_depth' parameter of DistributionalBoosting must be an int.*without quotes"):
         DistributionalBoosting("normal", max_depth="3").fit(X, X[:, 0])
-    with pytest.raises(ConfigError, match="n_estimators must be a whole number.*without quotes"):
+    with pytest.raises(ConfigError, match="'n_estimators' parameter of NGBoost must be an int.*without quotes"):
         NGBoost(chart="normal", n_estimators="5").fit(X, X[:, 0])

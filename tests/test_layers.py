@@ -29,6 +29,8 @@ PKG = ROOT / "distviz"
 #: - cli / __main__ (the command line) on top; persistence (``load`` picks any estimator class) and distributed
 #:   (drives the boosting laws and NGBoost on Dask workers) above the estimators, below experiments;
 #: - baselines (the MVN network baseline reuses NGBoost's validation and prediction object) above boosting;
+#: - contract (the estimators' shared base: scikit-learn's parameter constraints, feature names, validation rows)
+#:   below boosting and gp, which both build on it;
 #: - modelfile (the one file format the estimators write and read) below the estimators, above trees;
 #: - families at the bottom of the numerics, below metrics and data: the NLL and entropy metrics are functions
 #:   of a family and the synthetic generators draw from one, while families need neither;
@@ -42,6 +44,7 @@ LAYERS: list[set[str]] = [
     {"persistence", "distributed"},
     {"baselines"},
     {"boosting", "gp"},
+    {"contract"},
     {"modelfile"},
     {"trees"},
     {"metrics"},

@@ -213,7 +213,8 @@ def boosted():
     for fam, y in ys.items():
         kw = {"K": 3} if fam == "categorical" else {"P": 2} if fam == "mvn" else {}
         law = "ngd" if fam in ("categorical", "mvn") else "mgd"
-        out[fam] = (DistributionalBoosting(fam, law=law, n_rounds=5, learning_rate=0.2, max_depth=2, **kw).fit(X, y), X, y)
+        out[fam] = (DistributionalBoosting(fam, law=law, n_rounds=5, learning_rate=0.2, max_depth=2,
+                                           family_params=kw).fit(X, y), X, y)
     return out
 
 

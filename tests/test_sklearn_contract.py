@@ -130,9 +130,12 @@ def test_params_keyword_only_and_round_trip(name):
 
 
 def test_family_options_and_positional_family():
-    """DistributionalBoosting("poisson", n_rounds=40) works; family options are parameters; law is keyword-only."""
-    m = DistributionalBoosting("categorical", n_rounds=3, K=3)
-    assert m.get_params()["K"] == 3 and clone(m).get_params() == m.get_params()
+    """DistributionalBoosting("poisson", n_rounds=40) works; family options are the family_params dict; law is
+    keyword-only; an unknown keyword is a TypeError at construction."""
+    m = DistributionalBoosting("categorical", n_rounds=3, family_params={"K": 3})
+    assert m.get_params()["family_params"] == {"K": 3} and clone(m).get_params() == m.get_params()
+    with pytest.raises(TypeError):
+        DistributionalBoosting("poisson", K=3)
     with pytest.raises(TypeError):
         DistributionalBoosting("normal", "mgd")
 

@@ -408,7 +408,7 @@ def test_init_flow_variants_authors_default_and_papers_text():
     np.testing.assert_array_equal(q.init_particles_, init_flow(t, y, np.random.default_rng(1).standard_normal((10, 2)),
                                                                n_steps=300, lr=0.01, variant="paper"))
     assert np.all(np.isfinite(q.predict_particles(X))) and np.abs(q.init_particles_ - d.init_particles_).max() > 0.05
-    with pytest.raises(ConfigError, match="init_flow must be"):
+    with pytest.raises(ConfigError, match="'init_flow' parameter of WGBoost must be"):
         WGBoost("normal", init_flow="text", **kw).fit(X, y[:, 0])
 
 

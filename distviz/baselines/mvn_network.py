@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import json
 import time
+from numbers import Integral, Real
 from pathlib import Path
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 
+from distviz.contract import Estimator
 from distviz.errors import ConfigError, DataError, check_fitted
 
 __all__ = ["MVNNetwork", "AUTHORS_GRID"]
@@ -151,7 +153,7 @@ def _refuse_far_rows(bad: np.ndarray, what: str) -> None:
                         f"predicted {what} overflows; pass rows within the range of the training features.")
 
 
-class MVNNetwork(RegressorMixin, BaseEstimator):
+class MVNNetwork(Estimator):
     """MLP whose outputs are a P-variate Gaussian in NGB's Cholesky-of-precision chart (the paper's NN, Sec. 4).
 
     Parameters
@@ -187,25 +189,24 @@ class MVNNetwork(RegressorMixin, BaseEstimator):
         self.output_init = output_init
         self.random_state = random_state
 
+    _parameter_constraints: dict = {
+        "hidden_layer_sizes": [StrOptions({"auto"}), "array-like", Interval(Integral, 1, None, closed="left")],
+        "hidden_grid": ["array-like"],
+        "activation": [StrOptions(set(_ACTIVATIONS))],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "batch_size": [Interval(Integral, 0, None, closed="left"), None],
+        "max_epochs": [Interval(Integral, 1, None, closed="left")],
+        "patience": [Interval(Integral, 1, None, closed="left"), None],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "input_scaling": [StrOptions({"standard", "minmax", "none"}), None],
+        "output_init": [StrOptions(set(_INITS))],
+        "random_state": ["random_state"],
+    }
+
     # ------------------------------------------------------------------ checks
     def _check_params(self) -> list[tuple]:
-        """Validate the constructor parameters; return the hidden structures to try."""
-        if self.activation not in _ACTIVATIONS:
-            raise ConfigError(f"activation must be one of {', '.join(_ACTIVATIONS)}, got {self.activation!r}.")
-        if self.input_scaling not in _SCALINGS:
-            raise ConfigError(f"input_scaling must be 'standard', 'minmax' or None, got {self.input_scaling!r}.")
-        if self.output_init not in _INITS:
-            raise ConfigError(f"output_init must be 'marginal' or 'zeros', got {self.output_init!r}.")
-        lr = self.learning_rate
-        if not (isinstance(lr, (int, float, np.number)) and np.isfinite(lr) and lr > 0):
-            raise ConfigError(f"learning_rate must be a positive number such as 0.01, got {lr!r}.")
-        if not (isinstance(self.max_epochs, (int, np.integer)) and self.max_epochs >= 1):
-            raise ConfigError(f"max_epochs must be a positive integer such as 1000, got {self.max_epochs!r}.")
-        if self.patience is not None and not (isinstance(self.patience, (int, np.integer)) and self.patience >= 1):
-            raise ConfigError(f"patience must be a positive integer such as 50, or None, got {self.patience!r}.")
-        bs = self.batch_size
-        if bs is not None and not (isinstance(bs, (int, np.integer)) and bs >= 0):
-            raise ConfigError(f"batch_size must be a positive integer such as 256, or None for full batch, got {bs!r}.")
+        """Validate the constructor parameters (``_parameter_constraints``); return the hidden structures to try."""
+        self._validate_params()
         if isinstance(self.hidden_layer_sizes, str):
             if self.hidden_layer_sizes != "auto":
                 raise ConfigError(f"hidden_layer_sizes must be 'auto' or sizes such as (100,), "
@@ -215,12 +216,6 @@ class MVNNetwork(RegressorMixin, BaseEstimator):
                 raise ConfigError("hidden_grid is empty; pass structures such as ((50,), (100,)).")
             return grid
         return [_layers(self.hidden_layer_sizes)]
-
-    @staticmethod
-    def _finite_X(X, name="X", n_features=None):
-        from distviz.validation import check_X
-
-        return check_X(X, allow_nan=False, name=name, n_features=n_features, model="MVNNetwork")
 
     def __sklearn_tags__(self):
         """scikit-learn tags: a regressor that takes 2-D Y (one column per output)."""
@@ -240,24 +235,17 @@ class MVNNetwork(RegressorMixin, BaseEstimator):
         called after every epoch, counting epochs over all structures of the grid (total = structures x
         max_epochs).
         """
-        from distviz.boosting.ngboost import _check_y, _split_eval_set, _validation_split
+        from distviz.boosting.ngboost import _check_y
         from distviz.families.mvn_cholesky import MVNCholesky
 
         grid = self._check_params()
         if Y is None:
             raise DataError("MVNNetwork requires y to be passed, but the target y is None; call fit(X, Y) with the targets.")
         t0 = time.perf_counter()
-        X = self._finite_X(X)
+        X = self._validate_X(X, reset=True, allow_nan=False)
         Y = _check_y(Y, X.shape[0], "Y")
-        ev = _split_eval_set(eval_set)
-        if ev is None:
-            X, Y, _, ev = _validation_split(X, Y, None, self.validation_fraction, self.random_state)
-        Xv = self._finite_X(ev[0], "X_val")
-        if Xv.shape[1] != X.shape[1]:
-            raise DataError(f"X_val has {Xv.shape[1]} features but X has {X.shape[1]}; pass the same columns.")
-        Yv = _check_y(ev[1], Xv.shape[0], "Y_val")
-        if Yv.shape[1] != Y.shape[1]:
-            raise DataError(f"Y_val has {Yv.shape[1]} columns but Y has {Y.shape[1]}; pass the same outputs.")
+        X, Y, _, ev = self._validation_rows(X, Y, None, eval_set, split=True, check_y=_check_y, allow_nan=False)
+        Xv, Yv = ev[0], ev[1]
         P = Y.shape[1]
         chart = MVNCholesky(P)
         if X.shape[0] < P + 1:
@@ -291,7 +279,6 @@ class MVNNetwork(RegressorMixin, BaseEstimator):
         self.valid_loss_ = np.asarray(r["valid"])
         self.best_valid_loss_ = float(r["best_val"])
         self.grid_valid_loss_ = {"x".join(map(str, h)): float(v["best_val"]) for h, v in runs.items()}
-        self.n_features_in_ = X.shape[1]
         self.n_outputs_ = P
         self.fit_seconds_ = time.perf_counter() - t0
         return self
@@ -352,7 +339,7 @@ class MVNNetwork(RegressorMixin, BaseEstimator):
     def predict_params(self, X) -> np.ndarray:
         """Chart parameters theta (n, dim) = (mu, v) on X, with the best epoch's weights."""
         self._check_fitted()
-        X = self._finite_X(X, n_features=self.n_features_in_)
+        X = self._validate_X(X, reset=False, allow_nan=False)
         with np.errstate(over="ignore", invalid="ignore"):
             F = forward(self.params_, (X - self.x_loc_) / self.x_scale_, self.activation)
         logdiag = F[:, self.chart_.p + self.chart_._diag]
@@ -417,6 +404,8 @@ class MVNNetwork(RegressorMixin, BaseEstimator):
                  "best_epoch": int(self.best_epoch_), "n_epochs": int(self.n_epochs_),
                  "best_valid_loss": float(self.best_valid_loss_), "diverged": int(self.diverged_),
                  "jitter": float(self.chart_.jitter)}
+        if getattr(self, "feature_names_in_", None) is not None:
+            attrs["feature_names"] = json.dumps([str(c) for c in self.feature_names_in_])
         xr.Dataset(data, attrs=attrs).to_netcdf(Path(path), engine=_engine())
 
     @classmethod
@@ -468,6 +457,11 @@ class MVNNetwork(RegressorMixin, BaseEstimator):
             est.x_loc_, est.x_scale_ = loc, scale
             est.hidden_layer_sizes_ = hidden
             est.n_features_in_, est.n_outputs_ = d, P
+            if "feature_names" in ds.attrs:
+                names = json.loads(ds.attrs["feature_names"])
+                if not (isinstance(names, list) and len(names) == d and all(isinstance(c, str) for c in names)):
+                    raise bad
+                est.feature_names_in_ = np.asarray(names, dtype=object)
             est.best_epoch_, est.n_epochs_ = int(ds.attrs["best_epoch"]), int(ds.attrs["n_epochs"])
             est.best_valid_loss_ = float(ds.attrs["best_valid_loss"])
             est.diverged_ = bool(int(ds.attrs["diverged"]))

@@ -10,13 +10,14 @@ per-dimension plumbing of ``IndepNGB`` (``distviz.boosting.ngboost._MultiOutputG
 from __future__ import annotations
 
 import time
+from numbers import Integral
 
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from distviz.boosting.law import weighted_mean
-from distviz.boosting.ngboost import _check_X, _MultiOutputGaussian, _saved_params
-from distviz.boosting.params import check_int, check_number
-from distviz.errors import ConfigError, DataError, check_fitted
+from distviz.boosting.ngboost import _ROUND_PARAMS, _MultiOutputGaussian, _saved_params
+from distviz.errors import DataError, check_fitted
 from distviz.families.dist import MultivariateNormalDist
 from distviz.validation import check_X
 
@@ -64,6 +65,9 @@ class skGB(_MultiOutputGaussian):
     thousands of rows, not the paper's learner.
     """
 
+    _parameter_constraints: dict = {**_ROUND_PARAMS, "n_estimators": [Interval(Integral, 1, None, closed="left")],
+                                    "backend": [StrOptions({"gbr", "hist"})]}
+
     def __init__(self, *, n_estimators=500, learning_rate=0.01, max_depth=3, early_stopping_rounds=50,
                  validation_fraction=0.1, use_best=True, random_state=None, backend="gbr"):
         self.backend = backend
@@ -85,13 +89,6 @@ class skGB(_MultiOutputGaussian):
         """Fit one GradientBoostingRegressor per output column with early stopping on eval_set."""
         from sklearn.ensemble import GradientBoostingRegressor, HistGradientBoostingRegressor
 
-        if self.backend not in ("gbr", "hist"):
-            raise ConfigError(f"backend must be 'gbr' or 'hist', got {self.backend!r}.")
-        check_int("n_estimators", self.n_estimators, example="500")
-        check_number("learning_rate", self.learning_rate, example="0.01")
-        check_int("max_depth", self.max_depth, example="3")
-        if self.early_stopping_rounds is not None:
-            check_int("early_stopping_rounds", self.early_stopping_rounds, example="50")
         t0 = time.perf_counter()
         X, y, w, ev = self._prep(X, y, sample_weight, eval_set)
         if self.backend == "gbr":  # GradientBoostingRegressor has no missing-value support (the 'hist' backend has)
@@ -157,7 +154,7 @@ class skGB(_MultiOutputGaussian):
         """Mean from each dimension's boosting, constant diagonal covariance from training residuals
         (``distviz.families.dist.MultivariateNormalDist``)."""
         self._check_fitted()
-        X = _check_X(X, n_features=self.n_features_in_, model=type(self).__name__, allow_nan=self.backend == "hist")
+        X = self._validate_X(X, reset=False, allow_nan=self.backend == "hist")
         stops, var = self._stops(n_rounds)
         var = self.var_ if var is None else var
         mean = self.forest_.predict(X, self.init_, np.maximum(np.asarray(stops, dtype=np.int64), 1))
@@ -166,7 +163,7 @@ class skGB(_MultiOutputGaussian):
     def staged_predict_dist(self, X, n_rounds=None):
         """Yield the MultivariateNormalDist after 1, 2, ... rounds (constant covariance)."""
         self._check_fitted()
-        X = _check_X(X, n_features=self.n_features_in_, model=type(self).__name__, allow_nan=self.backend == "hist")
+        X = self._validate_X(X, reset=False, allow_nan=self.backend == "hist")
         stops, var = self._stops(n_rounds)
         cov = self._cov(X.shape[0], self.var_ if var is None else var)
         staged = self.forest_.staged_predict(X, self.init_, np.maximum(np.asarray(stops, dtype=np.int64), 1))
@@ -184,7 +181,7 @@ class skGB(_MultiOutputGaussian):
 
         self._check_fitted()
         w = ModelWriter(self, _saved_params(self), {"n_outputs": int(self.n_outputs_),
-                                                    "n_features": int(self.n_features_in_)})
+                                                    "n_features": int(self.n_features_in_), **self._names_for_file()})
         for name in ("init_", "best_iteration_", "n_iter_", "var_", "var_all_"):
             w.array(name.rstrip("_"), getattr(self, name))
         w.forest("forest", self.forest_)
@@ -209,7 +206,8 @@ class skGB(_MultiOutputGaussian):
             raise f.fail("a residual variance is negative")
         if int(est.n_iter_.max()) != est.forest_.n_rounds:
             raise f.fail("its forest does not hold the fitted rounds")
-        est.n_features_in_, est.n_outputs_ = p, P
+        est._names_from_file(f, p)
+        est.n_outputs_ = P
         return est
 
 

@@ -17,12 +17,14 @@ in eta), ``gd`` (raw gradient additive in eta), and the crossed, biased ``mgd_na
 
 from __future__ import annotations
 
-import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
+from numbers import Integral, Real
 
-from distviz.boosting.params import check_int, check_number
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from distviz.contract import Estimator
 from distviz.errors import ConfigError, DataError, check_fitted
-from distviz.validation import check_sample_weight, check_X
+from distviz.validation import check_sample_weight
 
 from .dask_hook import backend as dask_backend
 from .dask_hook import is_dask_collection
@@ -33,11 +35,8 @@ from .trace import TraceRecorder, build_trace, display_subset
 
 __all__ = ["DistributionalBoosting"]
 
-_PARAMS = ("family", "law", "n_rounds", "learning_rate", "max_depth", "max_bins", "min_weight_leaf", "l2",
-           "early_stopping_rounds", "validation_fraction", "domain", "trace_rows", "random_state")
 
-
-class DistributionalBoosting(RegressorMixin, BaseEstimator):
+class DistributionalBoosting(Estimator):
     """Gradient boosting of an exponential-family distribution (MGD, NGD, GD, crossed laws) with a full trace.
 
     Parameters: ``family`` (a name of ``distviz.families.get`` or a family object); ``law`` (one of
@@ -52,11 +51,12 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
     which can make the NLL explode (e.g. a Normal variance of 1e-6); both count the rows in
     ``trace_.n_projected`` and give bit-identical fits when no row leaves; ``trace_rows`` (size of
     the display subset);
-    ``random_state``.  Extra keyword arguments are family options (``K=3`` for categorical, ``P=2``
-    for mvn).
+    ``random_state``; ``family_params``, a dict of the family's options (``{"K": 3}`` for categorical,
+    ``{"P": 2}`` for mvn).
 
-    A scikit-learn estimator: every parameter but ``family`` is keyword-only and stored unchanged
-    (checked in fit), so ``clone``, ``GridSearchCV`` and ``cross_val_score`` work.  ``predict`` returns
+    A scikit-learn estimator (``distviz.contract.Estimator``): every parameter but ``family`` is keyword-only and
+    stored unchanged (checked in fit against ``_parameter_constraints``; an unknown keyword is a TypeError), so
+    ``clone``, ``GridSearchCV`` and ``cross_val_score`` work.  ``predict`` returns
     E[y | x] (shape (n,), or (n, P) for the mvn family); the distribution is ``predict_dist`` (a
     ``distviz.families.dist`` object), ``predict_params`` (y-scale mean and variance), ``predict_natural`` /
     ``predict_mean`` (eta, eta*).  ``score`` returns the mean
@@ -69,7 +69,7 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
 
     def __init__(self, family="normal", *, law="mgd", n_rounds=500, learning_rate=0.1, max_depth=3, max_bins=255,
                  min_weight_leaf=1.0, l2=0.0, early_stopping_rounds=None, validation_fraction=None,
-                 domain="backtrack", trace_rows=2000, random_state=None, **family_kwargs):
+                 domain="backtrack", trace_rows=2000, random_state=None, family_params=None):
         """Store the settings; validation happens in fit."""
         self.family = family
         self.law = law
@@ -84,28 +84,29 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
         self.domain = domain
         self.trace_rows = trace_rows
         self.random_state = random_state
-        self._family_kwargs = dict(family_kwargs)
+        self.family_params = family_params
+
+    _parameter_constraints: dict = {
+        "family": "no_validation",   # a name or an ExponentialFamily object (checked by _family_obj)
+        "law": [StrOptions(set(LAWS))],
+        "n_rounds": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "max_depth": [Interval(Integral, 1, None, closed="left")],
+        "max_bins": "no_validation",   # an int or "exact", checked by distviz.trees.Binner
+        "min_weight_leaf": [Interval(Real, 0, None, closed="left")],
+        "l2": [Interval(Real, 0, None, closed="left")],
+        "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"), None],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), None],
+        "domain": [StrOptions({"project", "backtrack"})],
+        "trace_rows": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "family_params": [dict, None],
+    }
 
     @property
     def family_kwargs(self) -> dict:
-        """The family options given as extra keyword arguments (``K=3``, ``P=2``)."""
-        return self._family_kwargs
-
-    # ------------------------------------------------------------------ sklearn plumbing
-    def get_params(self, deep: bool = True) -> dict:
-        """Constructor parameters, family options included (scikit-learn style)."""
-        out = super().get_params(deep=deep)
-        out.update(self._family_kwargs)
-        return out
-
-    def set_params(self, **params) -> "DistributionalBoosting":
-        """Set constructor parameters; unknown names are taken as family options."""
-        for k, v in params.items():
-            if k in _PARAMS:
-                setattr(self, k, v)
-            else:
-                self._family_kwargs[k] = v
-        return self
+        """The family options (``family_params``, empty when None)."""
+        return dict(self.family_params or {})
 
     def __sklearn_tags__(self):
         """scikit-learn tags: a regressor; the mvn family takes 2-D y."""
@@ -121,21 +122,6 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
             return self.family
         return get(self.family, **self.family_kwargs)
 
-    def _check_config(self):
-        if str(self.law).lower() not in LAWS:
-            raise ConfigError(f"Unknown law {self.law!r}; choose one of: {', '.join(LAWS)}.")
-        check_int("n_rounds", self.n_rounds, example="300")
-        check_number("learning_rate", self.learning_rate, example="0.1")
-        check_int("max_depth", self.max_depth, example="3")
-        check_number("min_weight_leaf", self.min_weight_leaf, low=0.0, low_open=False, example="1.0")
-        check_number("l2", self.l2, low=0.0, low_open=False, example="0.0")
-        if self.validation_fraction is not None:
-            check_number("validation_fraction", self.validation_fraction, high=1.0, high_open=True, example="0.2")
-        if self.early_stopping_rounds is not None:
-            check_int("early_stopping_rounds", self.early_stopping_rounds, example="50")
-        if self.domain not in ("project", "backtrack"):
-            raise ConfigError(f"domain must be 'project' or 'backtrack', got {self.domain!r}.")
-        check_int("trace_rows", self.trace_rows, example="2000")
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, sample_weight=None, eval_set=None, progress=None) -> "DistributionalBoosting":
@@ -144,36 +130,19 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
 
         if is_dask_collection(X):   # dask array / DataFrame / chunked xarray: fit on the Client's workers
             return dask_backend().fit(self, X, y, sample_weight, eval_set, progress)
-        self._check_config()
+        self._validate_params()
         if y is None:
             raise DataError("DistributionalBoosting requires y to be passed, but the target y is None; "
                             "call fit(X, y) with the targets.")
         fam = self._family_obj()
-        X = _check_X(X, allow_nan=True)   # NaN: a missing value, routed by every split's learned direction
-        y = fam.check_y(y)
-        if len(y) != X.shape[0]:
-            raise DataError(f"X has {X.shape[0]} rows but y has {len(y)}; pass one target per row.")
+        X = self._validate_X(X, reset=True, allow_nan=True)   # NaN: a missing value, routed by each split
+        y = _family_y(fam, y, X.shape[0])
         check_y_resolution(getattr(fam, "name", ""), y)
         w = _check_weight(sample_weight, X.shape[0])
         rng = np.random.default_rng(self.random_state)
-        valid = None
-        if eval_set is not None:
-            if not isinstance(eval_set, (tuple, list)) or len(eval_set) not in (2, 3):
-                raise DataError("eval_set must be a tuple (X_val, y_val) or (X_val, y_val, w_val).")
-            Xv = _check_X(eval_set[0], "X_val", allow_nan=True)
-            yv = fam.check_y(eval_set[1])
-            if Xv.shape[1] != X.shape[1] or len(yv) != Xv.shape[0]:
-                raise DataError("eval_set must have the same features as X and one target per row.")
-            wv = _check_weight(eval_set[2], Xv.shape[0]) if len(eval_set) == 3 else None
-            valid = (Xv, yv, wv)
-        elif self.validation_fraction is not None:
-            perm = rng.permutation(X.shape[0])
-            k = int(round(self.validation_fraction * X.shape[0]))
-            if k < 1 or k >= X.shape[0]:
-                raise DataError(f"validation_fraction={self.validation_fraction} leaves no training or validation rows.")
-            vi, ti = np.sort(perm[:k]), np.sort(perm[k:])
-            valid = (X[vi], y[vi], None if w is None else w[vi])
-            X, y, w = X[ti], y[ti], (None if w is None else w[ti])
+        X, y, w, valid = self._validation_rows(X, y, w, eval_set, split=self.validation_fraction is not None,
+                                               check_y=lambda v, n, name: _family_y(fam, v, n, name),
+                                               random_state=rng)
         law = make_law(self.law, fam, domain=self.domain)
         binner = Binner(max_bins=self.max_bins)
         Xb = binner.fit_transform(X) if w is None else binner.fit(X, sample_weight=w).transform(X)
@@ -191,8 +160,11 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
         self.forest_ = _Forest.from_result(res)
         self.n_rounds_ = res.n_rounds
         self.best_iteration_ = int(res.best_iteration)
-        self.n_features_in_ = int(X.shape[1])
-        self.trace_ = build_trace(res, rec, law, X=X, y=y, T=T, attrs=self._trace_attrs())
+        if getattr(self, "n_features_in_", None) != int(X.shape[1]):   # a Dask fit (the in-memory one set it)
+            self.n_features_in_ = int(X.shape[1])
+            self.__dict__.pop("feature_names_in_", None)
+        self.trace_ = build_trace(res, rec, law, X=X, y=y, T=T, attrs=self._trace_attrs(),
+                                  feature_names=getattr(self, "feature_names_in_", None))
 
     def _engine(self, law) -> BoostingEngine:
         """The boosting engine of this model's settings (its rules drive the in-memory and the Dask fit alike)."""
@@ -206,7 +178,7 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
     def _trace_attrs(self) -> dict:
         p = self.get_params()
         p["family"] = self.family_.name
-        p["family_kwargs"] = {k: v for k, v in self.family_kwargs.items()}
+        p["family_params"] = self.family_kwargs
         p = {k: (v if isinstance(v, (int, float, str, dict)) else str(v)) for k, v in p.items() if v is not None}
         return p
 
@@ -224,7 +196,7 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
 
     def _raw(self, X, n_rounds=None):
         self._check_fitted()
-        X = _check_X(X, n_features=self.n_features_in_, allow_nan=True)
+        X = self._validate_X(X, reset=False, allow_nan=True)
         return self.forest_.predict(self._law, X, self._rounds(n_rounds))
 
     def predict_natural(self, X, n_rounds=None) -> np.ndarray:
@@ -270,7 +242,7 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
     def staged_predict_natural(self, X):
         """Yield eta(x) after rounds 1, 2, ..., n_rounds_."""
         self._check_fitted()
-        X = _check_X(X, n_features=self.n_features_in_, allow_nan=True)
+        X = self._validate_X(X, reset=False, allow_nan=True)
         for r, F in enumerate(self.forest_.staged(self._law, X, self.n_rounds_)):
             if r:
                 yield np.asarray(self._law.natural(F))
@@ -278,7 +250,7 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
     def staged_predict_mean(self, X):
         """Yield eta*(x) after rounds 1, 2, ..., n_rounds_."""
         self._check_fitted()
-        X = _check_X(X, n_features=self.n_features_in_, allow_nan=True)
+        X = self._validate_X(X, reset=False, allow_nan=True)
         for r, F in enumerate(self.forest_.staged(self._law, X, self.n_rounds_)):
             if r:
                 yield np.asarray(self._law.mean(F))
@@ -305,10 +277,10 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
         fam = params["family"]
         params["family"] = fam if isinstance(fam, str) else self.family_.name
         if not isinstance(fam, str):
-            params.update({k: int(getattr(self.family_, k)) for k in ("K", "P")
-                           if hasattr(self.family_, k) and self.family_.name in ("categorical", "mvn")})
+            params["family_params"] = {k: int(getattr(self.family_, k)) for k in ("K", "P")
+                                       if hasattr(self.family_, k) and self.family_.name in ("categorical", "mvn")}
         fitted = {"n_rounds": int(self.n_rounds_), "best_iteration": int(self.best_iteration_),
-                  "n_features": int(self.n_features_in_)}
+                  "n_features": int(self.n_features_in_), **self._names_for_file()}
         flat = self.forest_.flat
         flat.n_features = int(self.n_features_in_)  # the fit's feature count (a forest of no trees cannot tell)
         w = ModelWriter(self, params, fitted, trace=self.trace_)
@@ -326,7 +298,11 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
         family = params.pop("family", None)
         if not isinstance(family, str):
             raise f.fail("its family is not a name")
-        m = f.construct(cls, params, lambda e: (e._check_config(), e._family_obj()), family=family)
+        own = set(cls().get_params()) - {"family"}
+        extra = {k: params.pop(k) for k in list(params) if k not in own}   # family options of files before family_params
+        if extra and params.get("family_params") is None:
+            params["family_params"] = extra
+        m = f.construct(cls, params, lambda e: (e._validate_params(), e._family_obj()), family=family)
         fam = m._family_obj()
         n_rounds = f.value("n_rounds", int, 0)
         p = f.value("n_features", int, 1, 2**31 - 1)
@@ -341,7 +317,7 @@ class DistributionalBoosting(RegressorMixin, BaseEstimator):
             raise f.fail(f"its start value has {init.shape[0]} entries, not the family's {m._law.dim}")
         m.forest_ = _Forest(init, flat)
         m.n_rounds_ = n_rounds
-        m.n_features_in_ = p
+        m._names_from_file(f, p)
         m.trace_ = f.trace()
         return m
 
@@ -411,9 +387,12 @@ def check_y_resolution(family: str, y) -> None:
                         f"little for the {family.capitalize()} family in double precision; {fix}.")
 
 
-def _check_X(X, name="X", n_features=None, allow_nan=False) -> np.ndarray:
-    """A feature matrix checked by distviz.validation.check_X (NaN only with allow_nan: the in-memory trees route it)."""
-    return check_X(X, allow_nan=allow_nan, n_features=n_features, name=name, model="this fit")
+def _family_y(fam, y, n: int, name: str = "y") -> np.ndarray:
+    """Targets checked by the family (its support and shape), one per row of X."""
+    y = fam.check_y(y)
+    if len(y) != n:
+        raise DataError(f"{name} has {len(y)} rows but X has {n}; pass one target per row.")
+    return y
 
 
 def _check_weight(w, n):

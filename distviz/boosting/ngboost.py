@@ -25,17 +25,18 @@ below), early stopping after ``early_stopping_rounds`` rounds without a strict i
 from __future__ import annotations
 
 import time
+from numbers import Integral, Real
 
 import numpy as np
 from numba import njit
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from distviz.boosting.dask_hook import backend as dask_backend
 from distviz.boosting.dask_hook import is_dask_collection
 from distviz.boosting.engine import BoostingEngine, weighted_mean
 from distviz.boosting.law import Law
-from distviz.boosting.params import check_int, check_number
 from distviz.boosting.rounds import ngboost_scale
+from distviz.contract import Estimator
 from distviz.errors import ConfigError, DataError, check_fitted
 from distviz.families.dist import MultivariateNormalDist, NormalDist, from_natural
 from distviz.validation import check_sample_weight, check_X, check_y
@@ -219,27 +220,22 @@ def _check_y(y, n, name="y") -> np.ndarray:
     return check_y(y, n, name=name, ndim=2)
 
 
-def _split_eval_set(eval_set):
-    if eval_set is None:
-        return None
-    if not isinstance(eval_set, (tuple, list)) or len(eval_set) not in (2, 3):
-        raise ConfigError("eval_set must be a pair (X_val, y_val) or a triple (X_val, y_val, w_val).")
-    return tuple(eval_set) + ((None,) if len(eval_set) == 2 else ())
-
-
-def _validation_split(X, y, w, fraction, random_state):
-    if not 0 < fraction < 1:
-        raise ConfigError(f"validation_fraction must lie in (0, 1), got {fraction}; or pass eval_set.")
-    n = X.shape[0]
-    nv = int(round(fraction * n))
-    if nv < 1 or n - nv < 2:
-        raise DataError(f"{n} sample{'s are' if n != 1 else ' is'} too few to split off a validation set; pass "
-                        "eval_set or more rows.")
-    perm = np.random.default_rng(random_state).permutation(n)
-    va, tr = perm[:nv], perm[nv:]
-    wt = None if w is None else w[tr]
-    wv = None if w is None else w[va]
-    return X[tr], y[tr], wt, (X[va], y[va], wv)
+#: the parameter constraints the NGBoost family shares (scikit-learn's, distviz.contract)
+_ROUND_PARAMS: dict = {
+    "n_estimators": [Interval(Integral, 0, None, closed="left")],
+    "learning_rate": [Interval(Real, 0, None, closed="neither")],
+    "max_depth": [Interval(Integral, 1, None, closed="left")],
+    "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"), None],
+    "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+    "use_best": ["boolean"],
+    "random_state": ["random_state"],
+}
+_NGB_PARAMS: dict = {
+    **_ROUND_PARAMS,
+    "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+    "max_bins": "no_validation",   # an int or "exact", checked by distviz.trees.Binner
+    "line_search": [StrOptions({"ngboost", "grow"}), "boolean", None],
+}
 
 
 def _resolve_chart(chart, P):
@@ -258,10 +254,11 @@ def _resolve_chart(chart, P):
 
 
 # ---------------------------------------------------------------------------------------------
-class NGBoost(RegressorMixin, BaseEstimator):
+class NGBoost(Estimator):
     """Natural-gradient boosting of a chart's theta with depth-3 histogram trees (Duan et al. 2020; paper Alg. 1).
 
-    A scikit-learn estimator: parameters after ``chart`` are keyword-only.  ``predict`` returns the
+    A scikit-learn estimator (``distviz.contract.Estimator``): parameters after ``chart`` are keyword-only.
+    ``predict`` returns the
     mean E[y | x] as an array ((n,) for one output, (n, P) for P outputs); ``predict_dist`` gives the
     predicted law (a ``distviz.families.dist`` object), ``predict_params`` the chart parameters; ``score`` is
     the mean log-likelihood (higher is better).  Methods used before fit raise ``distviz.errors.NotFittedError``.
@@ -310,18 +307,15 @@ class NGBoost(RegressorMixin, BaseEstimator):
         tags.regressor_tags.poor_score = True  # score is a log-likelihood, not R^2: no 0.5 threshold applies
         return tags
 
+    _parameter_constraints: dict = {
+        **_NGB_PARAMS,
+        "chart": "no_validation",   # a name or an object with the chart protocol (checked by _resolve_chart)
+        "natural_gradient": ["boolean"],
+        "tree_mode": [StrOptions({"separate", "shared"})],
+        "per_parameter_early_stopping": ["boolean"],
+    }
+
     # ------------------------------------------------------------------ fit
-    def _check_params(self):
-        if self.line_search not in ("ngboost", "grow", True, False, None):
-            raise ConfigError(f"line_search must be 'ngboost', 'grow' or False, got {self.line_search!r}.")
-        if self.tree_mode not in ("separate", "shared"):
-            raise ConfigError(f"tree_mode must be 'separate' or 'shared', got {self.tree_mode!r}.")
-        check_int("n_estimators", self.n_estimators, low=0, example="500")
-        check_number("learning_rate", self.learning_rate, example="0.01")
-        check_int("max_depth", self.max_depth, example="3")
-        check_int("min_samples_leaf", self.min_samples_leaf, example="1")
-        if self.early_stopping_rounds is not None:
-            check_int("early_stopping_rounds", self.early_stopping_rounds, example="50")
 
     def _engine(self, law) -> "_Engine":
         """The boosting engine of this model's settings (its rules drive the in-memory and the Dask fit alike)."""
@@ -339,7 +333,7 @@ class NGBoost(RegressorMixin, BaseEstimator):
         """
         from distviz.trees import Binner
 
-        self._check_params()
+        self._validate_params()
         if y is None:
             raise DataError("NGBoost requires y to be passed, but the target y is None; call fit(X, y) with the targets.")
         if is_dask_collection(X):   # dask array / DataFrame / chunked xarray: fit on the Client's workers (distviz.distributed)
@@ -347,12 +341,11 @@ class NGBoost(RegressorMixin, BaseEstimator):
                 raise ConfigError("callbacks are not available for a fit on a dask array; pass progress instead.")
             return dask_backend().fit(self, X, y, sample_weight, eval_set, progress)
         t0 = time.perf_counter()
-        X = _check_X(X)
+        X = self._validate_X(X, reset=True, allow_nan=True)
         y = _check_y(y, X.shape[0])
         w = check_sample_weight(sample_weight, X.shape[0])
-        ev = _split_eval_set(eval_set)
-        if ev is None and self.early_stopping_rounds is not None:
-            X, y, w, ev = _validation_split(X, y, w, self.validation_fraction, self.random_state)
+        X, y, w, ev = self._validation_rows(X, y, w, eval_set, split=self.early_stopping_rounds is not None,
+                                           check_y=_check_y)
         chart = _resolve_chart(self.chart, y.shape[1])
         if getattr(chart, "y_dim", y.shape[1]) != y.shape[1]:
             raise DataError(f"the {getattr(chart, 'name', 'chart')} chart models {chart.y_dim} output(s) but y has "
@@ -369,13 +362,7 @@ class NGBoost(RegressorMixin, BaseEstimator):
         valid = None
         cbs = list(callbacks)
         if ev is not None:
-            Xv = _check_X(ev[0], "X_val")
-            if Xv.shape[1] != X.shape[1]:
-                raise DataError(f"X_val has {Xv.shape[1]} features but X has {X.shape[1]}; pass the same columns.")
-            yv = _check_y(ev[1], Xv.shape[0], "y_val")
-            if yv.shape[1] != y.shape[1]:
-                raise DataError(f"y_val has {yv.shape[1]} columns but y has {y.shape[1]}; pass the same outputs.")
-            wv = check_sample_weight(ev[2], Xv.shape[0], name="w_val")
+            Xv, yv, wv = ev
             yv_fit = yv if chart.y_dim > 1 else yv[:, 0]
             valid = (self.binner_.transform(Xv), yv_fit, wv)
         if self.per_parameter_early_stopping and valid is None:
@@ -392,7 +379,10 @@ class NGBoost(RegressorMixin, BaseEstimator):
     def _set_result(self, res, chart, law, n_features: int, n_outputs: int, has_valid: bool, forests=None) -> None:
         """The fitted attributes from the engine's result (the in-memory and the Dask fit alike)."""
         self.chart_, self.law_, self.forests_, self.result_ = chart, law, forests, res
-        self.n_outputs_, self.n_features_in_ = int(n_outputs), int(n_features)
+        self.n_outputs_ = int(n_outputs)
+        if getattr(self, "n_features_in_", None) != int(n_features):   # a Dask fit (the in-memory one set it)
+            self.n_features_in_ = int(n_features)
+            self.__dict__.pop("feature_names_in_", None)
         self.init_params_ = res.init
         self.forest_ = _ngb_forest(res, int(n_features), law.dim)
         self.n_iter_ = res.n_rounds
@@ -421,12 +411,10 @@ class NGBoost(RegressorMixin, BaseEstimator):
         return np.full(self.law_.dim, min(int(n_rounds), self.n_iter_))
 
     def _binned(self, X):
-        X = _check_X(X, n_features=self.n_features_in_, model=type(self).__name__)
-        return self.binner_.transform(X)
+        return self.binner_.transform(self._X(X))
 
     def _X(self, X) -> np.ndarray:
-        X = _check_X(X, n_features=self.n_features_in_, model=type(self).__name__)
-        return X
+        return self._validate_X(X, reset=False, allow_nan=True)
 
     def staged_predict_params(self, X, n_rounds=None):
         """Yield theta (n, dim) on X after 0, 1, ..., rounds (each parameter stops at its own count)."""
@@ -489,7 +477,7 @@ class NGBoost(RegressorMixin, BaseEstimator):
 
         self._check_fitted()
         w = ModelWriter(self, _saved_params(self), {"n_outputs": int(self.n_outputs_),
-                                                    "n_features": int(self.n_features_in_)})
+                                                    "n_features": int(self.n_features_in_), **self._names_for_file()})
         _write_ngboost(w, self, "")
         w.write(path)
 
@@ -499,13 +487,18 @@ class NGBoost(RegressorMixin, BaseEstimator):
         from distviz.modelfile import ModelFile
 
         f = ModelFile(path, cls.__name__)
-        m = f.construct(cls, f.params, lambda e: e._check_params())
-        _read_ngboost(f, m, "", f.value("n_features", int, 1, 2**31 - 1), f.value("n_outputs", int, 1, 2**20))
+        m = f.construct(cls, f.params, lambda e: e._validate_params())
+        p = f.value("n_features", int, 1, 2**31 - 1)
+        _read_ngboost(f, m, "", p, f.value("n_outputs", int, 1, 2**20))
+        m._names_from_file(f, p)
         return m
 
 
 class NGB(NGBoost):
     """Multivariate Gaussian NGBoost in the Cholesky-of-precision chart (the paper's NGB, Sec. 3)."""
+
+    _parameter_constraints: dict = {k: v for k, v in NGBoost._parameter_constraints.items()
+                                    if k not in ("chart", "natural_gradient")}
 
     def __init__(self, *, n_estimators=500, learning_rate=0.01, max_depth=3, min_samples_leaf=1, max_bins=255,
                  tree_mode="separate", line_search="ngboost", early_stopping_rounds=50, validation_fraction=0.1,
@@ -534,7 +527,7 @@ class GB(NGB):
 
 
 # ---------------------------------------------------------------------------------------------
-class _MultiOutputGaussian(RegressorMixin, BaseEstimator):
+class _MultiOutputGaussian(Estimator):
     """Shared fit/predict plumbing of the per-dimension baselines (IndepNGB, distviz.baselines.skGB).
 
     scikit-learn estimators: ``predict`` is the mean ((n,) for one output, (n, P) for P), ``predict_dist``
@@ -553,20 +546,13 @@ class _MultiOutputGaussian(RegressorMixin, BaseEstimator):
         if y is None:
             raise DataError(f"{type(self).__name__} requires y to be passed, but the target y is None; call fit(X, y) "
                             "with the targets.")
-        X = _check_X(X)
+        self._validate_params()
+        X = self._validate_X(X, reset=True, allow_nan=True)   # skGB's gbr backend refuses NaN with its own sentence
         y = _check_y(y, X.shape[0])
         w = check_sample_weight(sample_weight, X.shape[0])
-        ev = _split_eval_set(eval_set)
-        if ev is None and self.early_stopping_rounds is not None:
-            X, y, w, ev = _validation_split(X, y, w, self.validation_fraction, self.random_state)
-        if ev is not None:
-            Xv = _check_X(ev[0], "X_val")
-            yv = _check_y(ev[1], Xv.shape[0], "y_val")
-            if yv.shape[1] != y.shape[1] or Xv.shape[1] != X.shape[1]:
-                raise DataError("eval_set must have the same feature and output columns as X and y.")
-            ev = (Xv, yv, check_sample_weight(ev[2], Xv.shape[0], name="w_val"))
+        X, y, w, ev = self._validation_rows(X, y, w, eval_set, split=self.early_stopping_rounds is not None,
+                                           check_y=_check_y)
         self.n_outputs_ = y.shape[1]
-        self.n_features_in_ = X.shape[1]
         return X, y, w, ev
 
     def _mean(self, d) -> np.ndarray:
@@ -598,6 +584,8 @@ class _MultiOutputGaussian(RegressorMixin, BaseEstimator):
 class IndepNGB(_MultiOutputGaussian):
     """P independent univariate Normal NGBoosts in (mu, log sigma), each with its own early stopping (paper Sec. 4)."""
 
+    _parameter_constraints: dict = _NGB_PARAMS
+
     def __init__(self, *, n_estimators=500, learning_rate=0.01, max_depth=3, min_samples_leaf=1, max_bins=255,
                  line_search="ngboost", early_stopping_rounds=50, validation_fraction=0.1, use_best=True,
                  random_state=None):
@@ -625,6 +613,7 @@ class IndepNGB(_MultiOutputGaussian):
             prog = None if progress is None else (lambda r, n, k=k: progress(k * n + r, P * n))
             evk = None if ev is None else (ev[0], ev[1][:, k], ev[2])
             m.fit(X, y[:, k], sample_weight=w, eval_set=evk, progress=prog)
+            m.__dict__.pop("feature_names_in_", None)   # the names are IndepNGB's (each output's fit saw an array)
             self.models_.append(m)
         self.best_iteration_ = np.array([m.best_iteration_ for m in self.models_])
         self.n_iter_ = np.array([m.n_iter_ for m in self.models_])
@@ -651,11 +640,13 @@ class IndepNGB(_MultiOutputGaussian):
     def predict_dist(self, X, n_rounds=None) -> MultivariateNormalDist:
         """Diagonal Gaussian per row from the P univariate fits (``distviz.families.dist.MultivariateNormalDist``)."""
         self._check_fitted()
+        X = self._validate_X(X, reset=False, allow_nan=True)
         return self._combine([m.predict_params(X, n_rounds) for m in self.models_])
 
     def staged_predict_dist(self, X, n_rounds=None):
         """Yield the MultivariateNormalDist after 0, 1, ... rounds (a dimension past its count stays put)."""
         self._check_fitted()
+        X = self._validate_X(X, reset=False, allow_nan=True)
         gens = [m.staged_predict_params(X, n_rounds) for m in self.models_]
         last = [next(g) for g in gens]
         yield self._combine(last)
@@ -677,7 +668,7 @@ class IndepNGB(_MultiOutputGaussian):
 
         self._check_fitted()
         w = ModelWriter(self, _saved_params(self), {"n_outputs": int(self.n_outputs_),
-                                                    "n_features": int(self.n_features_in_)})
+                                                    "n_features": int(self.n_features_in_), **self._names_for_file()})
         for k, m in enumerate(self.models_):
             _write_ngboost(w, m, f"dim{k}_")
         w.write(path)
@@ -692,9 +683,10 @@ class IndepNGB(_MultiOutputGaussian):
         p, P = f.value("n_features", int, 1, 2**31 - 1), f.value("n_outputs", int, 1, 2**16)
         est.models_ = []
         for k in range(P):
-            m = f.construct(NGBoost, est._univariate().get_params(deep=False), lambda e: e._check_params())
+            m = f.construct(NGBoost, est._univariate().get_params(deep=False), lambda e: e._validate_params())
             est.models_.append(_read_ngboost(f, m, f"dim{k}_", p, 1))
-        est.n_features_in_, est.n_outputs_ = p, P
+        est._names_from_file(f, p)
+        est.n_outputs_ = P
         est.best_iteration_ = np.array([m.best_iteration_ for m in est.models_])
         est.n_iter_ = np.array([m.n_iter_ for m in est.models_])
         return est

@@ -2,7 +2,8 @@
 
 Dimensions: ``round`` (0 = the constant start, r = after r trees), ``obs`` (the display subset of
 training rows; all rows when n <= trace_rows), ``param`` (components of T(y)), ``node`` (tree
-nodes, padded to the largest tree), ``feature`` and ``ydim``.
+nodes, padded to the largest tree), ``feature`` (labelled with the column names, also the attribute
+``feature_names``, when the fit's X had them) and ``ydim``.
 
 Variables: ``train_nll``, ``valid_nll`` (weighted mean NLL, note "Monitoring during training"),
 ``entropy`` (generalised entropy H = -sum_J W_J/W A*(eta*_J) of that round's partition, eta*_J the
@@ -90,8 +91,10 @@ def _pad_nodes(tables: list[dict], K: int):
     return fields, M
 
 
-def build_trace(res, recorder: TraceRecorder, law, *, X, y, T, attrs: dict, n_rounds: int | None = None) -> xr.Dataset:
-    """Assemble the trace Dataset from an engine result and its recorder."""
+def build_trace(res, recorder: TraceRecorder, law, *, X, y, T, attrs: dict, n_rounds: int | None = None,
+                feature_names=None) -> xr.Dataset:
+    """Assemble the trace Dataset from an engine result and its recorder; feature_names label the ``feature``
+    coordinate and the attribute ``feature_names`` (JSON) when the fit had them (the estimator's ``feature_names_in_``)."""
     R = len(res.rounds) if n_rounds is None else n_rounds
     fam = law.family
     K = law.dim
@@ -123,6 +126,8 @@ def build_trace(res, recorder: TraceRecorder, law, *, X, y, T, attrs: dict, n_ro
                                     ("param",) if v.shape[2] == K else (f"{k}_dim",))
         data[f"node_{k}"] = (dims, v)
     coords = {"round": np.arange(R + 1), "obs": np.arange(len(idx)), "param": names, "node": np.arange(M)}
+    if feature_names is not None:
+        coords["feature"] = [str(s) for s in feature_names]
     full_attrs = {
         "family": fam.name,
         "param_names": json.dumps(names),
@@ -136,6 +141,8 @@ def build_trace(res, recorder: TraceRecorder, law, *, X, y, T, attrs: dict, n_ro
         "n_rounds_fitted": int(len(res.rounds)),
         "stop_reason": str(getattr(res, "stop_reason", "") or ""),
     }
+    if feature_names is not None:
+        full_attrs["feature_names"] = json.dumps([str(s) for s in feature_names])
     full_attrs.update({k: (json.dumps(v) if isinstance(v, (dict, list, tuple)) else v)
                        for k, v in attrs.items() if v is not None})
     return xr.Dataset(data, coords=coords, attrs=full_attrs)

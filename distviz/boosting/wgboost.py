@@ -20,40 +20,35 @@ when it ran every round).
 
 from __future__ import annotations
 
+import json
 import time
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 import xarray as xr
-from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import DataConversionWarning
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from distviz.boosting.engine import BoostingEngine
-from distviz.boosting.params import check_int, check_number
 from distviz.boosting.wg_init import VARIANTS as FLOW_VARIANTS
 from distviz.boosting.wg_init import init_flow
 from distviz.boosting.wg_law import ParticleTrace, WGLaw
 from distviz.boosting.wg_trees import TreeLearner, wg_forest
+from distviz.contract import Estimator
 from distviz.errors import ConfigError, DataError, check_fitted
 from distviz.families.posteriors import CategoricalTarget, NormalTarget, PoissonTarget, lse, make_target
-from distviz.validation import check_sample_weight, check_X, check_y
+from distviz.validation import check_sample_weight, check_y
 
 METHODS = ("ska", "fka", "nka", "langevin")
 SHARING = ("shared", "per_particle")
-_PARAMS = ("target", "n_particles", "method", "bandwidth", "learning_rate", "n_rounds", "max_depth",
-           "tree_sharing", "init", "init_rounds", "init_lr", "subsample", "early_stopping_rounds",
-           "random_state", "max_bins", "display_size", "split_criterion", "early_stopping_metric", "init_flow")
 
 
-def _check_X(X, name="X", n_features=None):
-    """Features checked by distviz.validation.check_X; NaN is a missing value the trees route natively."""
-    return check_X(X, allow_nan=True, n_features=n_features, name=name)
-
-
-class WGBoost(RegressorMixin, BaseEstimator):
+class WGBoost(Estimator):
     """Wasserstein gradient boosting: N particles per input approximating the pointwise posteriors pi_i.
 
-    A scikit-learn estimator: parameters after ``target`` are keyword-only.  ``predict`` is the point
+    A scikit-learn estimator (``distviz.contract.Estimator``): parameters after ``target`` are keyword-only.
+    ``predict`` is the point
     prediction (the mean of the eq. 6 predictive), ``predict_dist`` (a ``distviz.families.dist``
     object), ``predict_particles`` / ``predict_density`` the distribution, ``score`` the mean log
     predictive density (higher is better); methods used before fit raise ``distviz.errors.NotFittedError``.
@@ -98,32 +93,27 @@ class WGBoost(RegressorMixin, BaseEstimator):
         tags.regressor_tags.poor_score = True
         return tags
 
-    def _validate_params(self):
-        if self.method not in METHODS:
-            raise ConfigError(f"Unknown WGBoost method '{self.method}'; choose one of {', '.join(METHODS)}.")
-        if self.tree_sharing not in SHARING:
-            raise ConfigError(f"tree_sharing must be 'shared' or 'per_particle', not {self.tree_sharing!r}.")
-        check_int("n_particles", self.n_particles, example="10 (the paper's choice)")
-        check_int("n_rounds", self.n_rounds, example="500")
-        check_int("max_depth", self.max_depth, example="3")
-        check_int("init_rounds", self.init_rounds, low=0, example="5000")
-        check_int("display_size", self.display_size, example="50")
-        for name, ex in (("bandwidth", "0.1"), ("learning_rate", "0.1"), ("init_lr", "0.1")):
-            if name != "init_lr" or self.init_lr is not None:
-                check_number(name, getattr(self, name), example=ex)
-        if self.init_flow not in FLOW_VARIANTS:
-            raise ConfigError("init_flow must be 'authors' (the authors' code: data-averaged gradient and Hessian, "
-                              "nu0 0.1) or 'paper' (App. F.4's text: data-averaged directions, nu0 0.01).")
-        check_number("subsample", self.subsample, high=1.0, example="1.0")
-        if self.early_stopping_rounds is not None:
-            check_int("early_stopping_rounds", self.early_stopping_rounds, example="200")
-        if self.early_stopping_metric not in ("nll", "rmse", "both"):
-            raise ConfigError("early_stopping_metric must be 'nll', 'rmse' or 'both' (stop when both stalled).")
-        if self.split_criterion not in ("variance", "friedman_sum"):
-            raise ConfigError("split_criterion must be 'variance' or 'friedman_sum' (the authors' sklearn "
-                              "multi-output friedman_mse trees).")
-        if isinstance(self.init, str) and self.init not in ("flow", "normal", "zeros"):
-            raise ConfigError("init must be 'flow', 'normal', 'zeros' or an array of N x d initial particles.")
+    _parameter_constraints: dict = {
+        "target": "no_validation",   # a name, a spec dict or a Target object (distviz.families.posteriors)
+        "n_particles": [Interval(Integral, 1, None, closed="left")],
+        "method": [StrOptions(set(METHODS))],
+        "bandwidth": [Interval(Real, 0, None, closed="neither")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "n_rounds": [Interval(Integral, 1, None, closed="left")],
+        "max_depth": [Interval(Integral, 1, None, closed="left")],
+        "tree_sharing": [StrOptions(set(SHARING))],
+        "init": [StrOptions({"flow", "normal", "zeros"}), "array-like"],
+        "init_rounds": [Interval(Integral, 0, None, closed="left")],
+        "init_lr": [Interval(Real, 0, None, closed="neither"), None],
+        "subsample": [Interval(Real, 0, 1, closed="right")],
+        "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"), None],
+        "random_state": ["random_state"],
+        "max_bins": "no_validation",   # an int or "exact", checked by the tree learner's binner
+        "display_size": [Interval(Integral, 1, None, closed="left")],
+        "split_criterion": [StrOptions({"variance", "friedman_sum"})],
+        "early_stopping_metric": [StrOptions({"nll", "rmse", "both"})],
+        "init_flow": [StrOptions(set(FLOW_VARIANTS))],
+    }
 
     # ------------------------------------------------------------------ fitting
     def _initial(self, Y, rng, d):
@@ -155,7 +145,7 @@ class WGBoost(RegressorMixin, BaseEstimator):
             warnings.warn(DataConversionWarning("A column-vector y was passed when a 1d array was expected; it is "
                                                 "read as y.ravel()."), stacklevel=2)
             y = np.ravel(y)
-        X = _check_X(X)
+        X = self._validate_X(X, reset=True, allow_nan=True)   # NaN: a missing value the trees route
         y = check_y(y, X.shape[0])   # numbers, 1-D or 2-D, one per row of X: the target checks its own support
         tgt = self.target_ = make_target(self.target)   # a Target object is used as it is
         Y = tgt.prepare_y(y)
@@ -165,15 +155,16 @@ class WGBoost(RegressorMixin, BaseEstimator):
             raise ConfigError("NKA solves (N d) x (N d) systems per row; use it only for small d (<= 8).")
         rng = np.random.default_rng(self.random_state)
         n, N, d = X.shape[0], int(self.n_particles), tgt.d
-        self.n_features_in_, self.d_ = X.shape[1], d
+        self.d_ = d
         lr = float(self.learning_rate)
 
-        has_eval = eval_set is not None
+        _, _, _, ev = self._validation_rows(X, Y, None, eval_set, split=False,
+                                            check_y=lambda v, m, name: tgt.prepare_y(check_y(v, m, name=name)))
+        has_eval = ev is not None
         if has_eval:
-            Xe = _check_X(eval_set[0], "eval_set X")
-            Ye = tgt.prepare_y(check_y(eval_set[1], name="eval_set y"))
-            if Xe.shape[1] != X.shape[1] or Ye.shape[0] != Xe.shape[0]:
-                raise DataError("eval_set must be (X_val, y_val) with the training columns and one y per row.")
+            Xe, Ye, we = ev
+            if we is not None:
+                raise ConfigError("WGBoost takes no validation weights; pass eval_set=(X_val, y_val).")
         if self.early_stopping_rounds is not None and not has_eval:
             raise ConfigError("early_stopping_rounds needs eval_set=(X_val, y_val) to monitor.")
 
@@ -228,8 +219,11 @@ class WGBoost(RegressorMixin, BaseEstimator):
                 "x": (("obs", "feature"), X[obs]),
             },
             coords={"round": np.arange(n_done + 1), "obs": obs, "particle": np.arange(N), "param": np.arange(d),
-                    "feature": np.arange(X.shape[1])},
+                    "feature": (np.arange(X.shape[1]) if getattr(self, "feature_names_in_", None) is None
+                                else [str(c) for c in self.feature_names_in_])},
             attrs={"method": self.method, "tree_sharing": self.tree_sharing, "learning_rate": lr,
+                   **({} if getattr(self, "feature_names_in_", None) is None else
+                      {"feature_names": json.dumps([str(c) for c in self.feature_names_in_])}),
                    "bandwidth": float(self.bandwidth), "best_round": int(self.best_round_),
                    "mmd_bandwidth": 0.025, "target": tgt.name, "stop_reason": res.stop_reason},
         )
@@ -244,7 +238,7 @@ class WGBoost(RegressorMixin, BaseEstimator):
 
     def _check_predict_X(self, X):
         self._check_fitted()
-        return _check_X(X, n_features=self.n_features_in_)
+        return self._validate_X(X, reset=False, allow_nan=True)
 
     def staged_predict_particles(self, X):
         """Yield the particles (n, N, d) after each boosting round 1..n_rounds_."""
@@ -346,7 +340,7 @@ class WGBoost(RegressorMixin, BaseEstimator):
         rs = params["random_state"]
         params["random_state"] = int(rs) if isinstance(rs, (int, np.integer)) else None
         fitted = {"target": spec, "n_features": int(self.n_features_in_), "d": int(self.d_),
-                  "n_rounds": int(self.n_rounds_), "best_round": int(self.best_round_)}
+                  "n_rounds": int(self.n_rounds_), "best_round": int(self.best_round_), **self._names_for_file()}
         w = ModelWriter(self, params, fitted, trace=self.trace_)
         w.array("init_particles", self.init_particles_)
         w.forest("forest", self.forest_)
@@ -379,7 +373,8 @@ class WGBoost(RegressorMixin, BaseEstimator):
         if per_round == 1 and est.forest_.value.shape[1] != N * d or per_round > 1 and est.forest_.value.shape[1] != d:
             raise f.fail("its leaf values do not match the particles' shape")
         est.target_ = target
-        est.n_features_in_, est.d_ = p, d
+        est._names_from_file(f, p)
+        est.d_ = d
         est.n_rounds_, est.best_round_ = n_rounds, f.value("best_round", int, 0)
         est.trace_ = f.trace()
         return est

@@ -20,7 +20,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from distviz.errors import ConfigError, DataError
+from distviz.errors import ConfigError
 from distviz.trees import prepare_numba_cache
 
 from .collections import current_client, dask_eval_set, dask_inputs
@@ -44,8 +44,9 @@ _GATHER_MAX = 8
 
 def _check_chunk(fam, X, y, w):
     """The in-memory fit's checks on one chunk: numeric X (NaN allowed), y in the family's support, valid weights."""
-    from distviz.boosting.estimator import _check_weight, _check_X, check_y_resolution
-    X = _check_X(X, allow_nan=True)   # NaN: a missing value, routed as in memory
+    from distviz.boosting.estimator import _check_weight, check_y_resolution
+    from distviz.validation import check_X
+    X = check_X(X, allow_nan=True, model="this fit")   # NaN: a missing value, routed as in memory
     y = fam.check_y(y)
     check_y_resolution(getattr(fam, "name", ""), y)
     return X, y, _check_weight(w, X.shape[0])
@@ -192,7 +193,7 @@ def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=
     from distviz.boosting.laws import make_law, partition_entropy
     from distviz.boosting.trace import TraceRecorder, display_subset
 
-    model._check_config()
+    model._validate_params()
     if model.validation_fraction is not None and eval_set is None:
         raise ConfigError("validation_fraction is not available for a fit on a dask array; pass "
                           "eval_set=(X_val, y_val) instead.")
@@ -209,7 +210,7 @@ def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=
     shards, where = cl.shards(X, y, w, binner, law, _disp_rows(X.chunks[0], idx), check)
     vshards = vwhere = None
     if eval_set is not None:
-        Xv, yv, wv = dask_eval_set(eval_set, X, y, DataError)
+        Xv, yv, wv = dask_eval_set(eval_set, X, y)
         vshards, vwhere = cl.shards(Xv, yv, wv, binner, law, [np.zeros((0, 2), np.int64)] * len(Xv.chunks[0]), check)
 
     unit = w is None

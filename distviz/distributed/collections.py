@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import sys
 
+from distviz.contract import parse_eval_set
 from distviz.errors import ConfigError, DataError
 
 __all__ = ["as_dask_array", "current_client", "dask_eval_set", "dask_inputs", "is_dask_collection"]
@@ -58,18 +59,17 @@ def dask_inputs(X, y, sample_weight, y_ndim: int):
     return _rows_like(X, y, w)
 
 
-def dask_eval_set(eval_set, X, y, error=ConfigError):
-    """eval_set = (X_val, y_val[, w_val]) as dask arrays chunked as X_val's rows, with X's columns and y's dimensions;
-    `error` is the exception of a malformed tuple (the in-memory fit's)."""
-    if not isinstance(eval_set, (tuple, list)) or len(eval_set) not in (2, 3):
-        raise error("eval_set must be a pair (X_val, y_val) or a triple (X_val, y_val, w_val).")
+def dask_eval_set(eval_set, X, y):
+    """eval_set = (X_val, y_val[, w_val]) as dask arrays chunked as X_val's rows, with X's columns and y's dimensions
+    (a malformed tuple: the in-memory fit's ConfigError, ``distviz.contract.parse_eval_set``)."""
+    eval_set = parse_eval_set(eval_set)   # the estimators' one reading of the tuple (distviz.contract)
     Xv = as_dask_array(eval_set[0], "X_val", 2)
     yv = as_dask_array(eval_set[1], "y_val", y.ndim)
     if Xv.shape[1] != X.shape[1]:
         raise DataError(f"X_val has {Xv.shape[1]} features but X has {X.shape[1]}; pass the same columns.")
     if yv.shape[0] != Xv.shape[0] or yv.shape[1:] != y.shape[1:]:
         raise DataError("y_val must have one row per row of X_val and the columns of y; pass matching arrays.")
-    wv = None if len(eval_set) < 3 or eval_set[2] is None else as_dask_array(eval_set[2], "w_val", 1)
+    wv = None if eval_set[2] is None else as_dask_array(eval_set[2], "w_val", 1)
     return _rows_like(Xv, yv, wv)
 
 

@@ -60,7 +60,7 @@ def fit_ngboost(model, X, y, sample_weight=None, eval_set=None, progress=None, b
     from distviz.families.mvn_cholesky import MVNCholesky
 
     t_fit = time.perf_counter()
-    model._check_params()
+    model._validate_params()
     if eval_set is None and model.early_stopping_rounds is not None:
         raise ConfigError("a fit on a dask array takes its validation rows from eval_set; pass eval_set=(X_val, y_val) "
                           "or early_stopping_rounds=None.")

@@ -5,7 +5,7 @@
 
 Split by drifter id (81% train / 9% validation / 10% test, Section 5.3); fit NGB, IndepNGB, GB and
 skGB (``distviz.boosting.ngboost``, ``distviz.baselines.skgb``), the bivariate Normal boosted by mirror descent in its dual
-coordinates (E y, E y y^T) (``DistributionalBoosting(family="mvn", P=2, law="mgd")``) and the paper's
+coordinates (E y, E y y^T) (``DistributionalBoosting(family="mvn", family_params={"P": 2}, law="mgd")``) and the paper's
 neural network NN (``distviz.baselines.MVNNetwork``: Adam at ``nn_learning_rate`` 0.01, patience 50,
 best epoch restored, hidden layers from the authors' grid on validation NLL), all with early
 stopping on the validation set; score the test set in cm/s: NLL, RMSE, 90% prediction-region
@@ -363,9 +363,9 @@ def _make_model(name: str, rounds: int, learning_rate: float, seed: int, patienc
     if name == "MGD-MVN":
         from distviz.boosting import DistributionalBoosting
 
-        return DistributionalBoosting(family="mvn", P=2, law="mgd", n_rounds=rounds, learning_rate=learning_rate,
-                                      max_depth=tree.get("max_depth", 4), early_stopping_rounds=patience,
-                                      random_state=seed)
+        return DistributionalBoosting(family="mvn", family_params={"P": 2}, law="mgd", n_rounds=rounds,
+                                      learning_rate=learning_rate, max_depth=tree.get("max_depth", 4),
+                                      early_stopping_rounds=patience, random_state=seed)
     from distviz.baselines import skGB
     from distviz.boosting import ngboost
 

@@ -46,7 +46,7 @@ def _common() -> None:
             for XX, ww in ((X, None), (Xn, w)):
                 m = DistributionalBoosting(fam, law=law, n_rounds=3).fit(XX, y, sample_weight=ww)
                 m.predict(XX[:50])
-    DistributionalBoosting("categorical", K=3, n_rounds=3).fit(X, rng.integers(0, 3, n).astype(float))
+    DistributionalBoosting("categorical", family_params={"K": 3}, n_rounds=3).fit(X, rng.integers(0, 3, n).astype(float))
     Y2 = np.column_stack([ys["normal"], X[:, 1] + rng.normal(size=n)])
     for est in (NGB(n_estimators=3, early_stopping_rounds=None), IndepNGB(n_estimators=3, early_stopping_rounds=None)):
         est.fit(Xn, Y2).predict(Xn[:50])

@@ -9,21 +9,22 @@ ARD), learnable inducing inputs, a constant prior mean.
 from __future__ import annotations
 
 import copy
-import numbers
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 from scipy import optimize, special
 from scipy.linalg import solve_triangular
-from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import DataConversionWarning
+from sklearn.utils._param_validation import Interval, StrOptions
 from threadpoolctl import threadpool_limits
 
+from distviz.contract import Estimator
 from distviz.errors import ConfigError, DataError, check_fitted
 from distviz.gp import objectives as obj
 from distviz.gp.kernels import rbf
 from distviz.gp.likelihoods import LIKELIHOODS, make_likelihood
-from distviz.validation import check_number, check_sample_weight, check_X, check_y
+from distviz.validation import check_sample_weight, check_X, check_y
 
 _OPTIMIZERS = ("auto", "lbfgs", "adam")
 
@@ -49,10 +50,11 @@ def _breakdown_sentence(y, likelihood, jitter) -> str:
             f"to order one, or raise jitter (now {float(jitter):g}).")
 
 
-class SparseGP(RegressorMixin, BaseEstimator):
+class SparseGP(Estimator):
     """Sparse GP with q(u) = N(m, L L^T), fitted by ELBO / beta-ELBO / log-loss DLM / square-loss DLM.
 
-    A scikit-learn estimator: parameters after ``likelihood`` are keyword-only.  ``predict`` is the
+    A scikit-learn estimator (``distviz.contract.Estimator``): parameters after ``likelihood`` are keyword-only.
+    ``predict`` is the
     predictive mean, ``predict_dist`` (a ``distviz.families.dist`` object), ``predict_density`` /
     ``predict_latent`` the distribution, ``score`` the mean log
     predictive density (higher is better; the paper's test log-loss is ``-score``); methods used before
@@ -123,29 +125,39 @@ class SparseGP(RegressorMixin, BaseEstimator):
         tags.regressor_tags.poor_score = True
         return tags
 
+    _parameter_constraints: dict = {
+        "likelihood": [StrOptions(set(LIKELIHOODS))],
+        "objective": [StrOptions(set(obj.OBJECTIVES))],
+        "beta": [Interval(Real, 0, None, closed="left")],
+        "n_inducing": [Interval(Integral, 1, None, closed="left")],
+        "gradient": [StrOptions(set(obj.GRADIENTS))],
+        "n_samples": [Interval(Integral, 1, None, closed="left")],
+        "bmc_form": [StrOptions({"reparam", "price"})],
+        "fit_hyperparameters": ["boolean"],
+        "learn_inducing": ["boolean"],
+        "ard": ["boolean"],
+        "optimizer": [StrOptions(set(_OPTIMIZERS))],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "normalize_X": ["boolean"],
+        "input_scaling": ["array-like", None],
+        "lengthscale": [Interval(Real, 0, None, closed="neither"), "array-like", None],
+        "variance": [Interval(Real, 0, None, closed="neither"), None],
+        "noise": [Interval(Real, 0, None, closed="neither"), None],
+        "mean": [Interval(Real, None, None, closed="neither"), None],
+        "inducing": ["array-like", None],
+        "q_mean": ["array-like", None],
+        "q_chol": ["array-like", None],
+        "jitter": [Interval(Real, 0, None, closed="left")],
+        "random_state": ["random_state", np.random.Generator],
+    }
+
     # ------------------------------------------------------------------ configuration checks
     def _check_config(self):
-        if self.likelihood not in LIKELIHOODS:
-            raise ConfigError(f"Unknown likelihood '{self.likelihood}'; choose one of: {', '.join(LIKELIHOODS)}.")
-        if self.objective not in obj.OBJECTIVES:
-            raise ConfigError(f"Unknown objective '{self.objective}'; choose one of: {', '.join(obj.OBJECTIVES)}.")
-        if self.gradient not in obj.GRADIENTS:
-            raise ConfigError(f"Unknown gradient '{self.gradient}'; choose one of: {', '.join(obj.GRADIENTS)}.")
-        if self.bmc_form not in ("reparam", "price"):
-            raise ConfigError(f"Unknown bmc_form '{self.bmc_form}'; choose 'reparam' or 'price'.")
-        if self.optimizer not in _OPTIMIZERS:
-            raise ConfigError(f"Unknown optimizer '{self.optimizer}'; choose one of: {', '.join(_OPTIMIZERS)}.")
-        if not isinstance(self.beta, numbers.Real) or not np.isfinite(self.beta) or self.beta < 0:
-            raise ConfigError(f"beta must be a finite number >= 0; got {self.beta!r}.")
-        for name in ("n_inducing", "n_samples", "max_iter"):
-            val = getattr(self, name)
-            if not isinstance(val, numbers.Integral) or val < 1:
-                raise ConfigError(f"{name} must be a positive integer; got {val!r}.")
-        check_number("learning_rate", self.learning_rate, example="0.01")
-        check_number("tol", self.tol, low=0.0, low_open=False, example="1e-6")
-        check_number("jitter", self.jitter, low=0.0, low_open=False, example="1e-6")
-        if self.batch_size is not None and (not isinstance(self.batch_size, numbers.Integral) or self.batch_size < 1):
-            raise ConfigError(f"batch_size must be a positive integer or None; got {self.batch_size!r}.")
+        """The parameters' constraints (``_parameter_constraints``) and their combinations; the optimiser to use."""
+        self._validate_params()
         stochastic = obj.is_stochastic(self.objective, self.gradient) or self.batch_size is not None
         if self.optimizer == "lbfgs" and stochastic:
             raise ConfigError("L-BFGS needs exact full-batch gradients; use optimizer='adam' with "
@@ -201,7 +213,7 @@ class SparseGP(RegressorMixin, BaseEstimator):
         if np.asarray(y).ndim == 2 and np.asarray(y).shape[1] == 1:
             warnings.warn(DataConversionWarning("A column-vector y was passed when a 1d array was expected; it is "
                                                 "read as y.ravel()."), stacklevel=3)
-        X = _check_X(X)
+        X = self._validate_X(X, reset=True, allow_nan=False)
         y = _check_y(y, X.shape[0])
         if X.shape[0] < 2:
             raise DataError("A sparse GP needs at least 2 rows, got 1 sample; pass more rows.")
@@ -225,7 +237,6 @@ class SparseGP(RegressorMixin, BaseEstimator):
                          self.bmc_form, float(self.jitter), fixed)
         fun = obj.Objective(pb, free)
         self.lik_ = lik
-        self.n_features_in_ = X.shape[1]
         try:
             if method == "lbfgs":
                 self._fit_lbfgs(fun, progress)
@@ -325,7 +336,7 @@ class SparseGP(RegressorMixin, BaseEstimator):
     def predict_latent(self, X):
         """Mean and variance of q(f(x)) at rows of X (paper Section 2)."""
         self._check_fitted()
-        X = _check_X(X, n_features=self.n_features_in_)
+        X = self._validate_X(X, reset=False, allow_nan=False)
         Xs = (X - self.x_mean_) / self.x_scale_
         with threadpool_limits(1, user_api="blas"):
             A = solve_triangular(self._Luu, rbf(self.params_["Z"], Xs, self._ell, self._sf2), lower=True)
@@ -377,10 +388,8 @@ class SparseGP(RegressorMixin, BaseEstimator):
 
     def log_predictive(self, X, y):
         """log q(y_i|x_i) per row."""
-        self._check_fitted()
-        X = _check_X(X)
-        y = self.lik_.validate(_check_y(y, X.shape[0]))
         mu, v = self.predict_latent(X)
+        y = self.lik_.validate(_check_y(y, mu.shape[0]))
         return np.asarray(self.lik_.log_pred(y, mu, v, self.params_["lik"]))
 
     def score(self, X, y, sample_weight=None) -> float:
@@ -409,7 +418,8 @@ class SparseGP(RegressorMixin, BaseEstimator):
         params = {k: (None if isinstance(v, (np.ndarray, tuple, list, np.random.Generator)) else v)
                   for k, v in self.get_params(deep=False).items()}
         w = ModelWriter(self, params, {"n_features": int(self.n_features_in_), "n_iter": int(self.n_iter_),
-                                       "objective": float(self.objective_), "converged": bool(self.converged_)})
+                                       "objective": float(self.objective_), "converged": bool(self.converged_),
+                                       **self._names_for_file()})
         for k, v in self.params_.items():
             w.array(f"param_{k}", v)
         w.array("x_mean", self.x_mean_)
@@ -437,7 +447,7 @@ class SparseGP(RegressorMixin, BaseEstimator):
         if not (est.x_scale_ > 0).all():
             raise f.fail("an input scale is not positive")
         est.lik_ = make_likelihood(est.likelihood)
-        est.n_features_in_ = p
+        est._names_from_file(f, p)
         est.n_iter_, est.objective_ = f.value("n_iter", int, 0), f.value("objective", float)
         est.converged_, est.history_, est.sampler_stats_ = f.value("converged", bool), None, None
         try:

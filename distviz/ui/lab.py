@@ -428,8 +428,7 @@ def make_estimator(cfg: FitConfig):
         return DistributionalBoosting(cfg.family, law=cfg.algorithm, n_rounds=int(cfg.n_rounds),
                                       learning_rate=float(cfg.learning_rate), max_depth=int(cfg.max_depth),
                                       validation_fraction=0.2, trace_rows=600, random_state=int(cfg.seed),
-                                      domain=cfg.domain,
-                                      **cfg.family_kwargs())
+                                      domain=cfg.domain, family_params=cfg.family_kwargs())
     if kind == "wg":
         from distviz.boosting import WGBoost
         return WGBoost(WG_TARGET[cfg.family], n_particles=int(cfg.n_particles), method=cfg.algorithm[3:],

@@ -12,8 +12,19 @@ from .palette import COORD_COLORS, OKABE_ITO, ROLE_COLORS
 from .safe_text import plot_text
 from .style import axis_grid, axis_key, make_figure
 
-__all__ = ["round_nodes", "tree_figure", "leaf_value_names", "LABEL_FONT", "top_splits", "gain_scatter_figure",
-           "importance_figure", "criterion_comparison_figure", "leafwise_nll"]
+__all__ = ["trace_feature_names", "round_nodes", "tree_figure", "leaf_value_names", "LABEL_FONT", "top_splits",
+           "gain_scatter_figure", "importance_figure", "criterion_comparison_figure", "leafwise_nll"]
+
+
+def trace_feature_names(trace) -> list:
+    """The fit's feature names a trace keeps (its attribute ``feature_names``, JSON), or [] when the fit had none."""
+    import json
+
+    try:
+        names = json.loads(str(trace.attrs.get("feature_names", "[]")))
+    except ValueError:
+        return []
+    return [str(s) for s in names] if isinstance(names, list) else []
 
 
 def round_nodes(trace, r: int) -> pd.DataFrame:
@@ -71,7 +82,7 @@ def tree_figure(trace, r: int, feature_names=None, *, gain_name=None, title=None
     if df.empty:
         return make_figure([], dict(annotations=[dict(text="round 0 is the constant start: no tree", showarrow=False,
                                                       x=0.5, y=0.5, xref="paper", yref="paper")]), title=title, height=300)
-    names = list(feature_names or [])
+    names = list(feature_names or trace_feature_names(trace))
     leaf = _is_leaf(df)
     left, right = df["left"].to_numpy(), df["right"].to_numpy()
     ids = df.index.to_numpy()
@@ -154,7 +165,7 @@ def top_splits(trace, k: int = 15, feature_names=None) -> pd.DataFrame:
     """
     gname = str(trace.attrs.get("gain_name", "Gain^reg"))
     rows = []
-    names = list(feature_names or [])
+    names = list(feature_names or trace_feature_names(trace))
     feat = trace["node_feature"].values
     gain = trace["node_gain"].values
     reg = trace["node_gain_reg"].values if "node_gain_reg" in trace else gain
@@ -218,7 +229,7 @@ def importance_figure(trace, feature_names=None, *, current=None, title=None) ->
     """Cumulative gain-based feature importance over rounds (share of the total split gain per feature)."""
     share = importance_shares(trace)
     p = share.shape[1]
-    names = list(feature_names or [f"x{j + 1}" for j in range(p)])
+    names = list(feature_names or trace_feature_names(trace) or [f"x{j + 1}" for j in range(p)])
     rounds = trace["round"].values
     tr = [dict(type="scatter", x=rounds, y=share[:, j], mode="lines", stackgroup="one",
                name=plot_text(names[j]) if j < len(names) else f"x{j + 1}",

@@ -1,0 +1,165 @@
+"""The contract every distviz estimator keeps: scikit-learn's parameter constraints, feature names, validation rows.
+
+``Estimator`` is the base of ``DistributionalBoosting``, ``NGBoost`` / ``NGB`` / ``GB``, ``IndepNGB``, ``skGB``,
+``WGBoost``, ``SparseGP`` and ``MVNNetwork``:
+
+- parameters: each class declares scikit-learn's ``_parameter_constraints``
+  (``sklearn.utils._param_validation``); ``_validate_params()`` (at the start of fit) checks them and raises
+  ``ParameterError``, a ``ConfigError`` that is also scikit-learn's ``InvalidParameterError``, with
+  scikit-learn's sentence; text for a number adds "pass a number without quotes", and a bool for a number is
+  refused (True is an int to Python but never a meaningful rate or depth).  Every constructor has an explicit
+  signature, so an unknown keyword is a ``TypeError`` at construction, as in scikit-learn.
+- features: ``_validate_X(X, reset=...)`` converts X with ``distviz.validation.check_X`` (one DataError sentence
+  per problem) and passes it to scikit-learn's ``validate_data`` (``skip_check_array``), which sets
+  ``n_features_in_`` and, for a pandas DataFrame, ``feature_names_in_`` at fit, and warns at predict time when
+  the columns' names differ from the fit's; ``feature_labels()`` gives the names (or "x0", "x1", ...) for traces
+  and pages.
+- validation rows: ``_validation_rows`` is the one reading of ``eval_set`` (a pair or triple, ``parse_eval_set``)
+  and the one ``validation_fraction`` split (``validation_split``); which of them a fit uses, and what early
+  stopping does with them, is each estimator's rule (the round rules are ``distviz.boosting.rounds``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
+from sklearn.utils.validation import validate_data
+
+from distviz.errors import ConfigError, DataError
+from distviz.validation import check_sample_weight, check_X
+
+__all__ = ["Estimator", "ParameterError", "parse_eval_set", "validation_split"]
+
+
+class ParameterError(ConfigError, InvalidParameterError):
+    """A constructor parameter out of its constraints (a ConfigError and scikit-learn's InvalidParameterError)."""
+
+
+def _takes_bool(constraints) -> bool:
+    """Whether a parameter's constraint list admits a bool (the "boolean" constraint, bool / object types, Options)."""
+    if constraints == "no_validation":
+        return True
+    for c in constraints:
+        if c == "boolean" or c is bool or c is object:
+            return True
+        if type(c).__name__ == "Options" and any(isinstance(v, (bool, np.bool_)) for v in getattr(c, "options", ())):
+            return True
+    return False
+
+
+def parse_eval_set(eval_set) -> tuple | None:
+    """eval_set as (X_val, y_val, w_val) (w_val None for a pair), or None; ConfigError for anything else."""
+    if eval_set is None:
+        return None
+    if not isinstance(eval_set, (tuple, list)) or len(eval_set) not in (2, 3):
+        raise ConfigError("eval_set must be a pair (X_val, y_val) or a triple (X_val, y_val, w_val).")
+    return tuple(eval_set) + ((None,) if len(eval_set) == 2 else ())
+
+
+def validation_split(X, y, w, fraction: float, random_state):
+    """Hold out round(fraction * n) random rows: (X_train, y_train, w_train, (X_val, y_val, w_val)).
+
+    Both parts keep the rows' order.  random_state: a seed or a numpy Generator (used as it is, so a caller's
+    generator continues from where the split left it).
+    """
+    n = X.shape[0]
+    nv = int(round(float(fraction) * n))
+    if nv < 1 or n - nv < 2:
+        raise DataError(f"{n} sample{'s are' if n != 1 else ' is'} too few to split off a validation set of "
+                        f"validation_fraction={fraction}; pass eval_set or more rows.")
+    perm = np.random.default_rng(random_state).permutation(n)
+    va, tr = np.sort(perm[:nv]), np.sort(perm[nv:])
+    return X[tr], y[tr], (None if w is None else w[tr]), (X[va], y[va], None if w is None else w[va])
+
+
+class Estimator(RegressorMixin, BaseEstimator):
+    """Base of the distviz estimators (module docstring): parameter constraints, feature names, validation rows."""
+
+    _parameter_constraints: dict = {}
+
+    def _validate_params(self) -> None:
+        """Check every parameter against ``_parameter_constraints``; ParameterError (one sentence) on the first bad one."""
+        params = self.get_params(deep=False)
+        name = type(self).__name__
+        for k, cons in self._parameter_constraints.items():
+            v = params.get(k)
+            if isinstance(v, (bool, np.bool_)) and not _takes_bool(cons):
+                raise ParameterError(f"The {k!r} parameter of {name} must not be a bool; got {v!r}.")
+        try:
+            validate_parameter_constraints(self._parameter_constraints, params, caller_name=name)
+        except InvalidParameterError as e:
+            msg = str(e)
+            bad = next((v for k, v in params.items() if f"'{k}' parameter" in msg), None)
+            if isinstance(bad, str) and "range" in msg:
+                msg = msg.rstrip(".") + "; pass a number without quotes."
+            raise ParameterError(msg) from None
+
+    # ------------------------------------------------------------------ features
+    def _validate_X(self, X, *, reset: bool, allow_nan: bool, name: str = "X") -> np.ndarray:
+        """X as a checked 2-D float array; at fit (reset) sets n_features_in_ / feature_names_in_, else checks them.
+
+        The conversion and its sentences are ``distviz.validation.check_X``; the feature count and names go
+        through scikit-learn's ``validate_data`` (a name mismatch at predict time is its UserWarning).
+        """
+        n = None if reset else self.n_features_in_
+        arr = check_X(X, allow_nan=allow_nan, n_features=n, name=name, model=type(self).__name__)
+        named = hasattr(X, "columns") and np.ndim(X) == 2
+        try:
+            validate_data(self, X if named else arr, reset=reset, skip_check_array=True)
+        except ValueError:   # scikit-learn's several-line message on names that differ from the fit's
+            if not named or reset:
+                raise
+            new, old = [str(c) for c in X.columns], [str(c) for c in self.feature_names_in_]
+            unseen, missing = [c for c in new if c not in old], [c for c in old if c not in new]
+            what = (f"unseen in fit: {', '.join(unseen[:5])}; missing: {', '.join(missing[:5])}" if unseen or missing
+                    else "they are in another order")
+            raise DataError(f"The feature names of {name} should match those that were passed during fit ({what}); "
+                            "pass the fit's columns in the fit's order.") from None
+        return arr
+
+    def _check_X_val(self, X, name: str = "X_val", allow_nan: bool = True) -> np.ndarray:
+        """Validation features: the fit's column count (names are not compared, as in lightgbm)."""
+        return check_X(X, allow_nan=allow_nan, n_features=self.n_features_in_, name=name, model=type(self).__name__)
+
+    def feature_labels(self) -> list[str]:
+        """The fitted features' names: ``feature_names_in_`` when the fit had them, else "x0", "x1", ..."""
+        names = getattr(self, "feature_names_in_", None)
+        if names is not None:
+            return [str(s) for s in names]
+        return [f"x{j}" for j in range(int(self.n_features_in_))]
+
+    def _names_for_file(self) -> dict:
+        """The fitted attributes a model file keeps for the features: {"feature_names": [...]} when the fit had names."""
+        names = getattr(self, "feature_names_in_", None)
+        return {} if names is None else {"feature_names": [str(s) for s in names]}
+
+    def _names_from_file(self, f, n_features: int) -> None:
+        """Set n_features_in_ and (when the file has them) feature_names_in_ from a ``distviz.modelfile.ModelFile``."""
+        self.n_features_in_ = int(n_features)
+        names = f.fitted.get("feature_names")
+        if names is None:
+            return
+        if not (isinstance(names, list) and len(names) == n_features and all(isinstance(s, str) for s in names)):
+            raise f.fail(f"its feature_names are not {n_features} texts")
+        self.feature_names_in_ = np.asarray(names, dtype=object)
+
+    # ------------------------------------------------------------------ validation rows
+    def _validation_rows(self, X, y, w, eval_set, *, split: bool, check_y, random_state=None, allow_nan=True):
+        """(X, y, w, valid): valid = eval_set checked like the training rows, else (when split) a
+        ``validation_fraction`` share of the rows held out, else None.
+
+        check_y(y_val, n_rows, name) checks the validation targets (the fit's own rule); their trailing shape must
+        equal y's.  random_state defaults to the estimator's.
+        """
+        ev = parse_eval_set(eval_set)
+        if ev is not None:
+            Xv = self._check_X_val(ev[0], allow_nan=allow_nan)
+            yv = check_y(ev[1], Xv.shape[0], "y_val")
+            if np.shape(yv)[1:] != np.shape(y)[1:]:
+                raise DataError(f"y_val has shape {np.shape(yv)} but y has {np.shape(y)}; pass the same output columns.")
+            return X, y, w, (Xv, yv, check_sample_weight(ev[2], Xv.shape[0], name="w_val"))
+        if split:
+            rs = self.random_state if random_state is None else random_state
+            return validation_split(X, y, w, self.validation_fraction, rs)
+        return X, y, w, None
