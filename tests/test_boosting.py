@@ -272,27 +272,42 @@ def test_in_domain_equals_the_masked_reference(coord):
 
 
 @pytest.mark.parametrize("coord", ["mean", "natural"])
-def test_domain_box_is_the_domain_test(coord):
-    """Where a family states its domain as a box, a row is inside the box exactly when the family's test says so."""
+def test_compiled_domain_is_the_domain_test(coord):
+    """The compiled domain test of prediction admits a row only where the family's test does, and agrees with it
+    exactly except LOG / SIMPLEX rows within their stated margins of the boundary (rejected: replayed, exact)."""
+    from distviz.families.base import LOG, SIMPLEX
+    from distviz.trees.flat import _inside
+
     rng = np.random.default_rng(13)
-    for fam in ("poisson", "normal", "gamma", "bernoulli", "exponential", "categorical", "mvn"):
-        family = get(fam)
-        box = family.domain_box(coord)
-        if box is None:
-            continue
+    for fam, kw in (("poisson", {}), ("normal", {}), ("gamma", {}), ("bernoulli", {}), ("exponential", {}),
+                    ("categorical", {"K": 4}), ("mvn", {}), ("mvn", {"P": 3})):
+        family = get(fam, **kw)
+        kind, lo, hi, scale = family.domain(coord)
         f = family.in_mean_domain if coord == "mean" else family.in_natural_domain
         F = rng.normal(size=(4000, family.dim)) * 2
+        if fam == "categorical" and coord == "mean":
+            F = np.abs(F) / 4
         F[::13, 0], F[::17, -1], F[::19, 0] = np.nan, np.inf, -1.0   # -1: the Gamma's boundary
-        inside = ((F > box[0]) & (F < box[1])).all(axis=1)
-        np.testing.assert_array_equal(inside, np.asarray(f(F), dtype=bool) & np.isfinite(F).all(axis=1), err_msg=fam)
-    assert get("poisson").domain_box("mean") is not None and get("normal").domain_box("mean") is None
+        if fam == "normal" and coord == "mean":
+            F[::23, 1] = F[::23, 0] ** 2   # on the boundary: variance exactly 0
+        P = getattr(family, "P", 0)
+        M, L = np.zeros((P, P)), np.zeros((P, P))
+        got = np.array([_inside(row, kind, lo, hi, scale, M, L) for row in F])
+        want = np.asarray(f(F), dtype=bool) & np.isfinite(F).all(axis=1)
+        assert not (got & ~want).any(), fam
+        if kind in (LOG, SIMPLEX):
+            assert (got == want).mean() > 0.99, fam
+        else:
+            np.testing.assert_array_equal(got, want, err_msg=fam)
+        assert want.any() and (~want).any(), fam
 
 
 @pytest.mark.parametrize("family, law, domain", [("exponential", "mgd", "project"), ("poisson", "ngd_mean", "backtrack"),
                                                  ("normal", "mgd", "backtrack"), ("normal", "gd", "project"),
-                                                 ("mvn", "ngd", "backtrack"), ("categorical", "mgd", "project")])
+                                                 ("mvn", "ngd", "backtrack"), ("categorical", "mgd", "project"),
+                                                 ("gamma", "mgd", "project"), ("mvn", "mgd", "project")])
 def test_compiled_prediction_equals_the_round_by_round_update(family, law, domain):
-    """predict's one compiled pass (box check in the pass, or the family's test on its per-round sums) plus the
+    """predict's one compiled pass (the domain test in the pass) plus the
     replay of the rows that left the domain gives training's iterates and the round-by-round update's, bit for bit,
     also where many rows were projected or backtracked and on rows with missing values outside the training range."""
     from distviz.boosting.predict import replay_iterate, start_iterate
@@ -304,7 +319,8 @@ def test_compiled_prediction_equals_the_round_by_round_update(family, law, domai
     z = np.sin(2 * X[:, 0]) + X[:, 2]
     y = {"poisson": rng.poisson(np.exp(0.5 + z)).astype(float), "exponential": rng.exponential(np.exp(0.5 * z)),
          "normal": z + 0.3 * rng.standard_normal(n) * np.exp(0.5 * X[:, 3]), "categorical": np.clip(np.round(z + 1), 0, 2),
-         "mvn": np.stack([z + 0.3 * rng.standard_normal(n), -z + 0.5 * rng.standard_normal(n)], 1)}[family]
+         "mvn": np.stack([z + 0.3 * rng.standard_normal(n), -z + 0.5 * rng.standard_normal(n)], 1),
+         "gamma": rng.gamma(2.0, np.exp(0.5 * z))}[family]
     kw = {"K": 3} if family == "categorical" else {}
     m = DistributionalBoosting(family, law=law, n_rounds=15, learning_rate=1.5, max_depth=3, min_weight_leaf=1.0,
                                domain=domain, family_params=kw).fit(X, y)

@@ -117,9 +117,9 @@ class ExpFamilyLaw(Law):
             Fn = F + step
         return _project(self.family, Fn, self.coord, return_mask=True, fallback=F)
 
-    def domain_box(self):
-        """The open domain of this law's coordinate as a box (lo, hi), or None (``ExponentialFamily.domain_box``)."""
-        return self.family.domain_box(self.coord)
+    def coord_domain(self):
+        """The open domain of this law's coordinate in compiled form (``ExponentialFamily.domain``)."""
+        return self.family.domain(self.coord)
 
     def in_domain(self, F) -> np.ndarray:
         """Rows of F that are finite and inside the open domain of this law's coordinate (those update leaves alone)."""

@@ -7,11 +7,9 @@ Training moves the iterate by ``F_r = law.update(F_{r-1}, lr * f_r(x))`` (``dist
 the same order as training adds it (the same bits).  :func:`predict_iterate` therefore
 
 1. sums the start and every round's tree output in one compiled pass over blocks of rows
-   (``FlatForest.predict``), checking each row's partial sum after each round against the domain: inside
-   the compiled pass where the domain is a box (``ExponentialFamily.domain_box``: Poisson, Bernoulli and
-   Exponential in both coordinates, the natural coordinates of Normal, Gamma and Categorical), or on the
-   pass's per-round partial sums with the family's own domain test elsewhere (``FlatForest.round_trace``,
-   in chunks of rows);
+   (``FlatForest.predict``), testing each row's partial sum after each round against the law's domain inside
+   the pass (``ExponentialFamily.domain``: an open box and, for Normal, Gamma and Categorical means and both
+   multivariate Normal coordinates, the shape's own condition);
 2. replays ``law.update`` round by round only for the rows whose partial sum left the domain at some
    round (or was not finite), which gives them the projected or backtracked iterate of training.
 """
@@ -21,10 +19,6 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["predict_iterate", "replay_iterate", "start_iterate"]
-
-#: the per-round partial sums of one chunk of rows take at most this many bytes (non-box domains)
-_TRACE_BYTES = 64 * 2**20
-
 
 def start_iterate(law, init) -> np.ndarray:
     """F_0 (K,): the constant start as training takes it, ``law.update(init, 0)`` (projected if need be)."""
@@ -51,7 +45,7 @@ def predict_iterate(flat, init, law, X, n_rounds: int) -> np.ndarray:
     init : ndarray of shape (K,)
         The fit's constant start.
     law : ExpFamilyLaw
-        The law the model was fitted with (its ``update``, ``domain_box`` and ``in_domain``).
+        The law the model was fitted with (its ``update`` and ``coord_domain``).
     X : ndarray of shape (n, p)
         Checked rows.
     n_rounds : int
@@ -62,21 +56,9 @@ def predict_iterate(flat, init, law, X, n_rounds: int) -> np.ndarray:
     n_rounds = int(n_rounds)
     if n_rounds == 0 or n == 0:
         return np.tile(F0, (n, 1))
-    box = law.domain_box()
-    if box is not None:
-        bad = np.zeros(n, dtype=np.uint8)
-        F = flat.predict(X, F0, n_rounds, box=box, bad=bad)
-        rows = np.flatnonzero(bad)
-    else:
-        F = np.empty((n, F0.shape[0]))
-        step = max(1, _TRACE_BYTES // (8 * n_rounds * max(F0.shape[0], 1)))
-        out = []
-        for a in range(0, n, step):
-            trace = flat.round_trace(X[a:a + step], F0, n_rounds)
-            F[a:a + step] = trace[-1]
-            ok = law.in_domain(trace.reshape(-1, trace.shape[2])).reshape(n_rounds, -1).all(axis=0)
-            out.append(a + np.flatnonzero(~ok))
-        rows = np.concatenate(out)
+    bad = np.zeros(n, dtype=np.uint8)
+    F = flat.predict(X, F0, n_rounds, domain=law.coord_domain(), bad=bad)
+    rows = np.flatnonzero(bad)
     if rows.size:
         F[rows] = replay_iterate(flat, F0, law, X[rows], n_rounds)
     return F

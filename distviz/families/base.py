@@ -12,6 +12,8 @@ shape (n, dim, dim) and y has shape (n,) (or (n, P) for the multivariate Normal)
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from distviz.errors import ConfigError, DataError
@@ -40,9 +42,33 @@ def as_rng(rng=None) -> np.random.Generator:
     return np.random.default_rng(rng)
 
 
-def box(lo, hi) -> tuple[np.ndarray, np.ndarray]:
-    """(lo, hi) of an open box, one entry per coordinate (see ExponentialFamily.domain_box)."""
-    return np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+class Domain(NamedTuple):
+    """An open domain in the form compiled prediction tests (``distviz.trees.flat``): the open box lo < x < hi
+    entrywise (which also asks every entry to be finite) and, by ``kind``, one more condition:
+
+    * ``BOX``: none;
+    * ``PARABOLA``: x[1] - x[0]^2 > 0 (Normal means: a positive variance);
+    * ``LOG``: x[0] < log x[1] (Gamma means: E[log y] < log E[y]);
+    * ``SIMPLEX``: sum(x) < 1 (Categorical means: the reference class's probability is positive);
+    * ``SPD_SCALED``: the symmetric matrix with upper triangle (row by row) x[P:] * scale is positive definite
+      (multivariate Normal natural parameters: the precision);
+    * ``SPD_CENTRED``: the matrix with upper triangle x[P:] minus x[:P] x[:P]^T is positive definite
+      (multivariate Normal means: the covariance).
+    """
+
+    kind: int
+    lo: np.ndarray
+    hi: np.ndarray
+    scale: np.ndarray
+
+
+BOX, PARABOLA, LOG, SIMPLEX, SPD_SCALED, SPD_CENTRED = range(6)
+
+
+def box(lo, hi, kind: int = BOX, scale=()) -> Domain:
+    """The open box (lo, hi), one entry per coordinate, with the extra condition ``kind`` (see ``Domain``)."""
+    return Domain(int(kind), np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64),
+                  np.asarray(scale, dtype=np.float64))
 
 
 class ExponentialFamily:
@@ -200,17 +226,17 @@ class ExponentialFamily:
         """Boolean per row: eta* lies in the open mean domain N* (interior of the convex hull of T)."""
         raise NotImplementedError
 
-    def domain_box(self, coord: str):
-        """The open domain of `coord` ("natural" or "mean") as a box, or None where it is not one.
+    def domain(self, coord: str) -> Domain:
+        """The open domain of `coord` ("natural" or "mean") in the compiled form (``Domain``).
 
-        Returns (lo, hi), arrays (dim,) with entries in [-inf, inf], such that a finite row x lies in the domain
-        exactly when lo < x < hi entrywise (``in_natural_domain`` / ``in_mean_domain`` agree on every row);
-        compiled prediction checks iterates with it (``distviz.boosting.predict``).  By default the natural
-        domain is all finite vectors when ``in_natural_domain`` is the base class's, and no other domain is a box.
+        The compiled test admits a row only where ``in_natural_domain`` / ``in_mean_domain`` does; it may reject
+        a row at the boundary that they admit (prediction then replays that row's update, which is exact).
+        Compiled prediction checks iterates with it (``distviz.boosting.predict``).  By default the natural
+        domain is all finite vectors when ``in_natural_domain`` is the base class's.
         """
         if coord == "natural" and type(self).in_natural_domain is ExponentialFamily.in_natural_domain:
             return box([-np.inf] * self.dim, [np.inf] * self.dim)
-        return None
+        raise NotImplementedError(f"{type(self).__name__} gives no compiled {coord} domain")
 
     def project_natural(self, eta) -> np.ndarray:
         """A nearby natural parameter at least `margin` inside the natural domain (NaN rows stay NaN)."""

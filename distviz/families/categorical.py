@@ -15,7 +15,7 @@ from scipy.special import xlogy
 
 from distviz.errors import ConfigError
 
-from .base import ExponentialFamily, as_rng, finite_rows
+from .base import SIMPLEX, ExponentialFamily, as_rng, box, finite_rows
 
 __all__ = ["Categorical"]
 
@@ -135,6 +135,12 @@ class Categorical(ExponentialFamily):
     def in_mean_domain(self, mean):
         m = self._params(mean)
         return finite_rows(m) & (m > 0).all(axis=-1) & (m.sum(axis=-1) < 1)
+
+    def domain(self, coord):
+        """Natural parameters all of R^(K-1); means with positive entries summing to less than 1."""
+        if coord == "natural":
+            return super().domain(coord)
+        return box([0.0] * self.dim, [np.inf] * self.dim, SIMPLEX)
 
     def project_mean(self, mean):
         """Clip negative probabilities (all K, the reference class included) to 0, renormalise, and mix

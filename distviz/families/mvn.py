@@ -23,7 +23,7 @@ from numba import njit
 from distviz.errors import ConfigError
 
 from ._linalg import _cho_substitute, _chol, spd_inv_logdet, spd_ok
-from .base import ExponentialFamily, as_rng, finite_rows
+from .base import SPD_CENTRED, SPD_SCALED, ExponentialFamily, as_rng, box, finite_rows
 
 __all__ = ["MultivariateNormal"]
 
@@ -181,6 +181,13 @@ class MultivariateNormal(ExponentialFamily):
         ok = finite_rows(m)
         _, S = self._moments(np.where(ok[..., None], m, 0.0))
         return ok & spd_ok(S)
+
+    def domain(self, coord):
+        """Natural parameters whose precision is positive definite; means whose covariance is."""
+        inf = [np.inf] * self.dim
+        if coord == "natural":
+            return box([-np.inf] * self.dim, inf, SPD_SCALED, self._to_prec)
+        return box([-np.inf] * self.dim, inf, SPD_CENTRED)
 
     def project_natural(self, eta):
         """Clip the eigenvalues of the precision to >= margin."""

@@ -13,7 +13,7 @@ from scipy.special import digamma, expit, gammaln, xlogy
 
 from ._linalg import trigamma
 from ._rowmath import NORMAL_MIN, lane_sum, log_normal
-from .base import ExponentialFamily, as_rng, box, finite_rows
+from .base import LOG, PARABOLA, ExponentialFamily, as_rng, box, finite_rows
 
 __all__ = ["Poisson", "Bernoulli", "Normal", "Gamma", "Exponential"]
 
@@ -165,9 +165,9 @@ class Poisson(ExponentialFamily):
         m = self._params(mean)[..., 0]
         return np.isfinite(m) & (m > 0)
 
-    def domain_box(self, coord):
+    def domain(self, coord):
         """Rates (0, inf); natural parameters all of R."""
-        return box([0.0], [np.inf]) if coord == "mean" else super().domain_box(coord)
+        return box([0.0], [np.inf]) if coord == "mean" else super().domain(coord)
 
     def project_mean(self, mean):
         return np.maximum(self._params(mean), self.margin)
@@ -241,9 +241,9 @@ class Bernoulli(ExponentialFamily):
         m = self._params(mean)[..., 0]
         return (m > 0) & (m < 1)
 
-    def domain_box(self, coord):
+    def domain(self, coord):
         """Probabilities (0, 1); logits all of R."""
-        return box([0.0], [1.0]) if coord == "mean" else super().domain_box(coord)
+        return box([0.0], [1.0]) if coord == "mean" else super().domain(coord)
 
     def project_mean(self, mean):
         return np.clip(self._params(mean), self.margin, 1.0 - self.margin)
@@ -341,9 +341,11 @@ class Normal(ExponentialFamily):
         eta = self._params(eta)
         return finite_rows(eta) & (eta[..., 1] < 0)
 
-    def domain_box(self, coord):
-        """Natural parameters R x (-inf, 0); the mean domain E[y^2] > E[y]^2 is not a box."""
-        return box([-np.inf, -np.inf], [np.inf, 0.0]) if coord == "natural" else None
+    def domain(self, coord):
+        """Natural parameters R x (-inf, 0); means with E[y^2] - E[y]^2 > 0."""
+        if coord == "natural":
+            return box([-np.inf, -np.inf], [np.inf, 0.0])
+        return box([-np.inf, -np.inf], [np.inf, np.inf], PARABOLA)
 
     def in_mean_domain(self, mean):
         m = self._params(mean)
@@ -494,9 +496,11 @@ class Gamma(ExponentialFamily):
         eta = self._params(eta)
         return finite_rows(eta) & (eta[..., 0] > -1) & (eta[..., 1] < 0)
 
-    def domain_box(self, coord):
-        """Natural parameters (-1, inf) x (-inf, 0); the mean domain E[log y] < log E[y] is not a box."""
-        return box([-1.0, -np.inf], [np.inf, 0.0]) if coord == "natural" else None
+    def domain(self, coord):
+        """Natural parameters (-1, inf) x (-inf, 0); means with E[y] > 0 and E[log y] < log E[y]."""
+        if coord == "natural":
+            return box([-1.0, -np.inf], [np.inf, 0.0])
+        return box([-np.inf, 0.0], [np.inf, np.inf], LOG)
 
     def in_mean_domain(self, mean):
         m = self._params(mean)
@@ -589,7 +593,7 @@ class Exponential(ExponentialFamily):
         m = self._params(mean)[..., 0]
         return np.isfinite(m) & (m > 0)
 
-    def domain_box(self, coord):
+    def domain(self, coord):
         """Natural parameters (-inf, 0), means (0, inf)."""
         return box([-np.inf], [0.0]) if coord == "natural" else box([0.0], [np.inf])
 

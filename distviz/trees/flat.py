@@ -20,6 +20,8 @@ import numpy as np
 from numba import njit, prange
 
 from distviz.errors import DataError
+from distviz.families._linalg import _chol
+from distviz.families.base import LOG, PARABOLA, SIMPLEX, SPD_CENTRED, SPD_SCALED, Domain
 
 from .record import NODE_DTYPE
 
@@ -31,9 +33,13 @@ ARRAY_FIELDS = {
     "tree_offsets": "iu", "round_offsets": "iu", "multiplier": "f", "out_col": "iu",
 }
 _BIG = np.finfo(np.float64).max  # stands in for a +inf threshold (a split of the last bin): same rule on finite x
-_NONE_F = np.zeros(0)                  # _accumulate without a domain check ...
+_NONE_F = np.zeros(0)                  # _accumulate without a domain check
 _NONE_U8 = np.zeros(0, dtype=np.uint8)
-_NONE_TRACE = np.zeros((0, 0, 0))      # ... and without a per-round record
+#: the compiled LOG test asks x[0] < log x[1] by this relative margin, so that it never admits a row that numpy's
+#: log (whose last bit may differ from the compiled one) rejects; SIMPLEX asks sum(x) < 1 - _SUM_TOL * len(x) because
+#: numpy may add the entries in another order
+_LOG_TOL = 1e-12
+_SUM_TOL = 4 * np.finfo(np.float64).eps
 
 
 # rows per block of the predictors: a block's rows of X stay in cache while every tree reads them
@@ -98,23 +104,52 @@ def _leaves(X, root, depth, feat, thr, kids, nan_to, leaf):
             leaf[i] = root + kids[np.uintp(2) * g + np.uintp(x <= thr[g])]
 
 
+@njit(cache=True)
+def _inside(v, kind, lo, hi, scale, M, L):
+    """True when the row v lies in the open domain (kind, lo, hi, scale) (``families.base.Domain``); M, L: P x P scratch."""
+    C = v.shape[0]
+    for c in range(C):
+        if not (v[c] > lo[c] and v[c] < hi[c]):
+            return False
+    if kind == PARABOLA:
+        return v[1] - v[0] * v[0] > 0.0
+    if kind == LOG:
+        lg = np.log(v[1])
+        return v[0] < lg - _LOG_TOL * (1.0 + abs(lg))
+    if kind == SIMPLEX:
+        t = 0.0
+        for c in range(C):
+            t += v[c]
+        return t < 1.0 - _SUM_TOL * C
+    if kind == SPD_SCALED or kind == SPD_CENTRED:
+        P = M.shape[0]
+        j = P
+        for r in range(P):
+            for c in range(r, P):
+                x = v[j] * scale[j - P] if kind == SPD_SCALED else v[j] - v[r] * v[c]
+                if not abs(x) < np.inf:
+                    return False
+                M[r, c] = x
+                M[c, r] = x
+                j += 1
+        return _chol(M, L)
+    return True
+
+
 @njit(cache=True, parallel=True)
 def _accumulate(X, kids, feat, thr, nan_to, depth, value, tree_offsets, multiplier, out_col, tree_round, col_stop,
-                t0, t1, out, lo, hi, bad, trace):
+                t0, t1, out, kind, lo, hi, scale, P, bad):
     """out[i, c + k] += multiplier[t] * value[leaf, k] for trees t0..t1-1 in order, when tree_round[t] <= col_stop[c + k].
 
     Blocks of rows run in parallel threads, each through all the trees in order: a row's sum adds the
     trees in the same order whatever the block size or the number of threads (the same bits).
-    After each round's last tree, when bad.size > 0, bad[i] = 1 for a row with an entry of out outside the
-    open box (lo[c], hi[c]) (or not finite); when trace.shape[0] > 0, out's row is copied to
-    trace[round - 1, i] (both: the per-round domain check of a law's prediction, see
-    ``distviz.boosting.predict``).
+    After each round's last tree, when bad.size > 0, bad[i] = 1 for a row whose entries of out lie outside the
+    open domain (kind, lo, hi, scale) (``_inside``; P: the matrix size of the SPD kinds) (the per-round domain
+    check of a law's prediction, see ``distviz.boosting.predict``).
     """
     K = value.shape[1]
-    C = out.shape[1]
     n = X.shape[0]
     check = bad.shape[0] > 0
-    record = trace.shape[0] > 0
     for blk in prange((n + _ROWS - 1) // _ROWS):
         lo_r = blk * _ROWS
         hi_r = min(n, lo_r + _ROWS)
@@ -122,6 +157,8 @@ def _accumulate(X, kids, feat, thr, nan_to, depth, value, tree_offsets, multipli
         xb = X[lo_r:hi_r]   # views indexed from 0 (no wrap-around checks on the row index)
         ob = out[lo_r:hi_r]
         leaf = np.empty(nb, dtype=np.int64)
+        M = np.zeros((P, P))
+        L = np.zeros((P, P))
         for t in range(t0, t1):
             c = out_col[t]
             r = tree_round[t]
@@ -141,19 +178,11 @@ def _accumulate(X, kids, feat, thr, nan_to, depth, value, tree_offsets, multipli
                         for k in range(K):
                             if n_use == K or r <= col_stop[c + k]:
                                 ob[i, c + k] += m * value[g, k]
-            if (check or record) and (t + 1 == t1 or tree_round[t + 1] != r):
-                if check:
-                    bb = bad[lo_r:hi_r]
-                    for i in range(nb):
-                        for cc in range(C):
-                            v = ob[i, cc]
-                            if not (v > lo[cc] and v < hi[cc]):
-                                bb[i] = 1
-                if record:
-                    tb = trace[r - 1, lo_r:hi_r]
-                    for i in range(nb):
-                        for cc in range(C):
-                            tb[i, cc] = ob[i, cc]
+            if check and (t + 1 == t1 or tree_round[t + 1] != r):
+                bb = bad[lo_r:hi_r]
+                for i in range(nb):
+                    if bb[i] == 0 and not _inside(ob[i], kind, lo, hi, scale, M, L):
+                        bb[i] = 1
 
 
 @njit(cache=True, parallel=True)
@@ -332,39 +361,33 @@ class FlatForest:
         """The fixed-depth walk tables (``_walk_tables``; O(nodes), built for each call from the current arrays)."""
         return _walk_tables(self.feature, self.threshold, self.missing_left, self.left, self.right, self.tree_offsets)
 
-    def _add(self, X, out, t0, t1, stop, box=None, bad=None, trace=None):
-        """Add trees t0..t1-1 to out (see _accumulate); box = (lo, hi) with bad, or trace: the per-round check."""
-        lo, hi = box if box is not None else (_NONE_F, _NONE_F)
-        _accumulate(X, *self._tables(), self.value, self.tree_offsets, self.multiplier, self.out_col,
-                    self._tree_round, stop, t0, t1, out, lo, hi, _NONE_U8 if bad is None else bad,
-                    _NONE_TRACE if trace is None else trace)
+    def _add(self, X, out, t0, t1, stop, domain: Domain | None = None, bad=None):
+        """Add trees t0..t1-1 to out (see _accumulate); domain with bad: the per-round check."""
+        kind, lo, hi, scale = domain if domain is not None else (0, _NONE_F, _NONE_F, _NONE_F)
+        P = int(round((np.sqrt(8 * out.shape[1] + 9) - 3) / 2)) if domain is not None and kind >= SPD_SCALED else 0
+        kids, feat, thr, nan_to, depth = self._tables()
+        _accumulate(X, kids, feat, thr, nan_to, depth, self.value, self.tree_offsets, self.multiplier, self.out_col,
+                    self._tree_round, stop, t0, t1, out, kind, lo, hi, scale, P, _NONE_U8 if bad is None else bad)
 
-    def predict(self, X, init=None, n_rounds=None, box=None, bad=None) -> np.ndarray:
+    def predict(self, X, init=None, n_rounds=None, domain: Domain | None = None, bad=None) -> np.ndarray:
         """init + sum over trees of multiplier * leaf value, shape (n, n_outputs); n_rounds: int or one per column.
 
-        box = (lo, hi), arrays (n_outputs,), with bad, a zeroed uint8 array (n,): bad[i] is set to 1 where
-        row i's partial sum after some round has an entry outside the open box (lo, hi) or not finite.
+        domain (``families.base.Domain`` over the n_outputs columns) with bad, a zeroed uint8 array (n,): bad[i]
+        is set to 1 where row i's partial sum after some round lies outside the open domain.
         """
         X = self._X(X)
         out = self._init(X.shape[0], init)
         stop = self._stops(n_rounds)
         last = int(min(stop.max(initial=0), self.n_rounds))
-        if box is not None:
-            box = tuple(np.ascontiguousarray(b, dtype=np.float64).reshape(self.n_outputs) for b in box)
+        if domain is not None:
+            domain = Domain(int(domain.kind), *(np.ascontiguousarray(a, dtype=np.float64)
+                                                for a in (domain.lo, domain.hi, domain.scale)))
+            if domain.lo.shape != (self.n_outputs,) or domain.hi.shape != (self.n_outputs,):
+                raise ValueError("the domain needs one bound per output column")
             if bad is None or bad.dtype != np.uint8 or bad.shape != (X.shape[0],):
-                raise ValueError("box needs bad, a uint8 array with one entry per row")
-        self._add(X, out, 0, int(self.round_offsets[max(last, 0)]), stop, box, bad)
+                raise ValueError("a domain needs bad, a uint8 array with one entry per row")
+        self._add(X, out, 0, int(self.round_offsets[max(last, 0)]), stop, domain, bad)
         return out
-
-    def round_trace(self, X, init=None, n_rounds=None) -> np.ndarray:
-        """The prediction after each of rounds 1..n_rounds (an int), shape (n_rounds, n, n_outputs), in one pass."""
-        X = self._X(X)
-        out = self._init(X.shape[0], init)
-        last = int(min(self.n_rounds if n_rounds is None else int(n_rounds), self.n_rounds))
-        trace = np.empty((last, X.shape[0], self.n_outputs))
-        if last > 0:
-            self._add(X, out, 0, int(self.round_offsets[last]), self._stops(last), trace=trace)
-        return trace
 
     def staged_predict(self, X, init=None, n_rounds=None):
         """Yield the prediction after rounds 0, 1, ..., max(n_rounds) (a column past its own count stays put)."""
