@@ -56,7 +56,7 @@ def bench_poisson(n, p, rounds, repeats):
 
     X, y = poisson_data(n, p)
     # warm up numba (compiles every kernel the timed calls use)
-    DistributionalBoosting("poisson", law="mgd", n_rounds=2, max_depth=3).fit(X[:5000], y[:5000])
+    DistributionalBoosting("poisson", law="mgd", n_estimators=2, max_depth=3).fit(X[:5000], y[:5000])
     law = make_law("mgd", get("poisson"))
     out = []
     for k in thread_counts():
@@ -72,7 +72,7 @@ def bench_poisson(n, p, rounds, repeats):
                 "ours_engine": lambda: BoostingEngine(law, n_rounds=rounds, learning_rate=0.1,
                                                       tree_params={"max_depth": 3, "min_weight_leaf": 1e-3}).fit(Xb, y),
                 "lgb_train": lambda: lgb.train(params, ds, num_boost_round=rounds),
-                "ours_fit": lambda: DistributionalBoosting("poisson", law="mgd", n_rounds=rounds, learning_rate=0.1,
+                "ours_fit": lambda: DistributionalBoosting("poisson", law="mgd", n_estimators=rounds, learning_rate=0.1,
                                                            max_depth=3, max_bins=255, min_weight_leaf=1e-3).fit(X, y),
             }
             best, last = interleaved_best(cases, repeats)
@@ -117,7 +117,7 @@ def bench_predict(n, p, rounds, repeats):
               "min_data_in_leaf": 1, "min_sum_hessian_in_leaf": 1e-3, "verbose": -1, "num_threads": k_fit,
               "force_col_wise": True}
     with threads(k_fit):
-        model = DistributionalBoosting("poisson", law="mgd", n_rounds=rounds, learning_rate=0.1, max_depth=3,
+        model = DistributionalBoosting("poisson", law="mgd", n_estimators=rounds, learning_rate=0.1, max_depth=3,
                                        max_bins=255, min_weight_leaf=1e-3).fit(X, y)
         booster = lgb.train(params, lgb.Dataset(X, y, params=dict(params, feature_pre_filter=False)),
                             num_boost_round=rounds)
@@ -209,7 +209,7 @@ def bench_ngd_normal(n, rounds_ours, rounds_ngb, repeats):
     rng = np.random.default_rng(1)
     X = rng.uniform(-3, 3, size=(n, 5))
     y = 2 * np.sin(X[:, 0]) + np.exp(-1 + 0.4 * X[:, 1]) * rng.standard_normal(n)
-    DistributionalBoosting("normal", law="ngd", n_rounds=2).fit(X[:500], y[:500])
+    DistributionalBoosting("normal", law="ngd", n_estimators=2).fit(X[:500], y[:500])
 
     Xb = Binner(255).fit_transform(X)
     law = make_law("ngd", get("normal"))
@@ -226,7 +226,7 @@ def bench_ngd_normal(n, rounds_ours, rounds_ngb, repeats):
                             learning_rate=0.01, minibatch_frac=1.0, verbose=False, random_state=0).fit(X, y)
 
     best, _ = interleaved_best({
-        "ours": lambda: DistributionalBoosting("normal", law="ngd", n_rounds=rounds_ours, learning_rate=0.01,
+        "ours": lambda: DistributionalBoosting("normal", law="ngd", n_estimators=rounds_ours, learning_rate=0.01,
                                                max_depth=3, min_weight_leaf=1e-3).fit(X, y),
         "separate": ours_like_ngboost,
         "ngboost": ngb,

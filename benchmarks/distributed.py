@@ -146,7 +146,7 @@ def fit_ours(X, y, rounds, args, verbose=False):
     """Our DistributionalBoosting Poisson MGD on the cluster: (model, seconds, perf_counter when round 1 ended);
     verbose prints every round."""
     from distviz.boosting import DistributionalBoosting
-    m = DistributionalBoosting("poisson", law="mgd", n_rounds=rounds, learning_rate=args.lr, max_depth=args.depth,
+    m = DistributionalBoosting("poisson", law="mgd", n_estimators=rounds, learning_rate=args.lr, max_depth=args.depth,
                                max_bins=args.bins, min_weight_leaf=1e-3, trace_rows=200)
     t0 = time.perf_counter()
 

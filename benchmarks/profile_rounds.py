@@ -45,7 +45,7 @@ def main(argv=None):
     from distviz.trees import Binner, HistTree
 
     X, y = poisson_data(a.n, 10)
-    DistributionalBoosting("poisson", law="mgd", n_rounds=2, max_depth=3).fit(X[:5000], y[:5000])
+    DistributionalBoosting("poisson", law="mgd", n_estimators=2, max_depth=3).fit(X[:5000], y[:5000])
     law = make_law("mgd", get("poisson"))
     tp = {"max_depth": 3, "min_weight_leaf": 1e-3}
     with threads(1):

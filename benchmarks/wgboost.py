@@ -106,7 +106,7 @@ def run_setting(name, X, y, target_factory, init, rounds, repeats, goal_ms, comp
     base = per_round(lambda: baseline_fit(X, Y, tgt, init, rounds), rounds, repeats)
 
     def ours():
-        return WGBoost(target_factory(), init=init, n_rounds=rounds, random_state=0).fit(X, y)
+        return WGBoost(target_factory(), init=init, n_estimators=rounds, random_state=0).fit(X, y)
 
     ours()  # compile
     full = per_round(ours, rounds, repeats)
@@ -115,7 +115,7 @@ def run_setting(name, X, y, target_factory, init, rounds, repeats, goal_ms, comp
            f"speed-up x{base[1] / full[1]:.1f} CPU, x{base[0] / full[0]:.1f} wall")
     diff = float("nan")
     if compare:  # same maths: exact bins give the baseline's trees, so the particles agree
-        est = WGBoost(target_factory(), init=init, n_rounds=rounds, max_bins="exact").fit(X, y)
+        est = WGBoost(target_factory(), init=init, n_estimators=rounds, max_bins="exact").fit(X, y)
         diff = float(np.abs(est.predict_particles(X) - baseline_fit(X, Y, tgt, init, rounds)).max())
         msg += f"; max |particles ours - baseline| = {diff:.1e}"
     print(msg)

@@ -29,7 +29,10 @@ from sklearn.utils.validation import validate_data
 from distviz.errors import ConfigError, DataError
 from distviz.validation import check_sample_weight, check_X
 
-__all__ = ["Estimator", "ParameterError", "parse_eval_set", "validation_split"]
+__all__ = ["Estimator", "ParameterError", "RENAMED", "parse_eval_set", "renamed_params", "validation_split"]
+
+#: constructor parameters renamed by issue 28 (one set of names), as model files written before it name them
+RENAMED = {"n_rounds": "n_estimators", "display_size": "trace_rows"}
 
 
 class ParameterError(ConfigError, InvalidParameterError):
@@ -46,6 +49,15 @@ def _takes_bool(constraints) -> bool:
         if type(c).__name__ == "Options" and any(isinstance(v, (bool, np.bool_)) for v in getattr(c, "options", ())):
             return True
     return False
+
+
+def renamed_params(params: dict) -> dict:
+    """A model file's constructor parameters with the names before issue 28 replaced by today's (``RENAMED``)."""
+    out = dict(params)
+    for old, new in RENAMED.items():
+        if old in out and new not in out:
+            out[new] = out.pop(old)
+    return out
 
 
 def parse_eval_set(eval_set) -> tuple | None:

@@ -220,8 +220,8 @@ class ModelWriter:
         """
         if self.ds.nbytes > MAX_BYTES:
             raise ConfigError(f"the model's arrays and trace take {self.ds.nbytes / 2**20:.0f} MiB, more than the "
-                              f"{MAX_BYTES // 2**20} MiB a model file may hold; fit with a smaller trace (trace_rows "
-                              f"or display_size) or fewer rounds to save it.")
+                              f"{MAX_BYTES // 2**20} MiB a model file may hold; fit with a smaller trace (trace_rows) "
+                              f"or fewer rounds to save it.")
         self.ds.to_netcdf(Path(path), engine=engine())
 
 
@@ -332,8 +332,9 @@ class ModelFile:
                 own_rounds = json.loads(own).get("n_iter") if isinstance(own, str) else None
             except (ValueError, AttributeError):
                 own_rounds = None
-            R = next((c for c in (_count(own_rounds), _count(fitted.get("n_rounds")), _count(params.get("n_estimators")),
-                                  _count(params.get("n_rounds"))) if c is not None), None)
+            R = next((c for c in (_count(own_rounds), _count(fitted.get("n_iter")), _count(fitted.get("n_rounds")),
+                                  _count(params.get("n_estimators")), _count(params.get("n_rounds")))
+                      if c is not None), None)   # n_rounds: the name before issue 28
             per_round = max(K, _count(params.get("n_particles")) or 1)
             T = big if R is None else max(R, 1) * per_round
             nodes = big if npt is None else T * npt

@@ -34,7 +34,7 @@ import numpy as np
 from distviz.ui import lab
 cfg = lab.FitConfig(**json.loads(sys.argv[1]))
 rounds = int(sys.argv[2])
-cfg = lab.replace(cfg, n_rounds=rounds)
+cfg = lab.replace(cfg, n_estimators=rounds)
 if cfg.dataset == "wide":
     rng = np.random.default_rng(0)
     s = lab._synthetic(cfg.family, int(cfg.n), 0, 1)
@@ -43,7 +43,7 @@ if cfg.dataset == "wide":
     cfg = lab.replace(cfg, dataset="synthetic")
 else:
     data = lab.load_data(cfg)
-lab.make_estimator(lab.replace(cfg, n_rounds=1)).fit(data.X, data.y)   # loads the compiled kernels, as a server has
+lab.make_estimator(lab.replace(cfg, n_estimators=1)).fit(data.X, data.y)   # loads the compiled kernels, as a server has
 est = lab.make_estimator(cfg)
 def status_kib(field):
     with open("/proc/self/status") as f:
@@ -127,13 +127,13 @@ def main() -> None:
         m2 = m1 if r2 == r1 else measure(fields, r2, a.runs)
         per = 0.0 if r2 == r1 else max(m2["cpu"] - m1["cpu"], 0.0) / (r2 - r1)
         setup = max(m1["cpu"] - r1 * per, 0.0)
-        cfg = lab.replace(lab.FitConfig(**{k: v for k, v in fields.items() if k != "dataset"}), n_rounds=a.rounds)
+        cfg = lab.replace(lab.FitConfig(**{k: v for k, v in fields.items() if k != "dataset"}), n_estimators=a.rounds)
         n, p = int(fields["n"]), int(fields["p"])
         gp = fields["algorithm"].startswith("sgp")
         meas = m1["cpu"] if gp else setup + a.rounds * per
         pred = lab.predict_fit_seconds(cfg, n, p)
-        pred1 = lab.predict_fit_seconds(lab.replace(cfg, n_rounds=1), n, p)
-        pred2 = lab.predict_fit_seconds(lab.replace(cfg, n_rounds=2), n, p)
+        pred1 = lab.predict_fit_seconds(lab.replace(cfg, n_estimators=1), n, p)
+        pred2 = lab.predict_fit_seconds(lab.replace(cfg, n_estimators=2), n, p)
         peak = max(m1["peak_mib"], m2["peak_mib"])
         pmb = lab.estimate_fit_mb(cfg, n, p)
         name = " ".join(f"{k}={v}" for k, v in fields.items())

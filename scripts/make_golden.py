@@ -257,13 +257,13 @@ def hist_many_rows():
 
 
 # ---------------------------------------------------------------------------------------------- laws
-def _law_fit(family, law, weighted, nan, n=240, n_rounds=5, seed=20, **kw):
+def _law_fit(family, law, weighted, nan, n=240, n_estimators=5, seed=20, **kw):
     from distviz.boosting import DistributionalBoosting
     X = features(n + 30, 4, seed, 0.1 if nan else 0.0)
     y = family_y(family, X, seed + 1)
     Xt, yt, Xv, yv = X[:n], y[:n], X[n:], y[n:]
     w = weights(n, seed + 2) if weighted else None
-    params = {"law": law, "n_rounds": n_rounds, "learning_rate": 0.3, "max_depth": 3, "max_bins": 32,
+    params = {"law": law, "n_estimators": n_estimators, "learning_rate": 0.3, "max_depth": 3, "max_bins": 32,
               "min_weight_leaf": 8.0, "random_state": 0}
     params.update(kw)
     m = DistributionalBoosting(family, **params, family_params=FAMILIES[family])
@@ -279,7 +279,7 @@ def law_record(m, Xv) -> dict:
     for k in ("train_nll", "valid_nll", "entropy", "n_projected", "n_nonfinite", "step_scale", "node_gain",
               "node_gain_ent", "node_n_samples"):
         out[f"trace_{k}"] = tr[k].values
-    out["rounds"] = np.array([m.n_rounds_, m.best_iteration_])
+    out["rounds"] = np.array([m.n_iter_, m.best_iteration_])
     out["predict_natural"] = m.predict_natural(Xv)
     out["predict"] = m.predict(Xv)
     return out
@@ -300,14 +300,14 @@ _register_laws()
 
 @_case("laws", "normal_mgd_early_stopping")
 def normal_mgd_early_stopping():
-    return _law_fit("normal", "mgd", True, True, n_rounds=40, learning_rate=0.8, early_stopping_rounds=2,
+    return _law_fit("normal", "mgd", True, True, n_estimators=40, learning_rate=0.8, early_stopping_rounds=2,
                     validation_fraction=0.25, seed=40)
 
 
 @_case("laws", "poisson_mgd_many_rows")
 def poisson_mgd_many_rows():
     """More rows than one block of the fused Poisson M-law pass (distviz.families.univariate._BLOCK)."""
-    return _law_fit("poisson", "mgd", False, False, n=20000, n_rounds=4, seed=50, max_bins=64, min_weight_leaf=50.0)
+    return _law_fit("poisson", "mgd", False, False, n=20000, n_estimators=4, seed=50, max_bins=64, min_weight_leaf=50.0)
 
 
 # ---------------------------------------------------------------------------------------------- ngboost
@@ -388,7 +388,7 @@ def _skgb(backend, nan):
     out = flat_arrays(m.forest_)
     out["init"] = np.asarray(m.init_)
     out["var"], out["var_all"] = m.var_, m.var_all_
-    out["rounds"] = np.stack([m.n_iter_, m.best_iteration_])
+    out["rounds"] = np.stack([m.n_iter_, m.best_iterations_])
     d = m.predict_dist(Xv)
     out["mean"], out["cov"] = d.mean(), d.cov()
     return out
@@ -410,15 +410,15 @@ def _wg_fit(method, **kw):
     X = features(260, 3, 70, 0.05)
     Z = np.nan_to_num(X)
     y = np.sin(2 * Z[:, 0]) + 0.5 * Z[:, 1] + 0.3 * np.random.default_rng(71).normal(size=260)
-    params = {"method": method, "n_particles": 4, "n_rounds": 6, "learning_rate": 0.3, "max_depth": 2,
-              "init_rounds": 30, "random_state": 7, "display_size": 12, "max_bins": 32}
+    params = {"method": method, "n_particles": 4, "n_estimators": 6, "learning_rate": 0.3, "max_depth": 2,
+              "init_rounds": 30, "random_state": 7, "trace_rows": 12, "max_bins": 32}
     params.update(kw)
     m = WGBoost("normal", **params).fit(X[:200], y[:200], eval_set=(X[200:], y[200:]))
     out = flat_arrays(m.forest_)
     out["init_particles"] = m.init_particles_
     for k in ("particles", "train_nll", "valid_nll", "valid_rmse", "mmd2", "n_projected", "n_nonfinite"):
         out[f"trace_{k}"] = m.trace_[k].values
-    out["rounds"] = np.array([m.n_rounds_, m.best_round_])
+    out["rounds"] = np.array([m.n_iter_, m.best_iteration_])
     out["predict_particles"] = m.predict_particles(X[200:])
     return out
 
@@ -488,7 +488,7 @@ def dask_poisson_mgd_weighted_nan():
     w = weights(800, 82)
     b0 = Binner(max_bins=32).fit(X[:800], sample_weight=w)
     b = Binner.from_edges(b0.bin_thresholds_, max_bins=32, has_missing=b0.has_missing_)
-    kw = {"law": "mgd", "n_rounds": 4, "learning_rate": 0.3, "max_depth": 3, "max_bins": 32, "min_weight_leaf": 8.0,
+    kw = {"law": "mgd", "n_estimators": 4, "learning_rate": 0.3, "max_depth": 3, "max_bins": 32, "min_weight_leaf": 8.0,
           "random_state": 0}
     m = dd.fit(DistributionalBoosting("poisson", **kw), _chunked(X[:800]), _chunked(y[:800]),
                sample_weight=_chunked(w), eval_set=(_chunked(X[800:], 2), _chunked(y[800:], 2)), binner=b)

@@ -45,7 +45,7 @@ def test_mgd_infinitely_expressive_limit(family):
     X, y = _grouped(family)
     kw = {"K": 3} if family == "categorical" else {}
     lr = 0.3
-    m = DistributionalBoosting(family, law="mgd", n_rounds=4, learning_rate=lr, max_depth=6, max_bins="exact",
+    m = DistributionalBoosting(family, law="mgd", n_estimators=4, learning_rate=lr, max_depth=6, max_bins="exact",
                                min_weight_leaf=1.0, family_params=kw).fit(X, y)
     fam = get(family, **kw)
     target = _group_mean_T(fam, X, y)
@@ -63,7 +63,7 @@ def test_ngd_and_mgd_agree_to_first_order(family):
     for lr in (0.02, 0.01):
         es = {}
         for law in ("mgd", "ngd"):
-            m = DistributionalBoosting(family, law=law, n_rounds=1, learning_rate=lr, max_depth=6,
+            m = DistributionalBoosting(family, law=law, n_estimators=1, learning_rate=lr, max_depth=6,
                                        max_bins="exact").fit(X, y)
             es[law] = m.predict_mean(X)
         diffs.append(np.abs(es["mgd"] - es["ngd"]).max())
@@ -76,7 +76,7 @@ def test_partition_identity_after_one_full_mgd_round(family):
     """One MGD round with lr = 1 from the constant start: weighted NLL == H - mean_w(log h(y)) (note, 'Entropy')."""
     d = make_synthetic(family, n=600, random_state=4)
     w = np.random.default_rng(0).uniform(0.5, 2.0, size=600)
-    m = DistributionalBoosting(family, law="mgd", n_rounds=1, learning_rate=1.0, max_depth=3,
+    m = DistributionalBoosting(family, law="mgd", n_estimators=1, learning_rate=1.0, max_depth=3,
                                min_weight_leaf=20.0).fit(d.X, d.y, sample_weight=w)
     fam = get(family)
     tr = m.trace_
@@ -101,7 +101,7 @@ def test_laws_on_simulations_reach_the_oracle(family, n, lr):
     h = n // 2
     for law in ALL_LAWS:
         matched = law in ("mgd", "ngd")
-        m = DistributionalBoosting(family, law=law, n_rounds=300 if matched else 40,
+        m = DistributionalBoosting(family, law=law, n_estimators=300 if matched else 40,
                                    learning_rate=0.02 if law == "gd" else lr, max_depth=3, min_weight_leaf=40.0,
                                    early_stopping_rounds=20 if matched else None, trace_rows=50)
         m.fit(tr.X, tr.y, eval_set=(te.X[:h], te.y[:h]) if matched else None)
@@ -116,7 +116,7 @@ def test_laws_on_simulations_reach_the_oracle(family, n, lr):
 
 def test_trace_variables_and_dimensions():
     d = make_synthetic("normal", n=300, random_state=0)
-    m = DistributionalBoosting("normal", law="ngd", n_rounds=7, trace_rows=100, random_state=0)
+    m = DistributionalBoosting("normal", law="ngd", n_estimators=7, trace_rows=100, random_state=0)
     m.fit(d.X, d.y, eval_set=(d.X[:50], d.y[:50]))
     tr = m.trace_
     for v in ("train_nll", "valid_nll", "entropy", "n_projected"):
@@ -135,22 +135,22 @@ def test_trace_variables_and_dimensions():
         assert tr.entropy.values[r] == pytest.approx(partition_entropy(get("normal"), leaf, T), abs=1e-12)
     # the stored eta is the model's eta on the display rows
     rows = tr.obs_index.values
-    np.testing.assert_allclose(tr.eta.values[-1], m.predict_natural(d.X[rows], n_rounds=7), rtol=1e-12)
+    np.testing.assert_allclose(tr.eta.values[-1], m.predict_natural(d.X[rows], max_iter=7), rtol=1e-12)
     # root weight of each tree is the total training weight
     assert np.allclose(tr.node_weight.values[1:, 0], 300)
-    m2 = DistributionalBoosting("poisson", law="mgd", n_rounds=3).fit(d.X, np.abs(np.round(d.y)))
+    m2 = DistributionalBoosting("poisson", law="mgd", n_estimators=3).fit(d.X, np.abs(np.round(d.y)))
     assert m2.trace_.attrs["gain_name"] == "Gain^reg" and m2.trace_.sizes["obs"] == 300
 
 
 def test_save_load_bit_identical(tmp_path):
     d = make_synthetic("categorical", n=400, p=2, random_state=1)
-    m = DistributionalBoosting("categorical", law="mgd_natural", n_rounds=15, family_params={"K": 3}).fit(d.X, d.y)
+    m = DistributionalBoosting("categorical", law="mgd_natural", n_estimators=15, family_params={"K": 3}).fit(d.X, d.y)
     p = tmp_path / "model.nc"
     m.save(p)
     m2 = DistributionalBoosting.load(p)
     Xn = np.random.default_rng(0).uniform(-4, 4, size=(200, 2))
     np.testing.assert_array_equal(m.predict_mean(Xn), m2.predict_mean(Xn))
-    np.testing.assert_array_equal(m.predict_natural(Xn, n_rounds=5), m2.predict_natural(Xn, n_rounds=5))
+    np.testing.assert_array_equal(m.predict_natural(Xn, max_iter=5), m2.predict_natural(Xn, max_iter=5))
     assert m2.get_params() == m.get_params()
     np.testing.assert_array_equal(m.trace_.eta.values, m2.trace_.eta.values)
     assert m2.trace_.attrs["law"] == "mgd_natural"
@@ -159,15 +159,15 @@ def test_save_load_bit_identical(tmp_path):
 def test_bad_inputs_raise_data_and_config_errors():
     X = np.zeros((4, 1))
     with pytest.raises(DataError):
-        DistributionalBoosting("poisson", n_rounds=2).fit(X, [1, 2, -1, 0])
+        DistributionalBoosting("poisson", n_estimators=2).fit(X, [1, 2, -1, 0])
     with pytest.raises(DataError):
-        DistributionalBoosting("bernoulli", n_rounds=2).fit(X, [0, 1, 2, 0])
+        DistributionalBoosting("bernoulli", n_estimators=2).fit(X, [0, 1, 2, 0])
     with pytest.raises(DataError):
-        DistributionalBoosting("normal", n_rounds=2).fit(X, [0, 1, np.nan, 0])
+        DistributionalBoosting("normal", n_estimators=2).fit(X, [0, 1, np.nan, 0])
     with pytest.raises(DataError):
-        DistributionalBoosting("normal", n_rounds=2).fit(X, [0, 1, 2])
+        DistributionalBoosting("normal", n_estimators=2).fit(X, [0, 1, 2])
     with pytest.raises(DataError):
-        DistributionalBoosting("normal", n_rounds=2).fit([[np.inf]] * 4, [0, 1, 2, 3])
+        DistributionalBoosting("normal", n_estimators=2).fit([[np.inf]] * 4, [0, 1, 2, 3])
     with pytest.raises(ConfigError):
         DistributionalBoosting("normal", law="adam").fit(X, [0, 1, 2, 3])
     with pytest.raises(ConfigError):
@@ -176,15 +176,15 @@ def test_bad_inputs_raise_data_and_config_errors():
 
 def test_early_stopping_keeps_the_best_round():
     d = make_synthetic("poisson", n=600, random_state=5)
-    m = DistributionalBoosting("poisson", law="mgd", n_rounds=400, learning_rate=0.5, max_depth=4,
+    m = DistributionalBoosting("poisson", law="mgd", n_estimators=400, learning_rate=0.5, max_depth=4,
                                early_stopping_rounds=5, validation_fraction=0.3, random_state=0,
                                min_weight_leaf=1.0).fit(d.X, d.y)
     v = m.trace_.valid_nll.values
     assert m.best_iteration_ == int(np.argmin(v))
-    assert m.n_rounds_ == m.best_iteration_ + 5 < 400
-    np.testing.assert_array_equal(m.predict_mean(d.X), m.predict_mean(d.X, n_rounds=m.best_iteration_))
+    assert m.n_iter_ == m.best_iteration_ + 5 < 400
+    np.testing.assert_array_equal(m.predict_mean(d.X), m.predict_mean(d.X, max_iter=m.best_iteration_))
     staged = list(m.staged_predict_mean(d.X))
-    assert len(staged) == m.n_rounds_
+    assert len(staged) == m.n_iter_
     np.testing.assert_array_equal(staged[m.best_iteration_ - 1], m.predict_mean(d.X))
 
 
@@ -197,7 +197,7 @@ def test_every_law_and_family_stays_finite(law, family):
     nothing becomes NaN and every prediction is a valid distribution.
     """
     d = make_synthetic(family, n=300, random_state=2)
-    m = DistributionalBoosting(family, law=law, n_rounds=20, learning_rate=0.5, max_depth=3, min_weight_leaf=5.0,
+    m = DistributionalBoosting(family, law=law, n_estimators=20, learning_rate=0.5, max_depth=3, min_weight_leaf=5.0,
                                family_params=d.family_kwargs).fit(d.X, d.y)
     fam = get(family, **d.family_kwargs)
     assert np.isfinite(m.trace_.train_nll.values).all()
@@ -216,7 +216,7 @@ def test_mgd_projection_counts_rows_that_leave_the_domain():
     x2 = np.repeat([0.0, 1.0, 0.0, 1.0], 25)
     y = np.concatenate([np.tile([0.0, 1.0], 13)[:25], np.tile([0.0, 1.0], 13)[:25], np.full(25, 5.0), np.full(25, 35.0)])
     X = np.c_[x1, x2]
-    m = DistributionalBoosting("poisson", law="mgd", n_rounds=3, learning_rate=1.0, max_depth=1,
+    m = DistributionalBoosting("poisson", law="mgd", n_estimators=3, learning_rate=1.0, max_depth=1,
                                max_bins="exact").fit(X, y)
     tr = m.trace_
     assert list(tr.node_feature.values[1:3, 0]) == [0, 1]   # round 1 splits on x1, round 2 on x2
@@ -322,13 +322,13 @@ def test_compiled_prediction_equals_the_round_by_round_update(family, law, domai
          "mvn": np.stack([z + 0.3 * rng.standard_normal(n), -z + 0.5 * rng.standard_normal(n)], 1),
          "gamma": rng.gamma(2.0, np.exp(0.5 * z))}[family]
     kw = {"K": 3} if family == "categorical" else {}
-    m = DistributionalBoosting(family, law=law, n_rounds=15, learning_rate=1.5, max_depth=3, min_weight_leaf=1.0,
+    m = DistributionalBoosting(family, law=law, n_estimators=15, learning_rate=1.5, max_depth=3, min_weight_leaf=1.0,
                                domain=domain, family_params=kw).fit(X, y)
     assert sum(m.result_.n_projected) > 0   # the replay is exercised
-    np.testing.assert_array_equal(m._raw(X, m.n_rounds_), m.result_.F_train)
+    np.testing.assert_array_equal(m._raw(X, m.n_iter_), m.result_.F_train)
     Xn = X[rng.permutation(X.shape[0])] * 1.5
     Xn[::7, -1] = np.nan
-    for r in (0, 1, m.n_rounds_):
+    for r in (0, 1, m.n_iter_):
         ref = replay_iterate(m.forest_.flat, start_iterate(m._law, m.forest_.init), m._law, Xn, r)
         np.testing.assert_array_equal(m._raw(Xn, r), ref)
 
@@ -387,11 +387,11 @@ def test_partition_entropy_matches_direct_formula():
 
 
 def test_get_set_params_round_trip():
-    m = DistributionalBoosting("categorical", law="ngd", n_rounds=3, family_params={"K": 4})
+    m = DistributionalBoosting("categorical", law="ngd", n_estimators=3, family_params={"K": 4})
     p = m.get_params()
     assert p["family_params"] == {"K": 4} and p["law"] == "ngd"
-    m.set_params(n_rounds=5, family_params={"K": 3})
-    assert m.n_rounds == 5 and m.get_params()["family_params"] == {"K": 3}
+    m.set_params(n_estimators=5, family_params={"K": 3})
+    assert m.n_estimators == 5 and m.get_params()["family_params"] == {"K": 3}
     assert set(LAWS) == set(ALL_LAWS)
 
 
@@ -434,7 +434,7 @@ def test_default_domain_keeps_mgd_normal_with_noise_features_stable():
     domain="project"; without exits both settings give identical fits.
     """
     d = make_synthetic("normal", n=500, p=3, random_state=0)
-    kw = dict(n_rounds=100, learning_rate=0.1, validation_fraction=0.2, random_state=0)
+    kw = dict(n_estimators=100, learning_rate=0.1, validation_fraction=0.2, random_state=0)
     safe = DistributionalBoosting("normal", law="mgd", **kw).fit(d.X, d.y)
     proj = DistributionalBoosting("normal", law="mgd", domain="project", **kw).fit(d.X, d.y)
     assert safe.domain == "backtrack"
@@ -442,8 +442,8 @@ def test_default_domain_keeps_mgd_normal_with_noise_features_stable():
     assert proj.trace_.train_nll.values.max() > 100
     assert safe.trace_.train_nll.values.max() < 10
     d1 = make_synthetic("normal", n=300, p=1, random_state=0)
-    a = DistributionalBoosting("normal", law="mgd", n_rounds=30).fit(d1.X, d1.y)
-    b = DistributionalBoosting("normal", law="mgd", n_rounds=30, domain="project").fit(d1.X, d1.y)
+    a = DistributionalBoosting("normal", law="mgd", n_estimators=30).fit(d1.X, d1.y)
+    b = DistributionalBoosting("normal", law="mgd", n_estimators=30, domain="project").fit(d1.X, d1.y)
     assert a.trace_.n_projected.values.sum() == 0
     np.testing.assert_array_equal(a.predict_natural(d1.X), b.predict_natural(d1.X))
 
@@ -559,7 +559,7 @@ ww = rng.uniform(0.0, 2.0, y.size)
 out = []
 for k in (1, 2):
     with threadpool_limits(limits=k, user_api="blas"):
-        m = DistributionalBoosting("poisson", n_rounds=3, random_state=0).fit(X, y, sample_weight=ww)
+        m = DistributionalBoosting("poisson", n_estimators=3, random_state=0).fit(X, y, sample_weight=ww)
         out.append([weighted_mean(v, w), m.trace_["train_nll"].values.tolist()])
 print(json.dumps(out))
 """

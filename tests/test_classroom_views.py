@@ -238,7 +238,7 @@ def ngd_trace():
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, size=(300, 2))
     y = np.sin(2 * X[:, 0]) + 0.3 * rng.standard_normal(300)
-    return DistributionalBoosting("normal", law="ngd", n_rounds=3, max_depth=2).fit(X, y).trace_
+    return DistributionalBoosting("normal", law="ngd", n_estimators=3, max_depth=2).fit(X, y).trace_
 
 
 def test_tree_names_gain_and_leaf_coordinates(ngd_trace):

@@ -28,13 +28,13 @@ NAMES = ["alpha", "beta"]
 
 #: name -> (small estimator, number of outputs of y)
 MAKERS = {
-    "DistributionalBoosting": (lambda: DistributionalBoosting("normal", n_rounds=3, validation_fraction=0.25), 1),
+    "DistributionalBoosting": (lambda: DistributionalBoosting("normal", n_estimators=3, validation_fraction=0.25), 1),
     "NGBoost": (lambda: NGBoost("normal", n_estimators=3, early_stopping_rounds=None), 1),
     "NGB": (lambda: NGB(n_estimators=3, early_stopping_rounds=2), 2),
     "GB": (lambda: GB(n_estimators=3, early_stopping_rounds=None), 2),
     "IndepNGB": (lambda: IndepNGB(n_estimators=3, early_stopping_rounds=None), 2),
     "skGB": (lambda: skGB(n_estimators=3, early_stopping_rounds=None), 2),
-    "WGBoost": (lambda: WGBoost("normal", n_particles=3, n_rounds=3, init="normal", random_state=0), 1),
+    "WGBoost": (lambda: WGBoost("normal", n_particles=3, n_estimators=3, init="normal", random_state=0), 1),
     "SparseGP": (lambda: SparseGP(n_inducing=4, max_iter=5), 1),
     "MVNNetwork": (lambda: MVNNetwork(hidden_layer_sizes=(3,), max_epochs=2, patience=None), 2),
 }
@@ -113,4 +113,55 @@ def test_eval_set_takes_a_frame_and_checks_its_columns():
     with pytest.raises(DataError, match="X_val has 1 features"):
         NGBoost("normal", n_estimators=3).fit(X[:40], y[:40, 0], eval_set=(X[40:][["alpha"]], y[40:, 0]))
     with pytest.raises(ConfigError, match="eval_set must be a pair"):
-        DistributionalBoosting(n_rounds=2).fit(X, y[:, 0], eval_set=(X,))
+        DistributionalBoosting(n_estimators=2).fit(X, y[:, 0], eval_set=(X,))
+
+
+def _rewrite(path, out, params=None, fitted=None, rename_vars=None):
+    """Copy a model file with its params / fitted JSON changed (a file as an older distviz wrote it)."""
+    import json
+
+    import xarray as xr
+
+    from distviz.modelfile import engine
+
+    with xr.open_dataset(path, engine=engine()) as ds0:
+        ds = ds0.load()
+    for key, change in (("distviz_params", params), ("distviz_fitted", fitted)):
+        if change is not None:
+            ds.attrs[key] = json.dumps(change(json.loads(ds.attrs[key])))
+    ds = ds.rename(rename_vars or {})
+    ds.to_netcdf(out, engine=engine())
+
+
+def test_model_files_with_the_names_before_issue_28_still_load(tmp_path):
+    """n_rounds / display_size / family options as keywords / best_round in a file read as today's names."""
+    X, y = _frame(40)
+    db = DistributionalBoosting("categorical", n_estimators=3, family_params={"K": 3}).fit(X, np.arange(40) % 3)
+    db.save(tmp_path / "db.nc")
+
+    def old_db(p):
+        p = {**p, "n_rounds": p.pop("n_estimators"), **p.pop("family_params")}
+        return p
+
+    _rewrite(tmp_path / "db.nc", tmp_path / "db_old.nc", old_db,
+             lambda f: {**{k: v for k, v in f.items() if k != "n_iter"}, "n_rounds": f["n_iter"]})
+    back = DistributionalBoosting.load(tmp_path / "db_old.nc")
+    assert back.n_estimators == 3 and back.family_params == {"K": 3} and back.n_iter_ == 3
+    np.testing.assert_array_equal(back.predict_mean(X), db.predict_mean(X))
+
+    wg = WGBoost("normal", n_particles=3, n_estimators=3, init="normal", trace_rows=7).fit(X.to_numpy(), y[:, 0])
+    wg.save(tmp_path / "wg.nc")
+    _rewrite(tmp_path / "wg.nc", tmp_path / "wg_old.nc",
+             lambda p: {**{k: v for k, v in p.items() if k not in ("n_estimators", "trace_rows")},
+                        "n_rounds": p["n_estimators"], "display_size": p["trace_rows"]},
+             lambda f: {**{k: v for k, v in f.items() if k not in ("n_iter", "best_iteration")},
+                        "n_rounds": f["n_iter"], "best_round": f["best_iteration"]})
+    back = WGBoost.load(tmp_path / "wg_old.nc")
+    assert (back.n_estimators, back.trace_rows, back.n_iter_, back.best_iteration_) == (3, 7, 3, wg.best_iteration_)
+
+    sk = skGB(n_estimators=3, early_stopping_rounds=None).fit(X.to_numpy(), y)
+    sk.save(tmp_path / "sk.nc")
+    _rewrite(tmp_path / "sk.nc", tmp_path / "sk_old.nc", rename_vars={"model_best_iterations": "model_best_iteration"})
+    back = skGB.load(tmp_path / "sk_old.nc")
+    np.testing.assert_array_equal(back.best_iterations_, sk.best_iterations_)
+    assert back.best_iteration_ == sk.best_iteration_ == 3

@@ -75,7 +75,7 @@ def _same(m0, m1, X):
 def test_same_trees_and_predictions_as_in_memory(client, family, law):
     """Same bin edges, 8 chunks on 2 workers: the trees, NLL curves, entropies and predictions of the in-memory fit."""
     X, y = _data(family)
-    kw = {"law": law, "n_rounds": 6, "max_depth": 3, "max_bins": 32, "trace_rows": 300, "random_state": 0}
+    kw = {"law": law, "n_estimators": 6, "max_depth": 3, "max_bins": 32, "trace_rows": 300, "random_state": 0}
     m0 = DistributionalBoosting(family, **kw).fit(X, y)
     b = Binner.from_edges(Binner(max_bins=32).fit(X).bin_thresholds_, max_bins=32)
     m1 = dd.fit(DistributionalBoosting(family, **kw), _chunked(X), _chunked(y), binner=b)
@@ -89,7 +89,7 @@ def test_poisson_fused_pass_weighted_and_projected(client, weighted, lr):
     so large that some rows leave the mean domain (the pass then falls back to the projecting update)."""
     X, y = _data("poisson", 6)
     w = np.random.default_rng(3).uniform(0.2, 2.0, N) if weighted else None
-    kw = {"law": "mgd", "n_rounds": 6, "learning_rate": lr, "max_depth": 3, "max_bins": 32, "random_state": 0}
+    kw = {"law": "mgd", "n_estimators": 6, "learning_rate": lr, "max_depth": 3, "max_bins": 32, "random_state": 0}
     m0 = DistributionalBoosting("poisson", **kw).fit(X, y, sample_weight=w)
     b0 = Binner(max_bins=32).fit(X, sample_weight=w)
     b = Binner.from_edges(b0.bin_thresholds_, max_bins=32)
@@ -109,8 +109,8 @@ def test_a_failed_fit_and_a_finished_fit_leave_nothing_on_the_cluster(client):
     bad[N - 3] = -1.0
     first = (N - 3) // (N // CHUNKS) * (N // CHUNKS)   # the failing chunk's first row in the whole array
     with pytest.raises(DataError, match=f"In rows {first:,}-{first + N // CHUNKS - 1:,} of the dask array.*negative"):
-        DistributionalBoosting("poisson", n_rounds=2).fit(_chunked(X), _chunked(bad))
-    DistributionalBoosting("poisson", n_rounds=2).fit(_chunked(X), _chunked(y))
+        DistributionalBoosting("poisson", n_estimators=2).fit(_chunked(X), _chunked(bad))
+    DistributionalBoosting("poisson", n_estimators=2).fit(_chunked(X), _chunked(y))
     gc.collect()
 
     def left(dask_scheduler):
@@ -142,7 +142,7 @@ def test_weights_missing_values_eval_set_early_stopping_and_dask_predict(client)
     X[rng.uniform(size=N) < 0.1, 0] = np.nan
     Xv, yv = _data("normal", 3)
     Xv[rng.uniform(size=N) < 0.1, 0] = np.nan
-    kw = {"law": "mgd", "n_rounds": 40, "learning_rate": 0.5, "max_depth": 2, "max_bins": 16, "early_stopping_rounds": 2,
+    kw = {"law": "mgd", "n_estimators": 40, "learning_rate": 0.5, "max_depth": 2, "max_bins": 16, "early_stopping_rounds": 2,
               "min_weight_leaf": 5.0, "random_state": 0}
     m0 = DistributionalBoosting("normal", **kw).fit(X, y, sample_weight=w, eval_set=(Xv, yv))
     b0 = Binner(max_bins=16).fit(X, sample_weight=w)
@@ -163,7 +163,7 @@ def test_weights_missing_values_eval_set_early_stopping_and_dask_predict(client)
 def test_fit_dispatches_on_dask_input_with_sketched_edges(client):
     """DistributionalBoosting.fit on dask arrays fits on the workers with sketched edges, as good as in memory."""
     X, y = _data("poisson", 4)
-    kw = {"law": "mgd", "n_rounds": 10, "max_depth": 3, "max_bins": 64, "random_state": 0}
+    kw = {"law": "mgd", "n_estimators": 10, "max_depth": 3, "max_bins": 64, "random_state": 0}
     m0 = DistributionalBoosting("poisson", **kw).fit(X, y)
     m1 = DistributionalBoosting("poisson", **kw).fit(_chunked(X), _chunked(y))
     assert m1.result_.F_train is None and m1.trace_.sizes["round"] == 11

@@ -11,7 +11,7 @@ def test_tree_figure_labels_every_split_in_a_box():
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, size=(300, 2))
     y = np.sin(2 * X[:, 0]) + 0.3 * rng.standard_normal(300)
-    m = DistributionalBoosting("normal", law="mgd", n_rounds=2, max_depth=2).fit(X, y)
+    m = DistributionalBoosting("normal", law="mgd", n_estimators=2, max_depth=2).fit(X, y)
     fig = tree_figure(m.trace_, 1, ["a", "b"], gain_name="Gain^reg")
     splits = next(t for t in fig.data if (t.name or "").startswith("split"))
     labels = fig.layout.annotations

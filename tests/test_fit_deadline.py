@@ -129,13 +129,13 @@ def test_a_real_nka_fit_that_the_precheck_let_through_is_stopped_by_the_deadline
 
     monkeypatch.setenv("DISTVIZ_MAX_FIT_SECONDS", "2")
     monkeypatch.setattr(lab, "check_fit_budget", lambda cfg, *a: 0.0)
-    cfg = lab.FitConfig(family="normal", algorithm="wg_nka", n=2000, p=2, max_depth=4, n_particles=20, n_rounds=500)
+    cfg = lab.FitConfig(family="normal", algorithm="wg_nka", n=2000, p=2, max_depth=4, n_particles=20, n_estimators=500)
     t0 = time.process_time()
     with pytest.raises(fresh.FitOverBudget, match="lower the particles per input"):
         lab.fit_model(cfg, progress_container=_NoBox())
     used = time.process_time() - t0
-    per_round = lab.predict_fit_seconds(lab.replace(cfg, n_rounds=2)) - lab.predict_fit_seconds(
-        lab.replace(cfg, n_rounds=1))
+    per_round = lab.predict_fit_seconds(lab.replace(cfg, n_estimators=2)) - lab.predict_fit_seconds(
+        lab.replace(cfg, n_estimators=1))
     assert used < 2 + 3 * per_round + 1.5, used             # the limit, about one round, the data and set-up
 
 
@@ -166,7 +166,7 @@ def _per_round_cpu(fields: dict, rounds: int) -> tuple[float, float]:
     data = lab.load_data(cfg)
 
     def cpu(r):
-        est = lab.make_estimator(lab.replace(cfg, n_rounds=r))
+        est = lab.make_estimator(lab.replace(cfg, n_estimators=r))
         t0 = time.process_time()
         est.fit(data.X, data.y)
         return time.process_time() - t0
@@ -174,7 +174,7 @@ def _per_round_cpu(fields: dict, rounds: int) -> tuple[float, float]:
     cpu(1)
     speed = min(max(lab._reference_work() / lab._REFERENCE_CPU, 0.5), 4.0)
     measured = min((cpu(1 + rounds) - cpu(1)) / rounds for _ in range(2))
-    raw = (lab.predict_fit_seconds(lab.replace(cfg, n_rounds=2)) - lab.predict_fit_seconds(lab.replace(cfg, n_rounds=1)))
+    raw = (lab.predict_fit_seconds(lab.replace(cfg, n_estimators=2)) - lab.predict_fit_seconds(lab.replace(cfg, n_estimators=1)))
     return measured, raw / lab.machine_speed() * speed
 
 
@@ -193,7 +193,7 @@ def test_memory_is_estimated_before_the_fit_and_bounded(monkeypatch):
     from distviz.ui import lab
 
     cfg = lab.FitConfig(family="categorical", K=6, algorithm="wg_nka", n=5000, p=5, max_depth=6, n_particles=30,
-                        n_rounds=20)
+                        n_estimators=20)
     mb = lab.estimate_fit_mb(cfg)
     assert 50 < mb < 1536
     monkeypatch.setenv("DISTVIZ_MAX_FIT_MB", str(int(mb / 2)))

@@ -97,22 +97,22 @@ def test_every_page_default_and_classroom_settings_fit_the_budget(monkeypatch):
 
     monkeypatch.delenv("DISTVIZ_MAX_FIT_SECONDS", raising=False)
     limit = jobs.max_fit_seconds()
-    heavy = FitConfig(family="categorical", K=6, algorithm="wg_nka", n=5000, p=5, n_rounds=500, max_depth=6,
+    heavy = FitConfig(family="categorical", K=6, algorithm="wg_nka", n=5000, p=5, n_estimators=500, max_depth=6,
                       n_particles=30)
     assert predict_fit_seconds(heavy) > 5 * limit      # about 2.3 CPU-s a round: refused long before it starts
     # Lab / Evolution defaults, Split gains defaults, and every family x algorithm at the largest rows and rounds
     check_fit_budget(FitConfig())
-    check_fit_budget(FitConfig(p=3, algorithm="ngd", n_rounds=50))
+    check_fit_budget(FitConfig(p=3, algorithm="ngd", n_estimators=50))
     for fam in families.available():
         for algo in ALGORITHMS:
             if compatible(algo, fam) is None:
                 # NKA's full Newton solves cost about 0.2 CPU-s a round at 5000 rows: 500 rounds are at the limit
                 rounds = 200 if algo == "wg_nka" else 500
-                check_fit_budget(FitConfig(family=fam, K=6, algorithm=algo, n=5000, n_rounds=rounds))
+                check_fit_budget(FitConfig(family=fam, K=6, algorithm=algo, n=5000, n_estimators=rounds))
     # Posterior: every option of the conditional-density view, the method comparison, the OOD demo, GP bands
     for data in posterior.CDE_DATA:
         for m in posterior.METHODS:
-            check_fit_budget(FitConfig(family="normal", dataset=data, n=300, algorithm=f"wg_{m}", n_rounds=500,
+            check_fit_budget(FitConfig(family="normal", dataset=data, n=300, algorithm=f"wg_{m}", n_estimators=500,
                                        max_depth=4, n_particles=10))
     assert posterior.method_comparison_seconds(200, tuple(posterior.METHODS)) <= limit
     # Drifters: every option of the shipped sample and the real subset
@@ -131,7 +131,7 @@ def test_concurrent_requests_for_one_configuration_fit_once_and_share_the_result
     from distviz.ui.lab import FitConfig, fit_model
 
     fake = fake_estimators(monkeypatch)
-    cfg = FitConfig(n=200, n_rounds=20, seed=7)
+    cfg = FitConfig(n=200, n_estimators=20, seed=7)
     a, b, c = run_threads([lambda: fit_model(cfg)] * 3)
     assert fake.fits == 1, "one fit for three concurrent requests"
     assert a is b is c
@@ -330,7 +330,7 @@ def test_store_measures_a_real_wgboost_model():
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 1))
-    m = WGBoost("normal", n_particles=5, n_rounds=10, init_rounds=50, random_state=0).fit(X, X[:, 0] + rng.normal(size=200))
+    m = WGBoost("normal", n_particles=5, n_estimators=10, init_rounds=50, random_state=0).fit(X, X[:, 0] + rng.normal(size=200))
     assert nbytes(m) >= m.trace_.nbytes > 0
 
 
@@ -353,4 +353,4 @@ def test_any_exception_from_a_fit_is_one_sentence_and_the_last_chart_stays(monke
     assert "LinAlgError" not in msg and "Traceback" not in msg and "Singular" not in msg
     assert len(at.get("plotly_chart")) == n_charts, "the last good result stays on the page"
     assert any("failed unexpectedly" in r.getMessage() for r in caplog.records), "logged on the server"
-    assert lab.model_store().get(("lab", lab.FitConfig(family="poisson", n=200, n_rounds=20).key())) is None
+    assert lab.model_store().get(("lab", lab.FitConfig(family="poisson", n=200, n_estimators=20).key())) is None

@@ -28,14 +28,14 @@ def normal_data():
 def test_nka_fits_the_normal_target_and_app_e(normal_data):
     X, y = normal_data
     for lr in (0.01, 0.5):   # every rate diverged at round 2 before the eq. 17 solve was regularised
-        est = WGBoost("normal", method="nka", n_rounds=25, learning_rate=lr, init_rounds=200, random_state=0).fit(X, y)
+        est = WGBoost("normal", method="nka", n_estimators=25, learning_rate=lr, init_rounds=200, random_state=0).fit(X, y)
         nll = est.trace_["train_nll"].values
-        assert est.n_rounds_ == 25 and np.all(np.isfinite(nll)) and nll[-1] < nll[0]
+        assert est.n_iter_ == 25 and np.all(np.isfinite(nll)) and nll[-1] < nll[0]
         assert est.trace_.attrs["stop_reason"] == ""
         assert np.all(np.isfinite(est.predict_density(X[:3], np.linspace(-5, 5, 11))))
     # App. E (200 inputs, N = 10, h = 0.1, depth 3, lr 0.1): the ridge leaves the paper's figure intact
     Xe = np.linspace(-3.5, 3.5, 200)[:, None]
-    est = WGBoost(gaussian_location_target(0.5), method="nka", n_rounds=50, init=np.linspace(-10, 10, 10)[:, None],
+    est = WGBoost(gaussian_location_target(0.5), method="nka", n_estimators=50, init=np.linspace(-10, 10, 10)[:, None],
                   max_bins="exact", random_state=1).fit(Xe, np.sin(Xe[:, 0]))
     P = est.predict_particles(Xe)
     assert float(K.mmd2_gaussian_rows(P, np.sin(Xe[:, 0]), np.full(200, 0.5), 0.025).mean()) < 0.01
@@ -43,7 +43,7 @@ def test_nka_fits_the_normal_target_and_app_e(normal_data):
 
 def test_nka_poisson_with_30_particles_and_coinciding_particles():
     d = make_poisson(n=500, p=1, random_state=0)
-    est = WGBoost("poisson", method="nka", n_particles=30, n_rounds=20, max_depth=6, learning_rate=1.0,
+    est = WGBoost("poisson", method="nka", n_particles=30, n_estimators=20, max_depth=6, learning_rate=1.0,
                   init_rounds=1000, random_state=0).fit(d.X, d.y)
     nll = est.trace_["train_nll"].values
     assert np.all(np.isfinite(nll)) and nll[-1] < nll[0]
@@ -65,15 +65,15 @@ def test_wgboost_trace_counts_nonfinite_directions_and_keeps_fitting(normal_data
         return g
 
     tgt = CallableTarget(grad, hess_diag=lambda t, yy: -np.ones_like(t), d=1)
-    est = WGBoost(tgt, n_rounds=5, init="zeros", random_state=0).fit(X, y)
+    est = WGBoost(tgt, n_estimators=5, init="zeros", random_state=0).fit(X, y)
     tr = est.trace_
     for name in ("n_projected", "n_nonfinite"):
         assert tr[name].dims == ("round",) and tr[name].shape == (6,)
     assert list(tr["n_nonfinite"].values[1:]) == [int(bad.sum())] * 5
     assert tr.attrs["stop_reason"] == ""
     every = CallableTarget(lambda t, yy: np.full_like(t, np.nan), hess_diag=lambda t, yy: -np.ones_like(t), d=1)
-    est = WGBoost(every, n_rounds=5, init="zeros").fit(X, y)
-    assert est.n_rounds_ == 0 and "learning_rate" in est.trace_.attrs["stop_reason"]
+    est = WGBoost(every, n_estimators=5, init="zeros").fit(X, y)
+    assert est.n_iter_ == 0 and "learning_rate" in est.trace_.attrs["stop_reason"]
     assert "ska" not in est.trace_.attrs["stop_reason"]
 
 
@@ -94,7 +94,7 @@ def test_law_trace_flags_a_round_that_makes_the_nll_nonfinite():
     assert 0 < res.n_rounds < 20 and f"round {res.n_rounds + 1} made" in res.stop_reason
     assert "non-finite" in res.stop_reason
     assert np.all(np.isfinite(res.train_loss)) and len(res.n_nonfinite) == res.n_rounds + 1
-    m = DistributionalBoosting("normal", n_rounds=3, random_state=0).fit(X, y)
+    m = DistributionalBoosting("normal", n_estimators=3, random_state=0).fit(X, y)
     assert m.trace_["n_nonfinite"].values.tolist() == [0, 0, 0, 0] and m.trace_.attrs["stop_reason"] == ""
 
 
@@ -114,11 +114,11 @@ def test_tiny_spread_against_the_level_is_refused_and_scale_is_free(family):
     e = np.abs(X[:, 0] + rng.normal(size=300)) + 1.0
     for level in (1e12, 1e-12):
         with pytest.raises(DataError, match="too little") as err:   # NaN NLL and NaN NGD means before
-            DistributionalBoosting(family, law="ngd", n_rounds=5).fit(X, level * (1 + 1e-9 * e))
+            DistributionalBoosting(family, law="ngd", n_estimators=5).fit(X, level * (1 + 1e-9 * e))
         assert "\n" not in str(err.value)
         # a target near 1e12 / 1e-12 with an ordinary spread fits as y / level does: finite NLL shifted by
         # log(level) (equal up to the trees' scale-dependent split thresholds)
-        kw = dict(law="ngd", n_rounds=10, validation_fraction=0.2, random_state=0)
+        kw = dict(law="ngd", n_estimators=10, validation_fraction=0.2, random_state=0)
         big = DistributionalBoosting(family, **kw).fit(X, level * e)
         unit = DistributionalBoosting(family, **kw).fit(X, e)
         shifted = big.trace_["train_nll"].values - np.log(level)
@@ -135,8 +135,8 @@ def test_ngboost_tiny_normal_target_is_refused():
 
 
 @pytest.mark.parametrize("make", [
-    lambda **kw: DistributionalBoosting("normal", n_rounds=2, **kw),
-    lambda **kw: WGBoost("normal", n_rounds=2, init_rounds=5, **kw),
+    lambda **kw: DistributionalBoosting("normal", n_estimators=2, **kw),
+    lambda **kw: WGBoost("normal", n_estimators=2, init_rounds=5, **kw),
     lambda **kw: NGBoost(chart="normal", n_estimators=2, **kw),
     lambda **kw: SparseGP(n_inducing=5, max_iter=5, **kw),
 ], ids=["laws", "wgboost", "ngboost", "sparse_gp"])
@@ -153,7 +153,7 @@ def test_numeric_parameters_given_as_text_are_one_config_sentence(make):
 
 def test_whole_number_parameters_given_as_text_say_to_drop_the_quotes():
     X = np.random.default_rng(0).normal(size=(40, 1))
-    for name in ("n_particles", "n_rounds", "max_depth", "init_rounds"):
+    for name in ("n_particles", "n_estimators", "max_depth", "init_rounds"):
         with pytest.raises(ConfigError, match=f"'{name}' parameter of WGBoost must be an int.*without quotes"):
             WGBoost("normal", **{name: "10"}).fit(X, X[:, 0])
     with pytest.raises(ConfigError, match="'max_depth' parameter of DistributionalBoosting must be an int.*without quotes"):

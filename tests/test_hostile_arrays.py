@@ -44,15 +44,15 @@ CHILD = textwrap.dedent(r'''
         from distviz.boosting.ngboost import GB, NGB, IndepNGB, NGBoost
         from distviz.trees import HistTree
         out = {
-            "DB-normal": (lambda: DistributionalBoosting("normal", n_rounds=3, trace_rows=10), 1, True, True),
-            "DB-poisson": (lambda: DistributionalBoosting("poisson", n_rounds=3, trace_rows=10), 1, True, True),
-            "DB-mvn": (lambda: DistributionalBoosting("mvn", n_rounds=3, trace_rows=10), 2, True, True),
+            "DB-normal": (lambda: DistributionalBoosting("normal", n_estimators=3, trace_rows=10), 1, True, True),
+            "DB-poisson": (lambda: DistributionalBoosting("poisson", n_estimators=3, trace_rows=10), 1, True, True),
+            "DB-mvn": (lambda: DistributionalBoosting("mvn", n_estimators=3, trace_rows=10), 2, True, True),
             "NGBoost": (lambda: NGBoost("normal", n_estimators=3, early_stopping_rounds=None), 1, True, True),
             "NGB": (lambda: NGB(n_estimators=3, early_stopping_rounds=None), 2, True, True),
             "GB": (lambda: GB(n_estimators=3, early_stopping_rounds=None), 2, True, True),
             "IndepNGB": (lambda: IndepNGB(n_estimators=3, early_stopping_rounds=None), 2, True, True),
             "skGB": (lambda: skGB(n_estimators=3, early_stopping_rounds=None), 2, True, False),
-            "WGBoost": (lambda: WGBoost("normal", n_particles=3, n_rounds=3, init="normal", display_size=10), 1,
+            "WGBoost": (lambda: WGBoost("normal", n_particles=3, n_estimators=3, init="normal", trace_rows=10), 1,
                         False, True),
             "HistTree": (lambda: HistTree(max_depth=2), 1, True, True),
             "MVNNetwork": (lambda: MVNNetwork(hidden_layer_sizes=(5,), max_epochs=3, patience=None), 2, False, False),

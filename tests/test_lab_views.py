@@ -43,7 +43,7 @@ def fit_of(at, algorithm: str, family: str):
 
     hits = [r for r in model_store().items.values()
             if getattr(r, "config", None) is not None and r.config.algorithm == algorithm and r.config.family == family
-            and r.config.n == 200 and r.config.n_rounds == 20]
+            and r.config.n == 200 and r.config.n_estimators == 20]
     assert hits
     return hits[-1]
 
@@ -82,8 +82,8 @@ def test_ngboost_lab_has_validation_nll_best_round_and_mean_at_it():
     fit = next(s for s in specs(at) if title(s).startswith("NGBoost mean"))
     mean = arr(next(t for t in fit["data"] if t["name"].startswith("fitted mean"))["y"])
     G = input_grid(res.data.X)
-    np.testing.assert_allclose(mean, model.predict_dist(G, n_rounds=best).mean())
-    assert not np.allclose(mean, model.predict_dist(G, n_rounds="all").mean())
+    np.testing.assert_allclose(mean, model.predict_dist(G, max_iter=best).mean())
+    assert not np.allclose(mean, model.predict_dist(G, max_iter="all").mean())
 
 
 def test_categorical_wgboost_shows_class_probabilities_per_particle():
@@ -194,7 +194,7 @@ def test_evolution_replays_ngboost_rounds():
     from distviz.viz.results import input_grid
 
     mean = arr(next(t for t in fit["data"] if t["name"].startswith("fitted mean"))["y"])
-    np.testing.assert_allclose(mean, res.model.predict_dist(input_grid(res.data.X, 120), n_rounds=3).mean())
+    np.testing.assert_allclose(mean, res.model.predict_dist(input_grid(res.data.X, 120), max_iter=3).mean())
 
 
 def test_evolution_replays_the_sparse_gp_optimisation():

@@ -191,7 +191,7 @@ def test_tree_importance_and_criterion_figures_escape_feature_names():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 2))
     y = X[:, 0] + 0.3 * rng.normal(size=200)
-    model = DistributionalBoosting("normal", law="mgd", n_rounds=3, max_depth=2, trace_rows=50,
+    model = DistributionalBoosting("normal", law="mgd", n_estimators=3, max_depth=2, trace_rows=50,
                                    random_state=0).fit(X, y)
     names = [PAYLOAD, "x2 <b>bold</b>"]
     specs = [vt.tree_figure(model.trace_, 1, names).to_dict(), vt.importance_figure(model.trace_, names).to_dict()]

@@ -136,10 +136,10 @@ def test_estimators_fit_and_predict_with_nan():
     y = rng.poisson(np.exp(0.5 * np.nan_to_num(X[:, 1])))
     Y = rng.normal(size=(n, 2)) + np.nan_to_num(X[:, :1], nan=2.0)
     Xq = np.array([[np.nan, 0.1, np.nan], [0.3, np.nan, 1.0]])
-    m = DistributionalBoosting("poisson", n_rounds=8, max_depth=2).fit(X, y, eval_set=(X[:50], y[:50]))
+    m = DistributionalBoosting("poisson", n_estimators=8, max_depth=2).fit(X, y, eval_set=(X[:50], y[:50]))
     assert np.isfinite(m.predict(X)).all() and np.isfinite(m.predict(Xq)).all()
     assert np.isfinite(NGB(n_estimators=8, max_depth=2).fit(X, Y).predict(Xq)).all()
-    assert np.isfinite(WGBoost("normal", n_rounds=4, max_depth=2).fit(X, Y[:, 0]).predict(Xq)).all()
+    assert np.isfinite(WGBoost("normal", n_estimators=4, max_depth=2).fit(X, Y[:, 0]).predict(Xq)).all()
 
 
 def test_drifter_study_runs_with_gaps_in_a_feature():

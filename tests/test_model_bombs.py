@@ -30,7 +30,7 @@ def poisson_file(tmp_path_factory):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 3))
     p = tmp_path_factory.mktemp("bombs") / "poisson.nc"
-    DistributionalBoosting("poisson", n_rounds=3, trace_rows=20).fit(X, rng.poisson(np.exp(X[:, 0]))).save(p)
+    DistributionalBoosting("poisson", n_estimators=3, trace_rows=20).fit(X, rng.poisson(np.exp(X[:, 0]))).save(p)
     return p
 
 

@@ -167,9 +167,9 @@ def model_files(tmp_path_factory):
     X = rng.normal(size=(120, 3))
     y = X[:, 0] + 0.5 * rng.normal(size=120)
     Y = np.c_[y, X[:, 1] + 0.5 * rng.normal(size=120)]
-    DistributionalBoosting("normal", n_rounds=8, trace_rows=20).fit(X, y).save(d / "db.nc")
+    DistributionalBoosting("normal", n_estimators=8, trace_rows=20).fit(X, y).save(d / "db.nc")
     NGB(n_estimators=8, learning_rate=0.1, early_stopping_rounds=None).fit(X, Y).save(d / "ngb.nc")
-    WGBoost("normal", n_particles=4, n_rounds=6, init="normal", tree_sharing="per_particle", display_size=10,
+    WGBoost("normal", n_particles=4, n_estimators=6, init="normal", tree_sharing="per_particle", trace_rows=10,
             random_state=0).fit(X, y).save(d / "wg.nc")
     return d
 
@@ -205,8 +205,8 @@ def _cases(model_files):
             elif kind == "attr_json":
                 case["attr"] = str(rng.choice(["distviz_params", "distviz_fitted"] +
                                               [a for a in attrs if a.endswith("fitted")]))
-                case["new"] = str(rng.choice(['{"', "[1, 2]", "null", '{"learning_rate": -1}', '{"n_rounds": 1e9}',
-                                              '{"n_estimators": "x"}', '{"max_depth": -3}', '{"n_rounds": -5}',
+                case["new"] = str(rng.choice(['{"', "[1, 2]", "null", '{"learning_rate": -1}', '{"n_estimators": 1e9}',
+                                              '{"n_estimators": "x"}', '{"max_depth": -3}', '{"n_estimators": -5}',
                                               '{"nonsense": 1}', "\x00\xff", '{"n_particles": 0}', "1e999"]))
             else:  # attr_value: schema / class / forest sizes
                 case["attr"] = str(rng.choice(attrs))
@@ -231,7 +231,7 @@ def _structural_cases(model_files, rng):
 
     cases = []
     deep = "[" * 100_000 + "]" * 100_000  # 200k characters
-    deep_inside = '{"n_rounds": ' + "[" * 5_000 + "]" * 5_000 + "}"  # short enough to reach the depth check
+    deep_inside = '{"n_estimators": ' + "[" * 5_000 + "]" * 5_000 + "}"  # short enough to reach the depth check
     for k, model in enumerate(("db", "ngb", "wg")):
         src = str(model_files / f"{model}.nc")
         with xr.open_dataset(src) as ds:
@@ -265,7 +265,7 @@ def _structural_cases(model_files, rng):
         cases.append({**base, **n_feat[k % 2 * 3]})  # 1e9 in the fitted JSON, or 5 in the forest only
     cases.append({**base, "kind": "attr_json", "attr": "distviz_params", "new": deep_inside})
     cases.append({**base, "kind": "attr_value", "attr": "distviz_schema", "new": "2"})
-    cases.append({**base, "kind": "attr_value", "attr": "distviz_params", "new": "n_rounds=3"})
+    cases.append({**base, "kind": "attr_value", "attr": "distviz_params", "new": "n_estimators=3"})
     for c in cases:
         c.setdefault("seed", 0)
         c["structural"] = True

@@ -148,7 +148,7 @@ def test_indep_ngb_and_skgb_shapes():
         np.testing.assert_array_equal(m.predict(d.X_test), mu)
         assert mu.shape == (30, 2) and cov.shape == (30, 2, 2)
         assert np.all(cov[:, 0, 1] == 0) and np.all(cov[:, [0, 1], [0, 1]] > 0)
-        assert m.best_iteration_.shape == (2,)
+        assert m.best_iterations_.shape == (2,) and m.best_iteration_ == m.best_iterations_.max()
         staged = list(m.staged_predict(d.X_test))
         assert len(staged) >= 2 and staged[0].shape == (30, 2)
         np.testing.assert_allclose(m.predict_dist(d.X_test).rho, 0.0)
@@ -216,7 +216,7 @@ def test_bad_input_errors():
     m = NGB(n_estimators=3, early_stopping_rounds=None).fit(X, y)
     with pytest.raises(DataError, match="features"):
         m.predict(np.hstack([X, X]))
-    with pytest.raises(ConfigError, match="n_rounds"):
+    with pytest.raises(ConfigError, match="max_iter"):
         m.predict(X, -1)
     with pytest.raises(DataError, match="chart"):
         NGBoost("normal", early_stopping_rounds=None).fit(X, y)

@@ -23,7 +23,7 @@ XT = RNG.normal(size=(40, 3))
 
 
 def _fits():
-    yield "db", DistributionalBoosting("normal", n_rounds=20), (X, Y[:, 0])
+    yield "db", DistributionalBoosting("normal", n_estimators=20), (X, Y[:, 0])
     yield "ngb", NGB(n_estimators=25, learning_rate=0.1, random_state=0, per_parameter_early_stopping=True,
                      early_stopping_rounds=5), (X, Y)
     yield "gb_shared", GB(n_estimators=15, learning_rate=0.1, tree_mode="shared", early_stopping_rounds=None), (X, Y)
@@ -32,17 +32,17 @@ def _fits():
     yield "indep", IndepNGB(n_estimators=15, learning_rate=0.1, random_state=0), (X, Y)
     yield "skgb", skGB(n_estimators=20, learning_rate=0.1, random_state=0), (X, Y)
     yield "skgb_hist", skGB(n_estimators=20, learning_rate=0.1, random_state=0, backend="hist"), (X, Y)
-    yield "wg_shared", WGBoost("normal", n_particles=4, n_rounds=8, init="normal", random_state=0), (X, Y[:, 0])
-    yield "wg_pp", WGBoost("normal", n_particles=4, n_rounds=8, init="normal", tree_sharing="per_particle",
+    yield "wg_shared", WGBoost("normal", n_particles=4, n_estimators=8, init="normal", random_state=0), (X, Y[:, 0])
+    yield "wg_pp", WGBoost("normal", n_particles=4, n_estimators=8, init="normal", tree_sharing="per_particle",
                            split_criterion="friedman_sum", random_state=0), (X, Y[:, 0])
 
 
 def _outputs(m):
     """Every prediction path of a fitted estimator, as arrays."""
     if isinstance(m, DistributionalBoosting):
-        return [m.predict_mean(XT), m.predict_natural(XT, n_rounds=5), *m.staged_predict_mean(XT)]
+        return [m.predict_mean(XT), m.predict_natural(XT, max_iter=5), *m.staged_predict_mean(XT)]
     if isinstance(m, WGBoost):
-        return [m.predict_particles(XT), m.predict_particles(XT, n_rounds=3), *m.staged_predict_particles(XT)]
+        return [m.predict_particles(XT), m.predict_particles(XT, max_iter=3), *m.staged_predict_particles(XT)]
     if isinstance(m, NGBoost):
         return [m.predict_params(XT), m.predict_params(XT, "all"), *m.staged_predict_params(XT)]
     d = m.predict_dist(XT)

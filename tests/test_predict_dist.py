@@ -213,7 +213,7 @@ def boosted():
     for fam, y in ys.items():
         kw = {"K": 3} if fam == "categorical" else {"P": 2} if fam == "mvn" else {}
         law = "ngd" if fam in ("categorical", "mvn") else "mgd"
-        out[fam] = (DistributionalBoosting(fam, law=law, n_rounds=5, learning_rate=0.2, max_depth=2,
+        out[fam] = (DistributionalBoosting(fam, law=law, n_estimators=5, learning_rate=0.2, max_depth=2,
                                            family_params=kw).fit(X, y), X, y)
     return out
 
@@ -240,7 +240,7 @@ def test_distributional_boosting(boosted, family):
         np.testing.assert_allclose(d.var(), m.predict_params(Xt)["variance"])
         check_scipy(d, d.frozen)
     check_univariate(d, yt)
-    d3 = m.predict_dist(Xt, n_rounds=3)   # the rounds argument as predict_natural's
+    d3 = m.predict_dist(Xt, max_iter=3)   # the rounds argument as predict_natural's
     assert not np.allclose(d3.logpdf(yt), d.logpdf(yt))
 
 
@@ -317,7 +317,7 @@ def wgboosts():
 
     rng, X = _xy(n=80, seed=2)
     f = np.sin(X[:, 0])
-    kw = {"n_particles": 5, "n_rounds": 4, "init": "normal", "max_depth": 2, "random_state": 0}
+    kw = {"n_particles": 5, "n_estimators": 4, "init": "normal", "max_depth": 2, "random_state": 0}
     yc = rng.integers(0, 3, len(X)).astype(float)
     return {"normal": (WGBoost("normal", **kw).fit(X, f + rng.normal(0, 0.3, len(X))), X, None),
             "poisson": (WGBoost("poisson", **kw).fit(X, rng.poisson(np.exp(f)).astype(float)), X, None),

@@ -30,13 +30,13 @@ from distviz.trees.tree import HistTree
 
 # small, fast settings: check_estimator fits each estimator a few dozen times
 FACTORIES = {
-    "DistributionalBoosting": lambda: DistributionalBoosting("normal", n_rounds=5),
+    "DistributionalBoosting": lambda: DistributionalBoosting("normal", n_estimators=5),
     "NGBoost": lambda: NGBoost("normal", n_estimators=5, early_stopping_rounds=None),
     "NGB": lambda: NGB(n_estimators=5, early_stopping_rounds=None),
     "GB": lambda: GB(n_estimators=5, early_stopping_rounds=None),
     "IndepNGB": lambda: IndepNGB(n_estimators=5, early_stopping_rounds=None),
     "skGB": lambda: skGB(n_estimators=5, early_stopping_rounds=None),
-    "WGBoost": lambda: WGBoost("normal", n_particles=3, n_rounds=5, init="normal"),
+    "WGBoost": lambda: WGBoost("normal", n_particles=3, n_estimators=5, init="normal"),
     "SparseGP": lambda: SparseGP(n_inducing=5, max_iter=20),
     "HistTree": lambda: HistTree(),
     "MVNNetwork": lambda: MVNNetwork(hidden_layer_sizes=(5,), max_epochs=5, patience=None),
@@ -130,9 +130,9 @@ def test_params_keyword_only_and_round_trip(name):
 
 
 def test_family_options_and_positional_family():
-    """DistributionalBoosting("poisson", n_rounds=40) works; family options are the family_params dict; law is
+    """DistributionalBoosting("poisson", n_estimators=40) works; family options are the family_params dict; law is
     keyword-only; an unknown keyword is a TypeError at construction."""
-    m = DistributionalBoosting("categorical", n_rounds=3, family_params={"K": 3})
+    m = DistributionalBoosting("categorical", n_estimators=3, family_params={"K": 3})
     assert m.get_params()["family_params"] == {"K": 3} and clone(m).get_params() == m.get_params()
     with pytest.raises(TypeError):
         DistributionalBoosting("poisson", K=3)
@@ -143,7 +143,7 @@ def test_family_options_and_positional_family():
 def test_score_is_mean_log_likelihood_and_predict_is_the_mean():
     """score = minus the mean NLL everywhere; predict returns E[y|x] as an (n,) / (n, P) array."""
     X, y = _data(n=80)
-    db = DistributionalBoosting("normal", n_rounds=20).fit(X, y)
+    db = DistributionalBoosting("normal", n_estimators=20).fit(X, y)
     assert db.score(X, y) == pytest.approx(-np.mean(db.nll(X, y)))
     assert db.predict(X).shape == (80,)
     np.testing.assert_allclose(db.predict(X), db.predict_params(X)["mean"])
@@ -151,7 +151,7 @@ def test_score_is_mean_log_likelihood_and_predict_is_the_mean():
     assert gp.score(X, y) == pytest.approx(np.mean(gp.log_predictive(X, y)))
     w = np.random.default_rng(0).uniform(0.5, 2, 80)
     assert gp.score(X, y, sample_weight=w) == pytest.approx(np.average(gp.log_predictive(X, y), weights=w))
-    wg = WGBoost("normal", n_particles=4, n_rounds=10, init="normal", random_state=0).fit(X, y)
+    wg = WGBoost("normal", n_particles=4, n_estimators=10, init="normal", random_state=0).fit(X, y)
     assert wg.score(X, y) == pytest.approx(np.mean(wg.predict_logpdf(X, y)))
     X2, Y2 = _data(n=80, P=2)
     ngb = NGB(n_estimators=10, early_stopping_rounds=None).fit(X2, Y2)
@@ -165,13 +165,13 @@ def test_grid_search_picks_the_better_learning_rate():
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, (300, 2))
     y = rng.poisson(np.exp(1.0 + np.sin(2 * X[:, 0])))
-    search = GridSearchCV(DistributionalBoosting("poisson", n_rounds=40), {"learning_rate": [0.005, 0.3]},
+    search = GridSearchCV(DistributionalBoosting("poisson", n_estimators=40), {"learning_rate": [0.005, 0.3]},
                           cv=KFold(3, shuffle=True, random_state=0)).fit(X, y)
     assert search.best_params_ == {"learning_rate": 0.3}
     s = search.cv_results_["mean_test_score"]
     assert s[1] > s[0]
     # the held-out NLL of the chosen model is the lower one
-    nll = {lr: np.mean(DistributionalBoosting("poisson", n_rounds=40, learning_rate=lr).fit(X[:200], y[:200])
+    nll = {lr: np.mean(DistributionalBoosting("poisson", n_estimators=40, learning_rate=lr).fit(X[:200], y[:200])
                         .nll(X[200:], y[200:])) for lr in (0.005, 0.3)}
     assert nll[0.3] < nll[0.005]
 
@@ -179,10 +179,10 @@ def test_grid_search_picks_the_better_learning_rate():
 @pytest.mark.parametrize("name", ["DistributionalBoosting", "NGB", "IndepNGB", "WGBoost", "SparseGP"])
 def test_cross_val_score_with_regression_scorers(name):
     """cross_val_score works with neg_mean_squared_error and r2 (predict is the mean, an array)."""
-    est = {"DistributionalBoosting": DistributionalBoosting("normal", n_rounds=20),
+    est = {"DistributionalBoosting": DistributionalBoosting("normal", n_estimators=20),
            "NGB": NGB(n_estimators=20, learning_rate=0.1, early_stopping_rounds=None),
            "IndepNGB": IndepNGB(n_estimators=20, learning_rate=0.1, early_stopping_rounds=None),
-           "WGBoost": WGBoost("normal", n_particles=4, n_rounds=20, init="normal", random_state=0),
+           "WGBoost": WGBoost("normal", n_particles=4, n_estimators=20, init="normal", random_state=0),
            "SparseGP": SparseGP(n_inducing=8, max_iter=40)}[name]
     X, y = _data(n=90, P=2 if name in ("NGB", "IndepNGB") else 1, seed=1)
     cv = KFold(3, shuffle=True, random_state=0)

@@ -102,8 +102,8 @@ def test_estimators_share_the_rules():
     Xinf = rng.normal(size=(12, 2))
     Xinf[3, 1] = np.inf
     y, Y = rng.poisson(2.0, 12).astype(float), rng.normal(size=(12, 2))
-    fits = [lambda X: DistributionalBoosting("poisson", n_rounds=1).fit(X, y), lambda X: NGB(n_estimators=1).fit(X, Y),
-            lambda X: WGBoost("normal", n_rounds=1).fit(X, y), lambda X: HistTree().fit(X, y),
+    fits = [lambda X: DistributionalBoosting("poisson", n_estimators=1).fit(X, y), lambda X: NGB(n_estimators=1).fit(X, Y),
+            lambda X: WGBoost("normal", n_estimators=1).fit(X, y), lambda X: HistTree().fit(X, y),
             lambda X: SparseGP().fit(X, y), lambda X: MVNNetwork(max_epochs=1).fit(X, Y),
             lambda X: skGB(n_estimators=1).fit(X, Y)]  # GradientBoostingRegressor: no missing values
     for fit in fits:

@@ -44,9 +44,9 @@ CASES = {
     "nka_friedman_per_particle": ("normal", {"method": "nka", "split_criterion": "friedman_sum",
                                              "tree_sharing": "per_particle"}, True),
     "langevin_poisson": ("poisson", {"method": "langevin", "tree_sharing": "per_particle", "subsample": 0.9}, True),
-    "ska_early_both": ("normal", {"method": "ska", "n_rounds": 60, "learning_rate": 0.7, "early_stopping_rounds": 4,
+    "ska_early_both": ("normal", {"method": "ska", "n_estimators": 60, "learning_rate": 0.7, "early_stopping_rounds": 4,
                                   "early_stopping_metric": "both"}, True),
-    "ska_early_rmse": ("normal", {"method": "ska", "n_rounds": 60, "learning_rate": 0.7, "early_stopping_rounds": 4,
+    "ska_early_rmse": ("normal", {"method": "ska", "n_estimators": 60, "learning_rate": 0.7, "early_stopping_rounds": 4,
                                   "early_stopping_metric": "rmse"}, True),
 }
 
@@ -62,8 +62,8 @@ def _data(target):
 def _fit(name):
     target, kw, with_eval = CASES[name]
     X, y, Xv, yv = _data(target)
-    params = {"n_particles": 4, "n_rounds": 8, "learning_rate": 0.3, "init_rounds": 30, "random_state": 7,
-              "display_size": 12}
+    params = {"n_particles": 4, "n_estimators": 8, "learning_rate": 0.3, "init_rounds": 30, "random_state": 7,
+              "trace_rows": 12}
     params.update(kw)
     est = WGBoost(target, **params)
     return est.fit(X, y, eval_set=(Xv, yv) if with_eval else None), Xv
@@ -72,9 +72,9 @@ def _fit(name):
 def _record(name) -> dict:
     est, Xv = _fit(name)
     out = {"predict": est.predict_particles(Xv), "init": est.init_particles_,
-           "rounds": np.array([est.n_rounds_, est.best_round_, len(est.trace_["round"]) - 1]),
-           "best_rounds": np.array([-1 if est.best_rounds_.get(m) is None else est.best_rounds_[m]
-                                    for m in ("nll", "rmse")] if est.best_rounds_ else [-2, -2])}
+           "rounds": np.array([est.n_iter_, est.best_iteration_, len(est.trace_["round"]) - 1]),
+           "best_rounds": np.array([-1 if est.best_iterations_.get(m) is None else est.best_iterations_[m]
+                                    for m in ("nll", "rmse")] if est.best_iterations_ else [-2, -2])}
     for v in TRACE_VARS:
         out[v] = est.trace_[v].values
     return out
@@ -202,7 +202,7 @@ def test_wgboost_trace_says_why_it_stopped_like_the_laws():
     est, _ = _fit("ska_early_both")
     tr = est.trace_
     assert tr.attrs["stop_reason"] == "early stopping: no better validation NLL or RMSE for 4 rounds"
-    assert len(tr["round"]) - 1 == max(est.best_rounds_.values()) + 4
+    assert len(tr["round"]) - 1 == max(est.best_iterations_.values()) + 4
     assert tr["n_nonfinite"].dtype.kind == "i" and tr["n_projected"].dtype.kind == "i"
     # the fault counters are the engine's, round for round
     assert est.trace_["n_nonfinite"].values[0] == 0 and est.trace_["n_projected"].values[0] == 0
@@ -212,7 +212,7 @@ def test_wgboost_refuses_early_stopping_on_a_metric_its_target_lacks_before_fitt
 
     rng = np.random.default_rng(0)
     X, y = rng.uniform(size=(40, 2)), rng.integers(0, 3, size=40)
-    est = WGBoost("categorical", n_particles=3, n_rounds=5, init="normal", early_stopping_rounds=2,
+    est = WGBoost("categorical", n_particles=3, n_estimators=5, init="normal", early_stopping_rounds=2,
                   early_stopping_metric="rmse")
     with pytest.raises(ConfigError, match="needs the validation RMSE"):
         est.fit(X[:30], y[:30], eval_set=(X[30:], y[30:]))

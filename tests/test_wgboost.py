@@ -79,7 +79,7 @@ def test_repulsion_pushes_particles_apart():
 
 def test_fitted_particles_spread_and_cover_the_target():
     est = WGBoost(gaussian_location_target(0.5), init=np.zeros((10, 1)) + np.linspace(-0.01, 0.01, 10)[:, None],
-                  n_rounds=60, random_state=0).fit(XE, YE)
+                  n_estimators=60, random_state=0).fit(XE, YE)
     P = est.predict_particles(XE)
     sd = P[..., 0].std(axis=1).mean()
     assert 0.25 < sd < 0.75            # from ~0.006 towards the target's sd 0.5: repulsion works
@@ -88,14 +88,14 @@ def test_fitted_particles_spread_and_cover_the_target():
 
 # ---------------------------------------------------------------- App. E
 def test_app_e_ska_mmd_matches_the_authors_at_round_100():
-    est = WGBoost(gaussian_location_target(0.5), init=INIT_E, n_rounds=100, max_depth=3, random_state=0)
+    est = WGBoost(gaussian_location_target(0.5), init=INIT_E, n_estimators=100, max_depth=3, random_state=0)
     mmd = app_e_mmd(est.fit(XE, YE), {100})[100]
     assert abs(mmd - 0.0080) / 0.0080 < 0.02
 
 
 @pytest.mark.parametrize("method", ["ska", "fka", "nka", "langevin"])
 def test_every_method_reduces_mmd_on_app_e(method):
-    est = WGBoost(gaussian_location_target(0.5), method=method, init=INIT_E, n_rounds=40, random_state=1)
+    est = WGBoost(gaussian_location_target(0.5), method=method, init=INIT_E, n_estimators=40, random_state=1)
     est.fit(XE, YE)
     mmd = est.trace_["mmd2"].values
     assert np.all(np.isfinite(mmd))
@@ -107,7 +107,7 @@ def test_tree_sharing_modes_both_fit(sharing):
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, size=(150, 2))
     y = X[:, 0] + 0.3 * rng.standard_normal(150)
-    est = WGBoost("normal", n_particles=5, tree_sharing=sharing, n_rounds=40, init_rounds=300, random_state=0)
+    est = WGBoost("normal", n_particles=5, tree_sharing=sharing, n_estimators=40, init_rounds=300, random_state=0)
     est.fit(X, y)
     P = est.predict_particles(X)
     assert P.shape == (150, 5, 2)
@@ -193,7 +193,7 @@ def test_density_integrates_to_one_and_mean_matches():
     rng = np.random.default_rng(5)
     X = rng.uniform(0, 1, size=(120, 1))
     y = 2 * X[:, 0] + 0.2 * rng.standard_normal(120)
-    est = WGBoost("normal", n_rounds=30, init_rounds=200, random_state=0).fit(X, y)
+    est = WGBoost("normal", n_estimators=30, init_rounds=200, random_state=0).fit(X, y)
     grid = np.linspace(-6, 8, 4001)
     dens = est.predict_density(X[:5], grid)
     np.testing.assert_allclose(np.trapezoid(dens, grid, axis=1), 1.0, atol=1e-3)
@@ -201,14 +201,14 @@ def test_density_integrates_to_one_and_mean_matches():
     np.testing.assert_allclose(mean_num, est.predict_mean(X[:5]), atol=1e-3)
 
     yc = (X[:, 0] > 0.5).astype(int) + (X[:, 0] > 0.8)
-    cat = WGBoost("categorical", n_rounds=20, init_rounds=200, random_state=0).fit(X, yc)
+    cat = WGBoost("categorical", n_estimators=20, init_rounds=200, random_state=0).fit(X, yc)
     pc = cat.predict_density(X[:5], [0, 1, 2])
     np.testing.assert_allclose(pc.sum(1), 1.0)
     np.testing.assert_allclose(pc, cat.predict_mean(X[:5]))
     assert cat.ood_score(X[:5]).shape == (5,) and np.all(cat.ood_score(X[:5]) > 0)
 
     yp = rng.poisson(np.exp(X[:, 0]))
-    poi = WGBoost("poisson", n_rounds=20, init_rounds=200, random_state=0).fit(X, yp)
+    poi = WGBoost("poisson", n_estimators=20, init_rounds=200, random_state=0).fit(X, yp)
     pp = poi.predict_density(X[:5], np.arange(200))
     np.testing.assert_allclose(pp.sum(1), 1.0, atol=1e-9)
 
@@ -218,7 +218,7 @@ def test_save_load_predicts_identically(tmp_path, sharing):
     rng = np.random.default_rng(6)
     X = rng.uniform(0, 1, size=(80, 3))
     y = X[:, 0] + 0.1 * rng.standard_normal(80)
-    est = WGBoost("normal", n_particles=4, n_rounds=15, init_rounds=100, tree_sharing=sharing,
+    est = WGBoost("normal", n_particles=4, n_estimators=15, init_rounds=100, tree_sharing=sharing,
                   random_state=0).fit(X, y)
     f = tmp_path / "m.nc"
     est.save(f)
@@ -228,7 +228,7 @@ def test_save_load_predicts_identically(tmp_path, sharing):
     np.testing.assert_array_equal(back.trace_["particles"].values, est.trace_["particles"].values)
     assert back.get_params() == {**est.get_params(), "target": back.target}
     # callable targets are code, not data: saving one is refused with one sentence
-    c = WGBoost(gaussian_location_target(), init=INIT_E, n_rounds=5).fit(XE, YE)
+    c = WGBoost(gaussian_location_target(), init=INIT_E, n_estimators=5).fit(XE, YE)
     with pytest.raises(ConfigError, match="callable target cannot be saved"):
         c.save(tmp_path / "c.nc")
 
@@ -237,11 +237,11 @@ def test_early_stopping_keeps_the_best_round():
     rng = np.random.default_rng(7)
     X = rng.uniform(0, 1, size=(200, 1))
     y = np.sin(6 * X[:, 0]) + 0.3 * rng.standard_normal(200)
-    est = WGBoost("normal", n_rounds=400, learning_rate=0.5, init_rounds=200, early_stopping_rounds=10,
+    est = WGBoost("normal", n_estimators=400, learning_rate=0.5, init_rounds=200, early_stopping_rounds=10,
                   random_state=0)
     est.fit(X[:150], y[:150], eval_set=(X[150:], y[150:]))
     v = est.trace_["valid_nll"].values
-    assert est.n_rounds_ == est.best_round_ == int(np.nanargmin(v))
+    assert est.n_iter_ == est.best_iteration_ == int(np.nanargmin(v))
     assert len(v) - 1 < 400
 
 
@@ -257,26 +257,26 @@ def test_bad_input_raises_clear_errors():
     with pytest.raises(ConfigError):
         WGBoost("normal", learning_rate=-1).fit(X, y)
     with pytest.raises(ConfigError):
-        WGBoost("normal", early_stopping_rounds=5, n_rounds=3).fit(X, y)
+        WGBoost("normal", early_stopping_rounds=5, n_estimators=3).fit(X, y)
     with pytest.raises(ConfigError):
         WGBoost("normal").predict_particles(X)
     Xn = X.copy()
     Xn[0, 0] = np.inf  # NaN is a missing value the trees route; inf is refused
     with pytest.raises(DataError):
-        WGBoost("normal", n_rounds=2).fit(Xn, y)
+        WGBoost("normal", n_estimators=2).fit(Xn, y)
     with pytest.raises(DataError):
-        WGBoost("normal", n_rounds=2).fit(X, y[:-1])
+        WGBoost("normal", n_estimators=2).fit(X, y[:-1])
     with pytest.raises(DataError):
-        WGBoost("categorical", n_rounds=2).fit(X, y)
+        WGBoost("categorical", n_estimators=2).fit(X, y)
     with pytest.raises(DataError):
-        WGBoost("poisson", n_rounds=2).fit(X, -np.ones(20))
+        WGBoost("poisson", n_estimators=2).fit(X, -np.ones(20))
     with pytest.raises(ConfigError):
-        WGBoost(CallableTarget(lambda t, y: -t), method="ska", init="zeros", n_rounds=2).fit(X, y)
-    est = WGBoost("normal", n_rounds=2, init_rounds=10).fit(X, y)
+        WGBoost(CallableTarget(lambda t, y: -t), method="ska", init="zeros", n_estimators=2).fit(X, y)
+    est = WGBoost("normal", n_estimators=2, init_rounds=10).fit(X, y)
     with pytest.raises(DataError):
         est.predict_particles(X[:, :1])
     with pytest.raises(ConfigError):
-        WGBoost(gaussian_location_target(), n_rounds=2, init="zeros").fit(X, y).predict_density(X, [0.0])
+        WGBoost(gaussian_location_target(), n_estimators=2, init="zeros").fit(X, y).predict_density(X, [0.0])
 
 
 def test_trace_mmd_equals_the_metrics_module():
@@ -310,17 +310,17 @@ def test_subsample_progress_and_init_options():
     X = rng.uniform(-2, 2, size=(120, 1))
     y = X[:, 0] + 0.3 * rng.standard_normal(120)
     calls = []
-    est = WGBoost("normal", n_rounds=25, subsample=0.5, init_rounds=300, random_state=3)
+    est = WGBoost("normal", n_estimators=25, subsample=0.5, init_rounds=300, random_state=3)
     est.fit(X, y, progress=lambda r, m: calls.append((r, m)))
     assert calls[-1] == (25, 25) and len(calls) == 25
     assert np.all(np.isfinite(est.predict_particles(X)))
     assert est.trace_["train_nll"].values[-1] < est.trace_["train_nll"].values[0]
-    z = WGBoost("normal", n_rounds=1, init="zeros").fit(X, y)
+    z = WGBoost("normal", n_estimators=1, init="zeros").fit(X, y)
     np.testing.assert_array_equal(z.init_particles_, 0.0)
-    g = WGBoost("normal", n_rounds=1, init="normal", random_state=2).fit(X, y)
+    g = WGBoost("normal", n_estimators=1, init="normal", random_state=2).fit(X, y)
     np.testing.assert_array_equal(g.init_particles_, np.random.default_rng(2).standard_normal((10, 2)))
-    a = WGBoost("normal", n_rounds=3, init_rounds=50, random_state=5).fit(X, y).predict_particles(X)
-    b = WGBoost("normal", n_rounds=3, init_rounds=50, random_state=5).fit(X, y).predict_particles(X)
+    a = WGBoost("normal", n_estimators=3, init_rounds=50, random_state=5).fit(X, y).predict_particles(X)
+    b = WGBoost("normal", n_estimators=3, init_rounds=50, random_state=5).fit(X, y).predict_particles(X)
     np.testing.assert_array_equal(a, b)                     # random_state makes fits reproducible
 
 
@@ -346,7 +346,7 @@ def test_friedman_sum_trees_match_sklearn_splits_on_row_sums():
     np.testing.assert_allclose(tree.predict(X), pred, atol=0)
     trees, preds = L.fit_many(Xb, np.stack([R[:, :2], R[:, 2:]]))
     np.testing.assert_allclose(np.stack([t.predict(X) for t in trees]), preds, atol=0)
-    est = WGBoost("normal", n_rounds=10, init_rounds=100, split_criterion="friedman_sum", tree_sharing="per_particle",
+    est = WGBoost("normal", n_estimators=10, init_rounds=100, split_criterion="friedman_sum", tree_sharing="per_particle",
                   n_particles=3, random_state=0).fit(X, R[:, 0])
     assert est.predict_particles(X).shape == (300, 3, 2) and np.all(np.isfinite(est.trace_["train_nll"].values))
 
@@ -369,16 +369,16 @@ def test_early_stopping_on_both_metrics_keeps_both_best_rounds():
     rng = np.random.default_rng(12)
     X = rng.uniform(0, 1, size=(200, 1))
     y = np.sin(6 * X[:, 0]) + 0.3 * rng.standard_normal(200)
-    est = WGBoost("normal", n_rounds=300, learning_rate=0.5, init_rounds=200, early_stopping_rounds=10,
+    est = WGBoost("normal", n_estimators=300, learning_rate=0.5, init_rounds=200, early_stopping_rounds=10,
                   early_stopping_metric="both", random_state=0).fit(X[:150], y[:150], eval_set=(X[150:], y[150:]))
     tr = est.trace_
-    assert est.best_rounds_["nll"] == int(np.nanargmin(tr["valid_nll"].values))
-    assert est.best_rounds_["rmse"] == int(np.nanargmin(tr["valid_rmse"].values))
-    assert est.n_rounds_ == max(est.best_rounds_.values())
+    assert est.best_iterations_["nll"] == int(np.nanargmin(tr["valid_nll"].values))
+    assert est.best_iterations_["rmse"] == int(np.nanargmin(tr["valid_rmse"].values))
+    assert est.n_iter_ == max(est.best_iterations_.values())
     # round M of the longer model equals the M-round model (what the UCI study relies on)
-    m = est.best_rounds_["nll"]
-    short = WGBoost("normal", n_rounds=m, learning_rate=0.5, init_rounds=200, random_state=0).fit(X[:150], y[:150])
-    np.testing.assert_allclose(est.predict_particles(X, n_rounds=m), short.predict_particles(X), rtol=1e-12)
+    m = est.best_iterations_["nll"]
+    short = WGBoost("normal", n_estimators=m, learning_rate=0.5, init_rounds=200, random_state=0).fit(X[:150], y[:150])
+    np.testing.assert_allclose(est.predict_particles(X, max_iter=m), short.predict_particles(X), rtol=1e-12)
 
 
 def test_init_flow_variants_authors_default_and_papers_text():
@@ -397,7 +397,7 @@ def test_init_flow_variants_authors_default_and_papers_text():
         init_flow(t, y, th0, n_steps=1, variant="text")
     # the estimator: "authors" with nu0 = 0.1 is the default; "paper" uses nu0 = 0.01 and differs
     X = rng.uniform(size=(150, 1))
-    kw = dict(n_rounds=3, init_rounds=300, random_state=1)
+    kw = dict(n_estimators=3, init_rounds=300, random_state=1)
     d = WGBoost("normal", **kw).fit(X, y[:, 0])
     assert d.get_params()["init_flow"] == "authors"
     np.testing.assert_array_equal(d.init_particles_, WGBoost("normal", init_flow="authors", init_lr=0.1, **kw)

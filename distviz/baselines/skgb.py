@@ -63,6 +63,9 @@ class skGB(_MultiOutputGaussian):
     ``backend="hist"`` uses HistGradientBoostingRegressor instead (depth 3, no leaf minimum, all
     ``n_estimators`` rounds fitted, then cut at best + patience): much faster for tens of
     thousands of rows, not the paper's learner.
+
+    Fitted attributes: ``n_iter_`` and ``best_iterations_`` (per output), ``best_iteration_`` (the largest of
+    ``best_iterations_``), ``var_`` (the residual variances at the best rounds).
     """
 
     _parameter_constraints: dict = {**_ROUND_PARAMS, "n_estimators": [Interval(Integral, 1, None, closed="left")],
@@ -128,7 +131,8 @@ class skGB(_MultiOutputGaussian):
                 store.append(weighted_mean((y[:, k] - _staged_at(m, X, n_use)) ** 2, w))
             if progress is not None:
                 progress(k + 1, P)
-        self.best_iteration_ = np.asarray(best)
+        self.best_iterations_ = np.asarray(best)
+        self.best_iteration_ = int(self.best_iterations_.max())
         self.n_iter_ = np.asarray(n_iter)
         self.var_ = np.asarray(self.var_)
         self.var_all_ = np.asarray(self.var_all_)
@@ -136,35 +140,35 @@ class skGB(_MultiOutputGaussian):
         self.fit_seconds_ = time.perf_counter() - t0
         return self
 
-    def _stops(self, n_rounds):
-        if n_rounds is None:
-            n_rounds = "best" if self.use_best else "all"
-        if n_rounds == "best":
-            return self.best_iteration_, self.var_
-        if n_rounds == "all":
+    def _stops(self, max_iter):
+        if max_iter is None:
+            max_iter = "best" if self.use_best else "all"
+        if max_iter == "best":
+            return self.best_iterations_, self.var_
+        if max_iter == "all":
             return self.n_iter_, self.var_all_
-        return np.minimum(int(n_rounds), self.n_iter_), None
+        return np.minimum(int(max_iter), self.n_iter_), None
 
     def _cov(self, n, var) -> np.ndarray:
         cov = np.zeros((n, len(var), len(var)))
         cov[:, np.arange(len(var)), np.arange(len(var))] = var
         return cov
 
-    def predict_dist(self, X, n_rounds=None) -> MultivariateNormalDist:
+    def predict_dist(self, X, max_iter=None) -> MultivariateNormalDist:
         """Mean from each dimension's boosting, constant diagonal covariance from training residuals
         (``distviz.families.dist.MultivariateNormalDist``)."""
         self._check_fitted()
         X = self._validate_X(X, reset=False, allow_nan=self.backend == "hist")
-        stops, var = self._stops(n_rounds)
+        stops, var = self._stops(max_iter)
         var = self.var_ if var is None else var
         mean = self.forest_.predict(X, self.init_, np.maximum(np.asarray(stops, dtype=np.int64), 1))
         return MultivariateNormalDist(mean, self._cov(X.shape[0], var))
 
-    def staged_predict_dist(self, X, n_rounds=None):
+    def staged_predict_dist(self, X, max_iter=None):
         """Yield the MultivariateNormalDist after 1, 2, ... rounds (constant covariance)."""
         self._check_fitted()
         X = self._validate_X(X, reset=False, allow_nan=self.backend == "hist")
-        stops, var = self._stops(n_rounds)
+        stops, var = self._stops(max_iter)
         cov = self._cov(X.shape[0], self.var_ if var is None else var)
         staged = self.forest_.staged_predict(X, self.init_, np.maximum(np.asarray(stops, dtype=np.int64), 1))
         next(staged)
@@ -182,7 +186,7 @@ class skGB(_MultiOutputGaussian):
         self._check_fitted()
         w = ModelWriter(self, _saved_params(self), {"n_outputs": int(self.n_outputs_),
                                                     "n_features": int(self.n_features_in_), **self._names_for_file()})
-        for name in ("init_", "best_iteration_", "n_iter_", "var_", "var_all_"):
+        for name in ("init_", "best_iterations_", "n_iter_", "var_", "var_all_"):
             w.array(name.rstrip("_"), getattr(self, name))
         w.forest("forest", self.forest_)
         w.write(path)
@@ -197,15 +201,16 @@ class skGB(_MultiOutputGaussian):
         p, P = f.value("n_features", int, 1, 2**31 - 1), f.value("n_outputs", int, 1, 2**16)
         est.init_ = f.array("init", (P,))
         est.n_iter_ = f.array("n_iter", (P,), "iu")
-        est.best_iteration_ = f.array("best_iteration", (P,), "iu")
+        est.best_iterations_ = f.array("best_iterations" if "model_best_iterations" in f.ds else "best_iteration", (P,), "iu")
         est.var_, est.var_all_ = f.array("var", (P,)), f.array("var_all", (P,))
         est.forest_ = f.forest("forest", p, P)
-        if (est.n_iter_ < 1).any() or (est.best_iteration_ < 1).any() or (est.best_iteration_ > est.n_iter_).any():
+        if (est.n_iter_ < 1).any() or (est.best_iterations_ < 1).any() or (est.best_iterations_ > est.n_iter_).any():
             raise f.fail("its per-dimension round counts are out of range")
         if (est.var_ < 0).any() or (est.var_all_ < 0).any():
             raise f.fail("a residual variance is negative")
         if int(est.n_iter_.max()) != est.forest_.n_rounds:
             raise f.fail("its forest does not hold the fitted rounds")
+        est.best_iteration_ = int(est.best_iterations_.max())
         est._names_from_file(f, p)
         est.n_outputs_ = P
         return est

@@ -3,7 +3,7 @@
 Usage::
 
     from distviz.boosting import DistributionalBoosting
-    m = DistributionalBoosting("poisson", law="mgd", n_rounds=300, learning_rate=0.1).fit(X, y)
+    m = DistributionalBoosting("poisson", law="mgd", n_estimators=300, learning_rate=0.1).fit(X, y)
     m.predict(X_new)           # E[y | x] (scikit-learn's predict; predict_params gives mean and variance)
     m.predict_mean(X_new)      # eta*(x) = E[T(y) | x]
     m.score(X_test, y_test)    # mean log-likelihood (higher is better)
@@ -22,7 +22,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from distviz.contract import Estimator
+from distviz.contract import Estimator, renamed_params
 from distviz.errors import ConfigError, DataError, check_fitted
 from distviz.validation import check_sample_weight
 
@@ -40,7 +40,7 @@ class DistributionalBoosting(Estimator):
     """Gradient boosting of an exponential-family distribution (MGD, NGD, GD, crossed laws) with a full trace.
 
     Parameters: ``family`` (a name of ``distviz.families.get`` or a family object); ``law`` (one of
-    mgd, ngd, gd, mgd_natural, ngd_mean; see ``distviz.boosting.laws``); ``n_rounds``,
+    mgd, ngd, gd, mgd_natural, ngd_mean; see ``distviz.boosting.laws``); ``n_estimators`` (rounds),
     ``learning_rate``; tree settings ``max_depth``, ``max_bins`` (or "exact"), ``min_weight_leaf``
     (absolute weight), ``l2``; ``early_stopping_rounds`` with ``eval_set`` or
     ``validation_fraction``; ``domain``, what happens to a row whose update leaves the domain (MGD
@@ -64,16 +64,16 @@ class DistributionalBoosting(Estimator):
     ``distviz.errors.NotFittedError``.
     After an early-stopped fit, ``predict_*`` use the best round (``best_iteration_``) by default;
     without validation data they use all fitted rounds.  Fitted attributes: ``trace_`` (xarray.Dataset, see
-    ``distviz.boosting.trace``), ``result_`` (the engine's BoostingResult), ``best_iteration_``, ``n_rounds_``, ``family_``.
+    ``distviz.boosting.trace``), ``result_`` (the engine's BoostingResult), ``best_iteration_``, ``n_iter_``, ``family_``.
     """
 
-    def __init__(self, family="normal", *, law="mgd", n_rounds=500, learning_rate=0.1, max_depth=3, max_bins=255,
+    def __init__(self, family="normal", *, law="mgd", n_estimators=500, learning_rate=0.1, max_depth=3, max_bins=255,
                  min_weight_leaf=1.0, l2=0.0, early_stopping_rounds=None, validation_fraction=None,
                  domain="backtrack", trace_rows=2000, random_state=None, family_params=None):
         """Store the settings; validation happens in fit."""
         self.family = family
         self.law = law
-        self.n_rounds = n_rounds
+        self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
         self.max_bins = max_bins
@@ -89,7 +89,7 @@ class DistributionalBoosting(Estimator):
     _parameter_constraints: dict = {
         "family": "no_validation",   # a name or an ExponentialFamily object (checked by _family_obj)
         "law": [StrOptions(set(LAWS))],
-        "n_rounds": [Interval(Integral, 1, None, closed="left")],
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "max_depth": [Interval(Integral, 1, None, closed="left")],
         "max_bins": "no_validation",   # an int or "exact", checked by distviz.trees.Binner
@@ -158,7 +158,7 @@ class DistributionalBoosting(Estimator):
         in-memory and the Dask fit alike."""
         self._law, self.family_, self.result_ = law, fam, res
         self.forest_ = _Forest.from_result(res)
-        self.n_rounds_ = res.n_rounds
+        self.n_iter_ = res.n_rounds
         self.best_iteration_ = int(res.best_iteration)
         if getattr(self, "n_features_in_", None) != int(X.shape[1]):   # a Dask fit (the in-memory one set it)
             self.n_features_in_ = int(X.shape[1])
@@ -168,7 +168,7 @@ class DistributionalBoosting(Estimator):
 
     def _engine(self, law) -> BoostingEngine:
         """The boosting engine of this model's settings (its rules drive the in-memory and the Dask fit alike)."""
-        return BoostingEngine(law, n_rounds=int(self.n_rounds), learning_rate=float(self.learning_rate),
+        return BoostingEngine(law, n_rounds=int(self.n_estimators), learning_rate=float(self.learning_rate),
                               tree_params=self._tree_params(), tree_mode="shared",
                               early_stopping_rounds=self.early_stopping_rounds)
 
@@ -186,84 +186,84 @@ class DistributionalBoosting(Estimator):
     def _check_fitted(self):
         check_fitted(self, "family_")
 
-    def _rounds(self, n_rounds):
-        if n_rounds is None:
+    def _rounds(self, max_iter):
+        if max_iter is None:
             return self.best_iteration_
-        n_rounds = int(n_rounds)
-        if not 0 <= n_rounds <= self.n_rounds_:
-            raise ConfigError(f"n_rounds must lie in [0, {self.n_rounds_}], got {n_rounds}.")
-        return n_rounds
+        max_iter = int(max_iter)
+        if not 0 <= max_iter <= self.n_iter_:
+            raise ConfigError(f"max_iter must lie in [0, {self.n_iter_}], got {max_iter}.")
+        return max_iter
 
-    def _raw(self, X, n_rounds=None):
+    def _raw(self, X, max_iter=None):
         self._check_fitted()
         X = self._validate_X(X, reset=False, allow_nan=True)
-        return self.forest_.predict(self._law, X, self._rounds(n_rounds))
+        return self.forest_.predict(self._law, X, self._rounds(max_iter))
 
-    def predict_natural(self, X, n_rounds=None) -> np.ndarray:
-        """Natural parameter eta(x), shape (n, d); n_rounds defaults to best_iteration_."""
+    def predict_natural(self, X, max_iter=None) -> np.ndarray:
+        """Natural parameter eta(x), shape (n, d); max_iter (the rounds to use) defaults to best_iteration_."""
         if is_dask_collection(X):   # a dask array of predictions, chunk by chunk
             self._check_fitted()
-            return dask_backend().predict_blocks(self.predict_natural, X, self._law.dim, n_rounds=n_rounds)
-        F = self._raw(X, n_rounds)
+            return dask_backend().predict_blocks(self.predict_natural, X, self._law.dim, max_iter=max_iter)
+        F = self._raw(X, max_iter)
         return np.asarray(self._law.natural(F))
 
-    def predict_mean(self, X, n_rounds=None) -> np.ndarray:
-        """Mean parameter eta*(x) = E[T(y) | x], shape (n, d); n_rounds defaults to best_iteration_."""
+    def predict_mean(self, X, max_iter=None) -> np.ndarray:
+        """Mean parameter eta*(x) = E[T(y) | x], shape (n, d); max_iter (the rounds to use) defaults to best_iteration_."""
         if is_dask_collection(X):   # a dask array of predictions, chunk by chunk
             self._check_fitted()
-            return dask_backend().predict_blocks(self.predict_mean, X, self._law.dim, n_rounds=n_rounds)
-        F = self._raw(X, n_rounds)
+            return dask_backend().predict_blocks(self.predict_mean, X, self._law.dim, max_iter=max_iter)
+        F = self._raw(X, max_iter)
         return np.asarray(self._law.mean(F))
 
-    def predict(self, X, n_rounds=None) -> np.ndarray:
+    def predict(self, X, max_iter=None) -> np.ndarray:
         """E[y | x] as an array: shape (n,) for a scalar y, (n, P) for the mvn family (scikit-learn's predict)."""
         if is_dask_collection(X):   # a dask array of predictions, chunk by chunk
             self._check_fitted()
-            return dask_backend().predict_blocks(self.predict, X, None, n_rounds=n_rounds)
-        return self.predict_params(X, n_rounds)["mean"]
+            return dask_backend().predict_blocks(self.predict, X, None, max_iter=max_iter)
+        return self.predict_params(X, max_iter)["mean"]
 
-    def predict_params(self, X, n_rounds=None) -> dict:
+    def predict_params(self, X, max_iter=None) -> dict:
         """The predicted distribution on the y scale: {'mean': E[y|x], 'variance': Var[y|x]} (shapes as the family gives)."""
-        eta = self.predict_natural(X, n_rounds)
+        eta = self.predict_natural(X, max_iter)
         m, v = self.family_.mean_and_variance(eta)
         return {"mean": np.asarray(m), "variance": np.asarray(v)}
 
-    def predict_dist(self, X, n_rounds=None):
-        """The predicted law of y per row, a ``distviz.families.dist`` object (n_rounds as predict_natural).
+    def predict_dist(self, X, max_iter=None):
+        """The predicted law of y per row, a ``distviz.families.dist`` object (max_iter as predict_natural).
 
         Poisson, Bernoulli, Normal, Gamma, Exponential: the scipy.stats law of each row; categorical:
         ``CategoricalDist`` (class probabilities); mvn: ``MultivariateNormalDist``.
         """
         from distviz.families.dist import from_natural
 
-        eta = self.predict_natural(X, n_rounds)   # (checks the fit before family_ is read)
+        eta = self.predict_natural(X, max_iter)   # (checks the fit before family_ is read)
         return from_natural(self.family_, eta)
 
     def staged_predict_natural(self, X):
-        """Yield eta(x) after rounds 1, 2, ..., n_rounds_."""
+        """Yield eta(x) after rounds 1, 2, ..., n_iter_."""
         self._check_fitted()
         X = self._validate_X(X, reset=False, allow_nan=True)
-        for r, F in enumerate(self.forest_.staged(self._law, X, self.n_rounds_)):
+        for r, F in enumerate(self.forest_.staged(self._law, X, self.n_iter_)):
             if r:
                 yield np.asarray(self._law.natural(F))
 
     def staged_predict_mean(self, X):
-        """Yield eta*(x) after rounds 1, 2, ..., n_rounds_."""
+        """Yield eta*(x) after rounds 1, 2, ..., n_iter_."""
         self._check_fitted()
         X = self._validate_X(X, reset=False, allow_nan=True)
-        for r, F in enumerate(self.forest_.staged(self._law, X, self.n_rounds_)):
+        for r, F in enumerate(self.forest_.staged(self._law, X, self.n_iter_)):
             if r:
                 yield np.asarray(self._law.mean(F))
 
-    def nll(self, X, y, n_rounds=None) -> np.ndarray:
+    def nll(self, X, y, max_iter=None) -> np.ndarray:
         """Per-row negative log-likelihood of y under the fitted distribution."""
         self._check_fitted()
         y = self.family_.check_y(y)
-        return self.family_.nll(y, self.predict_natural(X, n_rounds))
+        return self.family_.nll(y, self.predict_natural(X, max_iter))
 
-    def score(self, X, y, sample_weight=None, n_rounds=None) -> float:
+    def score(self, X, y, sample_weight=None, max_iter=None) -> float:
         """Weighted mean log-likelihood of y, i.e. minus the mean NLL (higher is better, scikit-learn's convention)."""
-        v = self.nll(X, y, n_rounds)
+        v = self.nll(X, y, max_iter)
         w = _check_weight(sample_weight, len(v))
         return -float(np.average(v, weights=w))
 
@@ -279,7 +279,7 @@ class DistributionalBoosting(Estimator):
         if not isinstance(fam, str):
             params["family_params"] = {k: int(getattr(self.family_, k)) for k in ("K", "P")
                                        if hasattr(self.family_, k) and self.family_.name in ("categorical", "mvn")}
-        fitted = {"n_rounds": int(self.n_rounds_), "best_iteration": int(self.best_iteration_),
+        fitted = {"n_iter": int(self.n_iter_), "best_iteration": int(self.best_iteration_),
                   "n_features": int(self.n_features_in_), **self._names_for_file()}
         flat = self.forest_.flat
         flat.n_features = int(self.n_features_in_)  # the fit's feature count (a forest of no trees cannot tell)
@@ -294,7 +294,7 @@ class DistributionalBoosting(Estimator):
         from distviz.modelfile import ModelFile
 
         f = ModelFile(path, cls.__name__)
-        params = dict(f.params)
+        params = renamed_params(f.params)
         family = params.pop("family", None)
         if not isinstance(family, str):
             raise f.fail("its family is not a name")
@@ -304,19 +304,19 @@ class DistributionalBoosting(Estimator):
             params["family_params"] = extra
         m = f.construct(cls, params, lambda e: (e._validate_params(), e._family_obj()), family=family)
         fam = m._family_obj()
-        n_rounds = f.value("n_rounds", int, 0)
+        n_iter = f.value("n_iter" if "n_iter" in f.fitted else "n_rounds", int, 0)   # "n_rounds": files before 28
         p = f.value("n_features", int, 1, 2**31 - 1)
         init = f.array("init", (fam.dim if hasattr(fam, "dim") else None,))
         flat = f.forest("forest", p, init.shape[0])
-        if flat.n_rounds != n_rounds or flat.n_trees != n_rounds:
-            raise f.fail(f"its forest has {flat.n_rounds} rounds, not n_rounds={n_rounds}")
-        m.best_iteration_ = f.value("best_iteration", int, 0, n_rounds)
+        if flat.n_rounds != n_iter or flat.n_trees != n_iter:
+            raise f.fail(f"its forest has {flat.n_rounds} rounds, not n_iter={n_iter}")
+        m.best_iteration_ = f.value("best_iteration", int, 0, n_iter)
         m.family_ = fam
         m._law = make_law(m.law, fam, domain=m.domain)
         if m._law.dim != init.shape[0]:
             raise f.fail(f"its start value has {init.shape[0]} entries, not the family's {m._law.dim}")
         m.forest_ = _Forest(init, flat)
-        m.n_rounds_ = n_rounds
+        m.n_iter_ = n_iter
         m._names_from_file(f, p)
         m.trace_ = f.trace()
         return m

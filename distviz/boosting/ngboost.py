@@ -396,19 +396,19 @@ class NGBoost(Estimator):
     def _check_fitted(self):
         check_fitted(self, "forest_")
 
-    def _rounds_per_param(self, n_rounds):
+    def _rounds_per_param(self, max_iter):
         """Number of rounds each parameter uses."""
-        if n_rounds is None:
+        if max_iter is None:
             if self.use_best:
                 return np.asarray(self.best_iteration_per_param_)
             return np.full(self.law_.dim, self.n_iter_)
-        if n_rounds == "best":
+        if max_iter == "best":
             return np.asarray(self.best_iteration_per_param_)
-        if n_rounds == "all":
+        if max_iter == "all":
             return np.full(self.law_.dim, self.n_iter_)
-        if int(n_rounds) != n_rounds or n_rounds < 0:
-            raise ConfigError(f"n_rounds must be a non-negative integer, 'best', 'all' or None, got {n_rounds!r}.")
-        return np.full(self.law_.dim, min(int(n_rounds), self.n_iter_))
+        if int(max_iter) != max_iter or max_iter < 0:
+            raise ConfigError(f"max_iter must be a non-negative integer, 'best', 'all' or None, got {max_iter!r}.")
+        return np.full(self.law_.dim, min(int(max_iter), self.n_iter_))
 
     def _binned(self, X):
         return self.binner_.transform(self._X(X))
@@ -416,16 +416,16 @@ class NGBoost(Estimator):
     def _X(self, X) -> np.ndarray:
         return self._validate_X(X, reset=False, allow_nan=True)
 
-    def staged_predict_params(self, X, n_rounds=None):
+    def staged_predict_params(self, X, max_iter=None):
         """Yield theta (n, dim) on X after 0, 1, ..., rounds (each parameter stops at its own count)."""
         self._check_fitted()
         X = self._X(X)
-        yield from self.forest_.staged_predict(X, self.init_params_, self._rounds_per_param(n_rounds))
+        yield from self.forest_.staged_predict(X, self.init_params_, self._rounds_per_param(max_iter))
 
-    def predict_params(self, X, n_rounds=None) -> np.ndarray:
+    def predict_params(self, X, max_iter=None) -> np.ndarray:
         """Chart parameters theta (n, dim) on X (best round by default, see use_best)."""
         self._check_fitted()
-        return self.forest_.predict(self._X(X), self.init_params_, self._rounds_per_param(n_rounds))
+        return self.forest_.predict(self._X(X), self.init_params_, self._rounds_per_param(max_iter))
 
     def _to_dist(self, F):
         ch = self.chart_
@@ -435,39 +435,39 @@ class NGBoost(Estimator):
             return NormalDist(F[:, 0], np.exp(F[:, 1]))
         return from_natural(ch.family, ch.to_natural(F))
 
-    def predict_dist(self, X, n_rounds=None):
+    def predict_dist(self, X, max_iter=None):
         """The predicted law per row (``distviz.families.dist``): ``MultivariateNormalDist`` for the mvn_cholesky
         chart (NGB, GB), ``NormalDist`` for ngboost's Normal chart, else the chart family's law."""
-        return self._to_dist(self.predict_params(X, n_rounds))
+        return self._to_dist(self.predict_params(X, max_iter))
 
     def _mean(self, F) -> np.ndarray:
         """E[y | x] from theta: (n,) for one output, (n, P) for P outputs."""
         m = np.asarray(self.chart_.mean(F), dtype=float)
         return m.reshape(-1) if self.n_outputs_ == 1 else m.reshape(F.shape[0], self.n_outputs_)
 
-    def predict(self, X, n_rounds=None) -> np.ndarray:
+    def predict(self, X, max_iter=None) -> np.ndarray:
         """Predicted mean E[y | x]: shape (n,) for one output, (n, P) for P outputs (predict_dist has the covariance)."""
-        return self._mean(self.predict_params(X, n_rounds))
+        return self._mean(self.predict_params(X, max_iter))
 
-    def staged_predict_dist(self, X, n_rounds=None):
+    def staged_predict_dist(self, X, max_iter=None):
         """Yield the predicted law (as predict_dist) after 0, 1, ... rounds."""
-        for F in self.staged_predict_params(X, n_rounds):
+        for F in self.staged_predict_params(X, max_iter):
             yield self._to_dist(F)
 
-    def staged_predict(self, X, n_rounds=None):
+    def staged_predict(self, X, max_iter=None):
         """Yield the predicted mean (as predict) after 0, 1, ... rounds."""
-        for F in self.staged_predict_params(X, n_rounds):
+        for F in self.staged_predict_params(X, max_iter):
             yield self._mean(F)
 
-    def nll(self, X, y, n_rounds=None) -> np.ndarray:
+    def nll(self, X, y, max_iter=None) -> np.ndarray:
         """Per-row NLL of y under the prediction at X."""
-        F = self.predict_params(X, n_rounds)
+        F = self.predict_params(X, max_iter)
         y = _check_y(y, F.shape[0])
         return self.chart_.nll(y if self.chart_.y_dim > 1 else y[:, 0], F)
 
-    def score(self, X, y, sample_weight=None, n_rounds=None) -> float:
+    def score(self, X, y, sample_weight=None, max_iter=None) -> float:
         """Weighted mean log-likelihood of y, i.e. minus the mean NLL (higher is better, scikit-learn's convention)."""
-        return -weighted_mean(self.nll(X, y, n_rounds), check_sample_weight(sample_weight, np.asarray(X).shape[0]))
+        return -weighted_mean(self.nll(X, y, max_iter), check_sample_weight(sample_weight, np.asarray(X).shape[0]))
 
 
     # ------------------------------------------------------------------ persistence
@@ -559,30 +559,34 @@ class _MultiOutputGaussian(Estimator):
         """The mean of a MultivariateNormalDist: (n,) for one output, (n, P) for P outputs."""
         return d.mean()[:, 0].copy() if self.n_outputs_ == 1 else d.mean()
 
-    def predict(self, X, n_rounds=None) -> np.ndarray:
+    def predict(self, X, max_iter=None) -> np.ndarray:
         """Predicted mean: shape (n,) for one output, (n, P) for P outputs (predict_dist has the covariance)."""
-        return self._mean(self.predict_dist(X, n_rounds))
+        return self._mean(self.predict_dist(X, max_iter))
 
-    def staged_predict(self, X, n_rounds=None):
+    def staged_predict(self, X, max_iter=None):
         """Yield the predicted mean after 0, 1, ... rounds (each dimension stops at its own count)."""
-        for d in self.staged_predict_dist(X, n_rounds):
+        for d in self.staged_predict_dist(X, max_iter):
             yield self._mean(d)
 
-    def nll(self, X, y, n_rounds=None) -> np.ndarray:
+    def nll(self, X, y, max_iter=None) -> np.ndarray:
         """Per-row NLL of y under the predicted Gaussian."""
-        d = self.predict_dist(X, n_rounds)
+        d = self.predict_dist(X, max_iter)
         return -d.logpdf(_check_y(y, len(d)))
 
-    def score(self, X, y, sample_weight=None, n_rounds=None) -> float:
+    def score(self, X, y, sample_weight=None, max_iter=None) -> float:
         """Weighted mean log-likelihood of y, i.e. minus the mean NLL (higher is better, scikit-learn's convention)."""
-        return -weighted_mean(self.nll(X, y, n_rounds), check_sample_weight(sample_weight, np.asarray(X).shape[0]))
+        return -weighted_mean(self.nll(X, y, max_iter), check_sample_weight(sample_weight, np.asarray(X).shape[0]))
 
     def _check_fitted(self):
         check_fitted(self, "models_")
 
 
 class IndepNGB(_MultiOutputGaussian):
-    """P independent univariate Normal NGBoosts in (mu, log sigma), each with its own early stopping (paper Sec. 4)."""
+    """P independent univariate Normal NGBoosts in (mu, log sigma), each with its own early stopping (paper Sec. 4).
+
+    Fitted attributes: ``models_`` (the P NGBoosts), ``n_iter_`` and ``best_iterations_`` (per output),
+    ``best_iteration_`` (the largest of ``best_iterations_``: the rounds the combined prediction reaches).
+    """
 
     _parameter_constraints: dict = _NGB_PARAMS
 
@@ -615,7 +619,8 @@ class IndepNGB(_MultiOutputGaussian):
             m.fit(X, y[:, k], sample_weight=w, eval_set=evk, progress=prog)
             m.__dict__.pop("feature_names_in_", None)   # the names are IndepNGB's (each output's fit saw an array)
             self.models_.append(m)
-        self.best_iteration_ = np.array([m.best_iteration_ for m in self.models_])
+        self.best_iterations_ = np.array([m.best_iteration_ for m in self.models_])
+        self.best_iteration_ = int(self.best_iterations_.max())
         self.n_iter_ = np.array([m.n_iter_ for m in self.models_])
         self.fit_seconds_ = time.perf_counter() - t0
         return self
@@ -637,17 +642,17 @@ class IndepNGB(_MultiOutputGaussian):
         cov[:, idx, idx] = var
         return MultivariateNormalDist(mean, cov)
 
-    def predict_dist(self, X, n_rounds=None) -> MultivariateNormalDist:
+    def predict_dist(self, X, max_iter=None) -> MultivariateNormalDist:
         """Diagonal Gaussian per row from the P univariate fits (``distviz.families.dist.MultivariateNormalDist``)."""
         self._check_fitted()
         X = self._validate_X(X, reset=False, allow_nan=True)
-        return self._combine([m.predict_params(X, n_rounds) for m in self.models_])
+        return self._combine([m.predict_params(X, max_iter) for m in self.models_])
 
-    def staged_predict_dist(self, X, n_rounds=None):
+    def staged_predict_dist(self, X, max_iter=None):
         """Yield the MultivariateNormalDist after 0, 1, ... rounds (a dimension past its count stays put)."""
         self._check_fitted()
         X = self._validate_X(X, reset=False, allow_nan=True)
-        gens = [m.staged_predict_params(X, n_rounds) for m in self.models_]
+        gens = [m.staged_predict_params(X, max_iter) for m in self.models_]
         last = [next(g) for g in gens]
         yield self._combine(last)
         while True:
@@ -687,7 +692,8 @@ class IndepNGB(_MultiOutputGaussian):
             est.models_.append(_read_ngboost(f, m, f"dim{k}_", p, 1))
         est._names_from_file(f, p)
         est.n_outputs_ = P
-        est.best_iteration_ = np.array([m.best_iteration_ for m in est.models_])
+        est.best_iterations_ = np.array([m.best_iteration_ for m in est.models_])
+        est.best_iteration_ = int(est.best_iterations_.max())
         est.n_iter_ = np.array([m.n_iter_ for m in est.models_])
         return est
 

@@ -35,7 +35,7 @@ from distviz.boosting.wg_init import VARIANTS as FLOW_VARIANTS
 from distviz.boosting.wg_init import init_flow
 from distviz.boosting.wg_law import ParticleTrace, WGLaw
 from distviz.boosting.wg_trees import TreeLearner, wg_forest
-from distviz.contract import Estimator
+from distviz.contract import Estimator, renamed_params
 from distviz.errors import ConfigError, DataError, check_fitted
 from distviz.families.posteriors import CategoricalTarget, NormalTarget, PoissonTarget, lse, make_target
 from distviz.validation import check_sample_weight, check_y
@@ -60,18 +60,22 @@ class WGBoost(Estimator):
     SKA ratio and steps with nu0 = 0.1; ``"paper"`` follows App. F.4's text, averaging each datum's
     direction (1/D) sum_i G_i with nu0 = 0.01 (D times the work per step).  ``init_lr`` is nu0; None takes
     the variant's own (0.1 authors, 0.01 paper).  See `distviz.boosting.wg_init`.
+
+    Fitted attributes: ``n_iter_`` (rounds kept), ``best_iteration_`` (the best validation round of the first
+    watched metric; the last round without eval_set), ``best_iterations_`` (metric -> its best round),
+    ``trace_`` (particles of ``trace_rows`` training rows per round), ``feature_names_in_`` (pandas X).
     """
 
-    def __init__(self, target, *, n_particles=10, method="ska", bandwidth=0.1, learning_rate=0.1, n_rounds=500,
+    def __init__(self, target, *, n_particles=10, method="ska", bandwidth=0.1, learning_rate=0.1, n_estimators=500,
                  max_depth=3, tree_sharing="shared", init="flow", init_rounds=5000, init_lr=None, subsample=1.0,
-                 early_stopping_rounds=None, random_state=None, max_bins=255, display_size=50,
+                 early_stopping_rounds=None, random_state=None, max_bins=255, trace_rows=50,
                  split_criterion="variance", early_stopping_metric="nll", init_flow="authors"):
         self.target = target
         self.n_particles = n_particles
         self.method = method
         self.bandwidth = bandwidth
         self.learning_rate = learning_rate
-        self.n_rounds = n_rounds
+        self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.tree_sharing = tree_sharing
         self.init = init
@@ -81,7 +85,7 @@ class WGBoost(Estimator):
         self.early_stopping_rounds = early_stopping_rounds
         self.random_state = random_state
         self.max_bins = max_bins
-        self.display_size = display_size
+        self.trace_rows = trace_rows
         self.split_criterion = split_criterion
         self.early_stopping_metric = early_stopping_metric
         self.init_flow = init_flow
@@ -99,7 +103,7 @@ class WGBoost(Estimator):
         "method": [StrOptions(set(METHODS))],
         "bandwidth": [Interval(Real, 0, None, closed="neither")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
-        "n_rounds": [Interval(Integral, 1, None, closed="left")],
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "max_depth": [Interval(Integral, 1, None, closed="left")],
         "tree_sharing": [StrOptions(set(SHARING))],
         "init": [StrOptions({"flow", "normal", "zeros"}), "array-like"],
@@ -109,7 +113,7 @@ class WGBoost(Estimator):
         "early_stopping_rounds": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
         "max_bins": "no_validation",   # an int or "exact", checked by the tree learner's binner
-        "display_size": [Interval(Integral, 1, None, closed="left")],
+        "trace_rows": [Interval(Integral, 1, None, closed="left")],
         "split_criterion": [StrOptions({"variance", "friedman_sum"})],
         "early_stopping_metric": [StrOptions({"nll", "rmse", "both"})],
         "init_flow": [StrOptions(set(FLOW_VARIANTS))],
@@ -184,25 +188,25 @@ class WGBoost(Estimator):
         Xb = learner.prepare(X)
         law = WGLaw(tgt, self.method, self.init_particles_, self.bandwidth, rng, self.subsample)
         shared = self.tree_sharing == "shared"
-        engine = BoostingEngine(law, n_rounds=int(self.n_rounds), learning_rate=lr,
+        engine = BoostingEngine(law, n_rounds=int(self.n_estimators), learning_rate=lr,
                                 tree_mode="shared" if shared else "blocks", n_blocks=None if shared else N,
                                 learner=learner, early_stopping_rounds=self.early_stopping_rounds, tol=1e-12,
                                 early_stopping_metric=watched)
 
         # trace on a display subset: rows evenly spaced in the order of the first feature
-        m = min(n, int(self.display_size))
+        m = min(n, int(self.trace_rows))
         obs = np.sort(np.argsort(X[:, 0], kind="stable")[np.linspace(0, n - 1, m).astype(int)])
         recorder = ParticleTrace(law, obs, tgt.gaussian(Y[obs]))
         res = engine.fit(Xb, Y, valid=(Xe, Ye) if has_eval else None, callbacks=[recorder], progress=progress)
 
         n_done = res.n_rounds
-        self.best_rounds_ = dict(res.best_rounds) if has_eval else {}
-        self.best_round_ = int(res.best_iteration)
+        self.best_iterations_ = dict(res.best_rounds) if has_eval else {}
+        self.best_iteration_ = int(res.best_iteration)
         keep = n_done
         if self.early_stopping_rounds is not None:
             keep = max(res.best_rounds[m] for m in watched)
         self.trees_ = [rnd.trees[0] for rnd in res.rounds[:keep]]
-        self.n_rounds_ = len(self.trees_)
+        self.n_iter_ = len(self.trees_)
         self.fit_seconds_ = float(np.sum(res.seconds))
         self.forest_ = wg_forest(self.trees_, shared, N, d, lr, X.shape[1])
         nan = np.full(n_done + 1, np.nan)
@@ -224,7 +228,7 @@ class WGBoost(Estimator):
             attrs={"method": self.method, "tree_sharing": self.tree_sharing, "learning_rate": lr,
                    **({} if getattr(self, "feature_names_in_", None) is None else
                       {"feature_names": json.dumps([str(c) for c in self.feature_names_in_])}),
-                   "bandwidth": float(self.bandwidth), "best_round": int(self.best_round_),
+                   "bandwidth": float(self.bandwidth), "best_iteration": int(self.best_iteration_),
                    "mmd_bandwidth": 0.025, "target": tgt.name, "stop_reason": res.stop_reason},
         )
         if Y.shape[1] >= 1:
@@ -241,7 +245,7 @@ class WGBoost(Estimator):
         return self._validate_X(X, reset=False, allow_nan=True)
 
     def staged_predict_particles(self, X):
-        """Yield the particles (n, N, d) after each boosting round 1..n_rounds_."""
+        """Yield the particles (n, N, d) after each boosting round 1..n_iter_."""
         self._check_fitted()
         X = self._check_predict_X(X)
         shape = (X.shape[0],) + self.init_particles_.shape
@@ -250,10 +254,10 @@ class WGBoost(Estimator):
         for P in staged:
             yield P.reshape(shape)
 
-    def predict_particles(self, X, n_rounds=None):
-        """Particles of every input after n_rounds (default: all fitted rounds; slice rules), shape (n, N, d)."""
+    def predict_particles(self, X, max_iter=None):
+        """Particles of every input after max_iter rounds (default: all fitted rounds; slice rules), shape (n, N, d)."""
         X = self._check_predict_X(X)
-        r = len(range(self.n_rounds_)[:n_rounds])
+        r = len(range(self.n_iter_)[:max_iter])
         P = self.forest_.predict(X, self.init_particles_.reshape(-1), r)
         return P.reshape((X.shape[0],) + self.init_particles_.shape)
 
@@ -275,8 +279,8 @@ class WGBoost(Estimator):
         P = self.predict_particles(X)
         return self.target_.point(P)
 
-    def predict_dist(self, X, n_rounds=None):
-        """The eq. 6 predictive per row as a ``distviz.families.dist`` object (particles after n_rounds, as
+    def predict_dist(self, X, max_iter=None):
+        """The eq. 6 predictive per row as a ``distviz.families.dist`` object (particles after max_iter rounds, as
         predict_particles).
 
         The particles theta_1..theta_N of a row make the equally weighted mixture (1/N) sum_n p(y | theta_n), the
@@ -291,7 +295,7 @@ class WGBoost(Estimator):
 
         from distviz.families.dist import CategoricalDist, EmpiricalDist, MixtureDist
 
-        P = self.predict_particles(X, n_rounds)
+        P = self.predict_particles(X, max_iter)
         tgt = self.target_
         if isinstance(tgt, NormalTarget):
             return MixtureDist(stats.norm(P[..., 0], np.exp(P[..., 1])))
@@ -340,7 +344,7 @@ class WGBoost(Estimator):
         rs = params["random_state"]
         params["random_state"] = int(rs) if isinstance(rs, (int, np.integer)) else None
         fitted = {"target": spec, "n_features": int(self.n_features_in_), "d": int(self.d_),
-                  "n_rounds": int(self.n_rounds_), "best_round": int(self.best_round_), **self._names_for_file()}
+                  "n_iter": int(self.n_iter_), "best_iteration": int(self.best_iteration_), **self._names_for_file()}
         w = ModelWriter(self, params, fitted, trace=self.trace_)
         w.array("init_particles", self.init_particles_)
         w.forest("forest", self.forest_)
@@ -359,22 +363,23 @@ class WGBoost(Estimator):
             target = make_target(spec)
         except (ConfigError, TypeError, ValueError):
             raise f.fail("its target specification is invalid") from None
-        est = f.construct(cls, f.params, lambda e: e._validate_params(), target=target)
+        est = f.construct(cls, renamed_params(f.params), lambda e: e._validate_params(), target=target)
         p, d = f.value("n_features", int, 1, 2**31 - 1), f.value("d", int, 1, 2**16)
         if d != target.d:
             raise f.fail(f"its particles have {d} coordinates, not the target's {target.d}")
-        n_rounds = f.value("n_rounds", int, 0)
+        old = "n_iter" not in f.fitted   # a file written before issue 28 (n_rounds, best_round)
+        n_iter = f.value("n_rounds" if old else "n_iter", int, 0)
         N = int(est.n_particles)
         est.init_particles_ = f.array("init_particles", (N, d))
         est.forest_ = f.forest("forest", p, N * d)
         per_round = 1 if est.tree_sharing == "shared" else N
-        if est.forest_.n_rounds != n_rounds or est.forest_.n_trees != n_rounds * per_round:
-            raise f.fail(f"its forest does not hold {n_rounds} rounds of {per_round} tree(s)")
+        if est.forest_.n_rounds != n_iter or est.forest_.n_trees != n_iter * per_round:
+            raise f.fail(f"its forest does not hold {n_iter} rounds of {per_round} tree(s)")
         if per_round == 1 and est.forest_.value.shape[1] != N * d or per_round > 1 and est.forest_.value.shape[1] != d:
             raise f.fail("its leaf values do not match the particles' shape")
         est.target_ = target
         est._names_from_file(f, p)
         est.d_ = d
-        est.n_rounds_, est.best_round_ = n_rounds, f.value("best_round", int, 0)
+        est.n_iter_, est.best_iteration_ = n_iter, f.value("best_round" if old else "best_iteration", int, 0)
         est.trace_ = f.trace()
         return est

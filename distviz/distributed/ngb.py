@@ -145,7 +145,8 @@ def fit_indep_ngb(model, X, y, sample_weight=None, eval_set=None, progress=None,
         evk = None if ev is None else (ev[0], ev[1][:, k], ev[2])
         model.models_.append(fit_ngboost(model._univariate(), X, y[:, k], sample_weight, evk, prog, binner))
     model.n_outputs_, model.n_features_in_ = P, int(X.shape[1])
-    model.best_iteration_ = np.array([m.best_iteration_ for m in model.models_])
+    model.best_iterations_ = np.array([m.best_iteration_ for m in model.models_])
+    model.best_iteration_ = int(model.best_iterations_.max())
     model.n_iter_ = np.array([m.n_iter_ for m in model.models_])
     model.fit_seconds_ = time.perf_counter() - t0
     return model

@@ -363,7 +363,7 @@ def _make_model(name: str, rounds: int, learning_rate: float, seed: int, patienc
     if name == "MGD-MVN":
         from distviz.boosting import DistributionalBoosting
 
-        return DistributionalBoosting(family="mvn", family_params={"P": 2}, law="mgd", n_rounds=rounds,
+        return DistributionalBoosting(family="mvn", family_params={"P": 2}, law="mgd", n_estimators=rounds,
                                       learning_rate=learning_rate, max_depth=tree.get("max_depth", 4),
                                       early_stopping_rounds=patience, random_state=seed)
     from distviz.baselines import skGB
@@ -378,7 +378,7 @@ def _ngb_kwargs(cls, rounds, learning_rate, seed, patience, **tree) -> dict:
     import inspect
 
     params = inspect.signature(cls.__init__).parameters
-    want = {("n_estimators", "n_rounds"): rounds, ("learning_rate",): learning_rate,
+    want = {("n_estimators",): rounds, ("learning_rate",): learning_rate,
             ("random_state", "seed"): seed, ("early_stopping_rounds", "patience"): patience,
             ("max_depth",): tree.get("max_depth"), ("max_leaf_nodes", "max_leaves", "num_leaves"): tree.get("max_leaves"),
             ("min_samples_leaf", "min_data_in_leaf", "min_weight_leaf"): tree.get("min_leaf")}
@@ -832,7 +832,7 @@ def clustered_mean_se(x, groups) -> tuple[float, float]:
 
 def _rounds_used(model) -> int | list[int] | None:
     """Number of boosting rounds a fitted model predicts with (best iteration), when it says."""
-    for attr in ("best_iteration_", "best_val_loss_itr", "n_estimators_", "n_rounds_", "best_epoch_"):
+    for attr in ("best_iterations_", "best_iteration_", "best_val_loss_itr", "n_estimators_", "best_epoch_"):
         v = getattr(model, attr, None)
         if isinstance(v, (int, np.integer)):
             return int(v)

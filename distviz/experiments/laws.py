@@ -23,7 +23,7 @@ def _fit_law(law, *, family, data, oracle, rounds, lr, gd_lr, depth, patience, s
 
     Xtr, ytr, Xva, yva, Xte, yte = data
     t0 = time.perf_counter()
-    m = DistributionalBoosting(family, law=law, n_rounds=rounds, learning_rate=gd_lr if law == "gd" else lr,
+    m = DistributionalBoosting(family, law=law, n_estimators=rounds, learning_rate=gd_lr if law == "gd" else lr,
                                max_depth=depth, min_weight_leaf=40.0, early_stopping_rounds=patience,
                                trace_rows=10, random_state=seed, family_params=family_kwargs)
     m.fit(Xtr, ytr, eval_set=(Xva, yva))

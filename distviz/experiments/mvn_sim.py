@@ -130,7 +130,7 @@ def run_once(method: str, split, n_estimators: int, learning_rate: float, patien
         out["iterations"] = float(model.n_epochs_)
         out["hidden_units"] = float(sum(model.hidden_layer_sizes_))
     else:
-        out["best_iteration"] = float(np.mean(model.best_iteration_))
+        out["best_iteration"] = float(np.mean(getattr(model, "best_iterations_", model.best_iteration_)))
         out["iterations"] = float(np.mean(model.n_iter_))
     return out
 

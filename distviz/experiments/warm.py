@@ -44,9 +44,9 @@ def _common() -> None:
     for fam, y in ys.items():
         for law in ("mgd", "ngd"):
             for XX, ww in ((X, None), (Xn, w)):
-                m = DistributionalBoosting(fam, law=law, n_rounds=3).fit(XX, y, sample_weight=ww)
+                m = DistributionalBoosting(fam, law=law, n_estimators=3).fit(XX, y, sample_weight=ww)
                 m.predict(XX[:50])
-    DistributionalBoosting("categorical", family_params={"K": 3}, n_rounds=3).fit(X, rng.integers(0, 3, n).astype(float))
+    DistributionalBoosting("categorical", family_params={"K": 3}, n_estimators=3).fit(X, rng.integers(0, 3, n).astype(float))
     Y2 = np.column_stack([ys["normal"], X[:, 1] + rng.normal(size=n)])
     for est in (NGB(n_estimators=3, early_stopping_rounds=None), IndepNGB(n_estimators=3, early_stopping_rounds=None)):
         est.fit(Xn, Y2).predict(Xn[:50])
@@ -54,7 +54,7 @@ def _common() -> None:
     for ww in (None, w):
         HistTree(max_depth=3).fit(Xb, ys["normal"], sample_weight=ww).predict(Xn[:50])
         HistTree(max_depth=3, max_leaves=5).fit(Xb, Y2, sample_weight=ww)
-    WGBoost(gaussian_location_target(0.5), n_rounds=3, max_depth=2, random_state=0).fit(X[:200], ys["normal"][:200])
+    WGBoost(gaussian_location_target(0.5), n_estimators=3, max_depth=2, random_state=0).fit(X[:200], ys["normal"][:200])
 
 
 def _wide() -> None:

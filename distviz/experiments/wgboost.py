@@ -66,15 +66,15 @@ def synthetic(rounds=500, methods="ska,fka,nka,langevin", sharing="shared", seed
     out = {}
     for m in [s.strip() for s in methods.split(",") if s.strip()]:
         est = WGBoost(gaussian_location_target(0.5), method=m, n_particles=10, bandwidth=0.1, learning_rate=0.1,
-                      n_rounds=rounds, max_depth=3, tree_sharing=sharing, init=np.linspace(-10, 10, 10)[:, None],
+                      n_estimators=rounds, max_depth=3, tree_sharing=sharing, init=np.linspace(-10, 10, 10)[:, None],
                       max_bins="exact", random_state=seed)
-        est.set_params(n_rounds=2).fit(X, np.sin(X[:, 0]))  # warm-up: compile before timing
-        est.set_params(n_rounds=rounds).fit(X, np.sin(X[:, 0]))
+        est.set_params(n_estimators=2).fit(X, np.sin(X[:, 0]))  # warm-up: compile before timing
+        est.set_params(n_estimators=rounds).fit(X, np.sin(X[:, 0]))
         row = {}
         for r, P in enumerate(est.staged_predict_particles(Xt), 1):
             if r in checkpoints:
                 row[f"mmd2@{r}"] = round(_app_e_mmd(P, yt), 5)
-        row["ms_per_round"] = round(1e3 * est.fit_seconds_ / est.n_rounds_, 3)
+        row["ms_per_round"] = round(1e3 * est.fit_seconds_ / est.n_iter_, 3)
         for r, ref in APP_E_REFERENCE.get(m, {}).items():
             if f"mmd2@{r}" in row:
                 row[f"authors@{r}"] = ref
@@ -105,15 +105,15 @@ def _uci_split(s: int, *, name, root, max_rounds, patience, criterion) -> tuple:
     Xa, Xv, ya, yv = train_test_split(Xtr, ytr, test_size=0.2, random_state=1)
     # M by the validation NLL (NLL column) and by the validation RMSE (RMSE column), as the authors'
     # two scripts do; one refit to max(M) gives both, since round M of a longer fit is the M-round model
-    est = WGBoost("normal", n_rounds=max_rounds, early_stopping_rounds=patience, early_stopping_metric="both",
+    est = WGBoost("normal", n_estimators=max_rounds, early_stopping_rounds=patience, early_stopping_metric="both",
                   random_state=s, split_criterion=criterion)
     est.fit(Xa, ya, eval_set=(Xv, yv))
-    m_nll, m_rmse = est.best_rounds_["nll"], est.best_rounds_["rmse"]
-    est = WGBoost("normal", n_rounds=max(m_nll, m_rmse), random_state=s, split_criterion=criterion).fit(Xtr, ytr)
+    m_nll, m_rmse = est.best_iterations_["nll"], est.best_iterations_["rmse"]
+    est = WGBoost("normal", n_estimators=max(m_nll, m_rmse), random_state=s, split_criterion=criterion).fit(Xtr, ytr)
     tgt = est.target_
-    P = est.predict_particles(Xte, n_rounds=m_nll)
+    P = est.predict_particles(Xte, max_iter=m_nll)
     nll = mixture_nll(tgt.log_likelihood_rows(yte[:, None], P)) + np.log(ysd)
-    P = est.predict_particles(Xte, n_rounds=m_rmse)
+    P = est.predict_particles(Xte, max_iter=m_rmse)
     rmse = float(ysd * np.sqrt(np.mean((yte - tgt.point(P)) ** 2)))
     return nll, rmse, m_nll, m_rmse, time.perf_counter() - t0
 
@@ -172,12 +172,12 @@ def cde(data="faithful", rounds=500, criterion="friedman_sum", method="ska"):
         x_eval, grid = np.array([12.5, 18.0, 22.0]), np.linspace(-0.1, 0.26, 501)
     else:
         raise ConfigError(f"Unknown CDE dataset '{data}'; choose faithful or bone.")
-    est = WGBoost("normal", n_rounds=rounds, learning_rate=0.1, max_depth=1, n_particles=10, bandwidth=0.1,
+    est = WGBoost("normal", n_estimators=rounds, learning_rate=0.1, max_depth=1, n_particles=10, bandwidth=0.1,
                   random_state=0, split_criterion=criterion, method=method).fit(X, y)
     dens = est.predict_density(x_eval[:, None], grid)
     out = {"fit": {"rows": int(len(y)), "train_nll": round(float(est.trace_["train_nll"].values[-1]), 4),
                    "init_nll": round(float(est.trace_["train_nll"].values[0]), 4),
-                   "ms_per_round": round(1e3 * est.fit_seconds_ / est.n_rounds_, 3),
+                   "ms_per_round": round(1e3 * est.fit_seconds_ / est.n_iter_, 3),
                    "init_seconds": round(est.init_seconds_, 3), "method": method,
                    "rows_damped": int(est.trace_["n_projected"].values.sum()),
                    "stop_reason": est.trace_.attrs.get("stop_reason", "")}}
@@ -201,7 +201,7 @@ def _ood_seed(seed: int, *, seg, rounds, learning_rate, criterion) -> tuple:
     t0 = time.perf_counter()
     idx = np.random.RandomState(seed).permutation(len(seg.y))
     tr, te = idx[:int(0.8 * len(idx))], idx[int(0.8 * len(idx)):]
-    est = WGBoost("categorical", n_rounds=rounds, learning_rate=learning_rate, max_depth=3, random_state=seed,
+    est = WGBoost("categorical", n_estimators=rounds, learning_rate=learning_rate, max_depth=3, random_state=seed,
                   split_criterion=criterion)
     est.fit(seg.X[tr], seg.y[tr])
     acc = 100.0 * float(np.mean(np.argmax(est.predict_mean(seg.X[te]), axis=1) == seg.y[te]))

@@ -103,7 +103,7 @@ class FitConfig:
     p: int = 1
     seed: int = 0
     algorithm: str = "mgd"
-    n_rounds: int = 100
+    n_estimators: int = 100
     learning_rate: float = 0.1
     max_depth: int = 3
     n_particles: int = 10
@@ -356,7 +356,7 @@ def predict_fit_seconds(cfg: FitConfig, n_rows: int | None = None, n_features: i
     time (distviz.ui.jobs).  scripts/calibrate_costs.py prints predicted against measured CPU.
     """
     n, p, kind = _fit_size(cfg, n_rows, n_features)
-    R, depth = max(int(cfg.n_rounds), 1), max(int(cfg.max_depth), 1)
+    R, depth = max(int(cfg.n_estimators), 1), max(int(cfg.max_depth), 1)
     if kind == "gp":
         per_fit = 0.15 + _GP_COEF.get((cfg.algorithm, cfg.family), 1.15e-3) * n * (1 + 0.2 * (p - 1))
     elif kind == "wg":
@@ -381,7 +381,7 @@ def estimate_fit_mb(cfg: FitConfig, n_rows: int | None = None, n_features: int |
     high-water mark above its start, the data already loaded).
     """
     n, p, kind = _fit_size(cfg, n_rows, n_features)
-    R = max(int(cfg.n_rounds), 1)
+    R = max(int(cfg.n_estimators), 1)
     words = 1.5 * n * p                                           # bin codes and a float copy of X
     if kind == "gp":
         words += 10.0 * n * 20 + 20.0 * n                         # 20 inducing points: n x m kernel blocks
@@ -425,22 +425,22 @@ def make_estimator(cfg: FitConfig):
     kind = ALGORITHMS[cfg.algorithm][1]
     if kind == "law":
         from distviz.boosting import DistributionalBoosting
-        return DistributionalBoosting(cfg.family, law=cfg.algorithm, n_rounds=int(cfg.n_rounds),
+        return DistributionalBoosting(cfg.family, law=cfg.algorithm, n_estimators=int(cfg.n_estimators),
                                       learning_rate=float(cfg.learning_rate), max_depth=int(cfg.max_depth),
                                       validation_fraction=0.2, trace_rows=600, random_state=int(cfg.seed),
                                       domain=cfg.domain, family_params=cfg.family_kwargs())
     if kind == "wg":
         from distviz.boosting import WGBoost
         return WGBoost(WG_TARGET[cfg.family], n_particles=int(cfg.n_particles), method=cfg.algorithm[3:],
-                       learning_rate=float(cfg.learning_rate), n_rounds=int(cfg.n_rounds),
-                       max_depth=int(cfg.max_depth), init_rounds=1000, random_state=int(cfg.seed), display_size=60)
+                       learning_rate=float(cfg.learning_rate), n_estimators=int(cfg.n_estimators),
+                       max_depth=int(cfg.max_depth), init_rounds=1000, random_state=int(cfg.seed), trace_rows=60)
     if kind == "ngboost":
         from distviz.boosting.ngboost import NGBoost
-        return NGBoost(chart="normal" if cfg.family == "normal" else "mvn_cholesky", n_estimators=int(cfg.n_rounds),
+        return NGBoost(chart="normal" if cfg.family == "normal" else "mvn_cholesky", n_estimators=int(cfg.n_estimators),
                        learning_rate=float(cfg.learning_rate), max_depth=int(cfg.max_depth),
                        # 20% held out as for the laws; the patience exceeds the rounds, so every round is fitted
                        # and the validation NLL picks the best one (predictions use it)
-                       early_stopping_rounds=int(cfg.n_rounds) + 1, validation_fraction=0.2, random_state=int(cfg.seed))
+                       early_stopping_rounds=int(cfg.n_estimators) + 1, validation_fraction=0.2, random_state=int(cfg.seed))
     if kind == "gp":
         from distviz.gp import SparseGP
         return SparseGP(likelihood=GP_LIKELIHOOD[cfg.family], objective="elbo" if cfg.algorithm == "sgp_elbo" else "dlm_log",
@@ -664,7 +664,7 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
     # the sparse GP is not boosted: it has no rounds, learning rate or trees, so those knobs are not drawn
     # (their values stay in the session for the next boosting algorithm)
     knobs = _Unrendered() if gp else more
-    n_rounds = knobs.select_slider("Boosting rounds", ROUNDS_OPTIONS,
+    rounds = knobs.select_slider("Boosting rounds", ROUNDS_OPTIONS,
                                    key=qp_key(PAGE, *_par("rounds", 100), options=ROUNDS_OPTIONS),
                                    help="Number of trees added; more rounds fit closer (and may overfit).")
     lr_default = default_learning_rate(algo, fam)
@@ -693,7 +693,7 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
                                      "they go at most half way to the boundary; 'project' maps them onto the boundary "
                                      "(within 1e-6), which can make the NLL explode: try MGD, Normal, p = 3.")
     cfg = FitConfig(family=fam, K=int(K), dataset=dataset, n=int(n), p=int(p), seed=int(seed), algorithm=algo,
-                    n_rounds=int(n_rounds), learning_rate=float(lr), max_depth=int(depth), n_particles=int(n_particles),
+                    n_estimators=int(rounds), learning_rate=float(lr), max_depth=int(depth), n_particles=int(n_particles),
                     domain=str(domain), upload_hash=data_hash(upload), x_cols=tuple(x_cols), y_col=str(y_col))
     if summary is not None and isinstance(more, _Unrendered):
         summary.caption(describe_config(cfg) + " — open *More settings* to change them.")
@@ -729,7 +729,7 @@ def config_from_params(params: dict, *, algorithms=None, own: dict | None = None
         n, p, seed = get("n", 500, options=N_OPTIONS), get("p", 1, lo=1, hi=5), get("seed", 0, lo=0, hi=10_000)
     kind = ALGORITHMS[algo][1]
     return FitConfig(family=fam, K=int(K), dataset=dataset, n=int(n), p=int(p), seed=int(seed), algorithm=algo,
-                     n_rounds=int(get("rounds", 100, options=ROUNDS_OPTIONS)),
+                     n_estimators=int(get("rounds", 100, options=ROUNDS_OPTIONS)),
                      learning_rate=float(get("lr", default_learning_rate(algo, fam), options=LR_OPTIONS)),
                      max_depth=int(get("depth", 3, lo=1, hi=6)),
                      n_particles=int(get("particles", 10, lo=2, hi=30)) if kind == "wg" else 10,
@@ -783,7 +783,7 @@ def describe_config(cfg: FitConfig) -> str:
     label = ALGORITHMS[cfg.algorithm][0]
     parts = [cfg.family.capitalize(), data, label if label.startswith("sparse") else label.split(" (")[0]]
     if ALGORITHMS[cfg.algorithm][1] != "gp":
-        parts += [f"{cfg.n_rounds} rounds", f"ν = {cfg.learning_rate:g}", f"depth {cfg.max_depth}"]
+        parts += [f"{cfg.n_estimators} rounds", f"ν = {cfg.learning_rate:g}", f"depth {cfg.max_depth}"]
     return " · ".join(parts)
 
 

@@ -28,7 +28,7 @@ OOD = {"n": 1580, "n_particles": 10, "d": 5, "p": 18, "depth": 3}
 def cde_config(data: str, method: str, rounds: int, depth: int) -> FitConfig:
     """The Lab fit behind the conditional-density section: WGBoost `method` on the Normal family of `data` (300 rows of
     the synthetic set), 10 particles, learning rate 0.1."""
-    return FitConfig(family="normal", dataset=data, n=300, algorithm=f"wg_{method}", n_rounds=int(rounds),
+    return FitConfig(family="normal", dataset=data, n=300, algorithm=f"wg_{method}", n_estimators=int(rounds),
                      learning_rate=0.1, max_depth=int(depth), n_particles=10)
 
 
@@ -94,7 +94,7 @@ def fit_ood(rounds: int, seed: int = OOD_FIT["seed"], progress=None) -> dict:
     idx = np.random.RandomState(seed).permutation(len(seg.y))
     tr, te = idx[: int(0.8 * len(idx))], idx[int(0.8 * len(idx)):]
     t0 = time.perf_counter()
-    est = WGBoost("categorical", n_rounds=int(rounds), learning_rate=OOD_FIT["learning_rate"],
+    est = WGBoost("categorical", n_estimators=int(rounds), learning_rate=OOD_FIT["learning_rate"],
                   max_depth=OOD_FIT["max_depth"], init_rounds=OOD_FIT["init_rounds"],
                   split_criterion=OOD_FIT["split_criterion"], random_state=seed).fit(seg.X[tr], seg.y[tr],
                                                                                      progress=progress)

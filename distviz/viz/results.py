@@ -167,7 +167,7 @@ def _ngboost_figures(model, data, G, algo, r=None, title_suffix=""):
     X = np.asarray(data.X, dtype=float)
     best = ngboost_best_round(model)
     r = best if r is None else int(r)
-    dist = model.predict_dist(G, n_rounds=r if r is not None else "all")
+    dist = model.predict_dist(G, max_iter=r if r is not None else "all")
     m, sd, cov = gaussian_arrays(dist)
     yy = np.asarray(data.y, dtype=float).reshape(len(X), -1)
     truth = getattr(data, "truth", None)
@@ -254,7 +254,7 @@ def ngboost_params_by_round(model, data, *, n_x: int = 3) -> tuple[np.ndarray, d
     means: Any = []
     sds: Any = []
     rhos: Any = []
-    for d in model.staged_predict_dist(G, n_rounds="all"):
+    for d in model.staged_predict_dist(G, max_iter="all"):
         m, sd, cov = gaussian_arrays(d)
         means.append(m)
         sds.append(sd)
