@@ -1,6 +1,8 @@
-"""Errors a user can cause, each carrying one sentence that says what is wrong and how to fix it."""
+"""Errors a user can cause, each carrying one sentence that says what is wrong and how to fix it.
 
-from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+``NotFittedError`` is also scikit-learn's; it is made on first use, so that importing distviz's compiled kernels
+(as the Dask workers do) does not import scikit-learn.
+"""
 
 
 class DistvizError(Exception):
@@ -19,8 +21,24 @@ class MissingDependencyError(DistvizError, ModuleNotFoundError):
     """An optional package (an extra such as distviz[app]) is not installed; the sentence names the extra."""
 
 
-class NotFittedError(ConfigError, _SklearnNotFittedError):
-    """A predict, score or staged method called before fit (also scikit-learn's NotFittedError)."""
+def _not_fitted_error() -> type:
+    """The class ``NotFittedError`` (see ``__getattr__``), made once."""
+    cls = globals().get("NotFittedError")
+    if cls is None:
+        from sklearn.exceptions import NotFittedError as sklearn_not_fitted
+
+        cls = type("NotFittedError", (ConfigError, sklearn_not_fitted), {
+            "__module__": __name__,
+            "__doc__": "A predict, score or staged method called before fit (also scikit-learn's NotFittedError)."})
+        globals()["NotFittedError"] = cls
+    return cls
+
+
+def __getattr__(name: str) -> type:
+    """``NotFittedError``, made on first use (module attribute, PEP 562)."""
+    if name == "NotFittedError":
+        return _not_fitted_error()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 #: the sentence every estimator raises when used before fit
@@ -33,9 +51,10 @@ def check_fitted(estimator, attributes=None) -> None:
     `attributes` (a name or a list of names) are the fitted attributes to look for; None looks for any
     attribute whose name ends with an underscore, as scikit-learn does.
     """
+    from sklearn.exceptions import NotFittedError as sklearn_not_fitted
     from sklearn.utils.validation import check_is_fitted
 
     try:
         check_is_fitted(estimator, attributes)
-    except _SklearnNotFittedError:
-        raise NotFittedError(NOT_FITTED) from None
+    except sklearn_not_fitted:
+        raise _not_fitted_error()(NOT_FITTED) from None

@@ -160,6 +160,21 @@ def test_estimators_import_no_dask():
     assert r.stdout.strip().splitlines()[-1] == "[]"
 
 
+_WORKER_IMPORTS = r"""
+import sys
+import distviz.distributed.shard, distviz.distributed.ngb_shard, distviz.boosting.laws, distviz.trees.grower  # noqa: E401
+print(sorted(m for m in ("sklearn", "pandas", "scipy.stats", "xarray") if m in sys.modules))
+"""
+
+
+def test_dask_workers_import_no_estimator_stack():
+    """What a Dask worker imports for the rounds (the shard kernels, the laws) leaves out scikit-learn, pandas,
+    scipy.stats and xarray: a fresh cluster's first round waits for these imports on every worker."""
+    r = subprocess.run([sys.executable, "-c", _WORKER_IMPORTS], capture_output=True, text=True, timeout=240, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip().splitlines()[-1] == "[]"
+
+
 def _tree(root: Path) -> dict[str, tuple[int, int]]:
     """Every file under root (folders aside: numba makes empty cache folders when a module decorates a kernel)."""
     return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}

@@ -24,6 +24,7 @@ from distviz.errors import ConfigError
 from distviz.trees import prepare_numba_cache
 
 from .collections import current_client, dask_eval_set, dask_inputs
+from .grow import load_client_kernels
 from .rows import SharedTreeRows
 from .shard import (
     display_rows,
@@ -198,6 +199,7 @@ def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=
         raise ConfigError("validation_fraction is not available for a fit on a dask array; pass "
                           "eval_set=(X_val, y_val) instead.")
     client = current_client()
+    load_client_kernels()
     cl = _Cluster(client)
     fam = model._family_obj()
     law = make_law(model.law, fam, domain=model.domain)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import sys
 
-from distviz.contract import parse_eval_set
 from distviz.errors import ConfigError, DataError
 
 __all__ = ["as_dask_array", "current_client", "dask_eval_set", "dask_inputs", "is_dask_collection"]
@@ -62,6 +61,8 @@ def dask_inputs(X, y, sample_weight, y_ndim: int):
 def dask_eval_set(eval_set, X, y):
     """eval_set = (X_val, y_val[, w_val]) as dask arrays chunked as X_val's rows, with X's columns and y's dimensions
     (a malformed tuple: the in-memory fit's ConfigError, ``distviz.contract.parse_eval_set``)."""
+    from distviz.contract import parse_eval_set  # not at import: the workers import this package, not scikit-learn
+
     eval_set = parse_eval_set(eval_set)   # the estimators' one reading of the tuple (distviz.contract)
     Xv = as_dask_array(eval_set[0], "X_val", 2)
     yv = as_dask_array(eval_set[1], "y_val", y.ndim)

@@ -10,6 +10,8 @@ nodes in best-first order, so the tree is the in-memory tree node for node.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from distviz.trees import HistTree
@@ -18,7 +20,23 @@ from distviz.trees.grower import _missing_column
 from distviz.trees.splitting import best_split_variance_missing
 from distviz.trees.tree import _entropy_gains, record_from_sums
 
-__all__ = ["LevelGrower"]
+__all__ = ["LevelGrower", "load_client_kernels"]
+
+
+def load_client_kernels() -> threading.Thread:
+    """Start loading the split scan's compiled kernel (numba's cache) in a thread of the client; returns the thread.
+
+    A fresh process spends about a second on numba's first call; a distributed fit starts this before its
+    workers sketch the bin edges, so that the client's first split choice does not wait for it.
+    """
+    def scan():
+        h = np.ones((1, 2, 3))
+        best_split_variance_missing(h, np.full(1, 2, dtype=np.int64), h[0].sum(axis=0), 2, 0.0, 0.0, 1.0,
+                                    np.full(1, np.nan), -1)
+
+    t = threading.Thread(target=scan, name="distviz-load-kernels", daemon=True)
+    t.start()
+    return t
 
 
 class LevelGrower(HistGrower):

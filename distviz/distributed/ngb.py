@@ -25,6 +25,7 @@ from distviz.errors import ConfigError, DataError
 from . import ngb_shard
 from .boosting import _Cluster, releases_workers
 from .collections import current_client, dask_eval_set, dask_inputs
+from .grow import load_client_kernels
 from .rows import ChartRows
 from .sketch import fit_binner
 
@@ -70,6 +71,7 @@ def fit_ngboost(model, X, y, sample_weight=None, eval_set=None, progress=None, b
     if model.tree_mode != "separate":
         raise ConfigError("a fit on a dask array grows one tree per parameter; pass tree_mode='separate'.")
     client = current_client()
+    load_client_kernels()
     cl = _Cluster(client)
     X, y, w = dask_inputs(X, y, sample_weight, 2)
     P = int(y.shape[1])

@@ -10,11 +10,20 @@ when a source changed since they were compiled; the test run, the app's server, 
 workers call it before the first fit (see ``distviz/trees/_cache.py``).
 """
 
-from ._cache import prepare_numba_cache
-from .binning import BinnedX, Binner
-from .forest import Forest, SharedForest, fit_many
-from .record import NODE_DTYPE, TreeRecord
-from .tree import FitContext, HistTree
+from importlib import import_module
 
-__all__ = ["Binner", "BinnedX", "FitContext", "HistTree", "NODE_DTYPE", "TreeRecord", "fit_many", "Forest",
-           "SharedForest", "prepare_numba_cache"]
+from ._cache import prepare_numba_cache
+
+_LAZY = {
+    "Binner": "binning", "BinnedX": "binning", "Forest": "forest", "SharedForest": "forest", "fit_many": "forest",
+    "NODE_DTYPE": "record", "TreeRecord": "record", "FitContext": "tree", "HistTree": "tree",
+}
+
+__all__ = sorted(_LAZY) + ["prepare_numba_cache"]
+
+
+def __getattr__(name):
+    """Import the module that defines `name` on first use (the kernels' modules alone import no scikit-learn)."""
+    if name in _LAZY:
+        return getattr(import_module(f"distviz.trees.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'distviz.trees' has no attribute {name!r}")
