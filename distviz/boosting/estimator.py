@@ -24,7 +24,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from distviz.contract import Estimator, renamed_params
 from distviz.errors import ConfigError, DataError, check_fitted
-from distviz.validation import check_sample_weight
+from distviz.validation import check_sample_weight, check_y_resolution
 
 from .dask_hook import backend as dask_backend
 from .dask_hook import is_dask_collection
@@ -356,35 +356,6 @@ class _Forest:
         return predict_iterate(self.flat, self.init, law, X, n_rounds)
 
 
-#: largest |mean(y)| / sd(y) the Normal and Gamma families resolve: their statistics y^2 (Normal) and log y
-#: (Gamma) cancel to the spread, losing log10(ratio^2) of the 16 digits (NaN NLLs appear from about 1e7)
-MAX_LOCATION_TO_SPREAD = 1e6
-
-
-def check_y_resolution(family: str, y) -> None:
-    """Refuse Normal / Gamma targets that double precision cannot fit: one DataError sentence naming the fix.
-
-    Targets near 1e12 or 1e-12 fit as well as any (the laws are scale-free); what breaks is a spread tiny
-    against the level (y = 1e12 + N(0, 1)), where A(eta) - <eta, T(y)> cancels to rounding noise.
-    """
-    if family not in ("normal", "gamma"):
-        return
-    y = np.asarray(y, dtype=float).ravel()
-    if y.size < 2:
-        return
-    big = float(np.max(np.abs(y)))
-    if big > 1e150:
-        raise DataError(f"y reaches {big:.3g}, too large to square in double precision; divide y by a power "
-                        f"of ten (e.g. {10.0 ** np.floor(np.log10(big)):.0e}) before fitting.")
-    mean, sd = float(np.mean(y)), float(np.std(y))
-    if sd > 0 and sd < 1e-150:
-        raise DataError(f"y varies by only {sd:.3g}, too little to square in double precision; multiply y by a "
-                        f"power of ten (e.g. {10.0 ** -np.floor(np.log10(sd)):.0e}) before fitting.")
-    if sd > 0 and abs(mean) > MAX_LOCATION_TO_SPREAD * sd:
-        fix = (f"subtract a constant near {mean:.6g} from y before fitting" if family == "normal" else
-               "fit y minus a constant near its minimum with the Normal family instead")
-        raise DataError(f"y varies by only {sd:.3g} around {mean:.6g} (1 part in {abs(mean) / sd:.1e}), too "
-                        f"little for the {family.capitalize()} family in double precision; {fix}.")
 
 
 def _family_y(fam, y, n: int, name: str = "y") -> np.ndarray:

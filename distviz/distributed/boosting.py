@@ -27,6 +27,8 @@ from .collections import current_client, dask_eval_set, dask_inputs
 from .grow import load_client_kernels
 from .rows import SharedTreeRows
 from .shard import (
+    ShardSet,
+    check_chunk,
     display_rows,
     make_shard,
     merge,
@@ -41,16 +43,6 @@ __all__ = ["fit_distributional"]
 #: up to this many workers a step's per-worker sums are gathered and added on the client; beyond, a tree
 #: reduction of tasks adds them on the workers (the client then receives one sum)
 _GATHER_MAX = 8
-
-
-def _check_chunk(fam, X, y, w):
-    """The in-memory fit's checks on one chunk: numeric X (NaN allowed), y in the family's support, valid weights."""
-    from distviz.boosting.estimator import _check_weight, check_y_resolution
-    from distviz.validation import check_X
-    X = check_X(X, allow_nan=True, model="this fit")   # NaN: a missing value, routed as in memory
-    y = fam.check_y(y)
-    check_y_resolution(getattr(fam, "name", ""), y)
-    return X, y, _check_weight(w, X.shape[0])
 
 
 class _Cluster:
@@ -166,18 +158,6 @@ def releases_workers(fit):
     return wrapper
 
 
-class ShardSet:
-    """Dask Actor on one worker holding that worker's shards; ``run`` is one step over all of them."""
-
-    def __init__(self, *shards):
-        """shards: the Shard objects of this worker (dask passes the local results, no copy)."""
-        self.shards = list(shards)
-
-    def run(self, fn, *args):
-        """fn(shard, *args) on each shard, summed in chunk order (``shard.run_shards``)."""
-        return run_shards(fn, self.shards, *args)
-
-
 def _disp_rows(chunks, idx):
     """Per chunk: (m, 2) int64 [position in the display subset, row inside the chunk] of the display rows it holds."""
     out, off = [], 0
@@ -205,7 +185,7 @@ def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=
     law = make_law(model.law, fam, domain=model.domain)
     X, y, w = dask_inputs(X, y, sample_weight, 1)
     binner = fit_binner(X, model.max_bins, binner)
-    check = functools.partial(_check_chunk, fam)
+    check = functools.partial(check_chunk, fam)
     n = int(X.shape[0])
     rng = np.random.default_rng(model.random_state)
     idx = display_subset(n, int(model.trace_rows), rng)

@@ -32,15 +32,6 @@ from .sketch import fit_binner
 __all__ = ["fit_arrays_on_workers", "fit_indep_ngb", "fit_ngboost"]
 
 
-def _check_chunk(chart, X, y, w):
-    """The in-memory NGBoost's checks on one chunk: X (NaN allowed), finite 2-D y, valid weights."""
-    from distviz.boosting.ngboost import _check_X, _check_y
-    from distviz.validation import check_sample_weight
-    X = _check_X(X)
-    y = _check_y(y, X.shape[0])
-    return X, (y if chart.y_dim > 1 else y[:, 0]), check_sample_weight(w, X.shape[0])
-
-
 def _start_theta(chart, mean, cov):
     """chart.init_theta on 2P equally weighted points with this mean and (1/N) covariance: m +- sqrt(P l_j) v_j."""
     vals, vecs = np.linalg.eigh(cov)
@@ -85,7 +76,7 @@ def fit_ngboost(model, X, y, sample_weight=None, eval_set=None, progress=None, b
     law = ChartLaw(chart, model.natural_gradient)
     K = law.dim
     binner = fit_binner(X, model.max_bins, binner)
-    check = functools.partial(_check_chunk, chart)
+    check = functools.partial(ngb_shard.check_chunk, chart)
     shards, where = _rows(cl, X, y, w, binner, law, check, K)
     ev = None if eval_set is None else dask_eval_set(eval_set, X, y)
     vshards = vwhere = None

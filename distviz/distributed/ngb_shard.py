@@ -20,10 +20,11 @@ from __future__ import annotations
 import numpy as np
 
 from distviz.trees.histogram import row_stats
+from distviz.validation import check_sample_weight, check_X, check_y
 
 from .shard import _wsum, finite_targets, label_leaves, reset_trees
 
-__all__ = ["loss_sums", "moments", "more_scales", "search", "start", "step"]
+__all__ = ["check_chunk", "loss_sums", "moments", "more_scales", "search", "start", "step"]
 
 
 def _y(shard) -> np.ndarray:
@@ -101,3 +102,10 @@ def step(shard, law, mult, learning_rate, next_hist, nb_max, C, unit):
     if next_hist:
         _next(shard, law, learning_rate, nb_max, C, unit, out)
     return out
+
+
+def check_chunk(chart, X, y, w):
+    """The in-memory NGBoost's checks on one chunk: X (NaN allowed), finite 2-D y, valid weights."""
+    X = check_X(X, allow_nan=True, model="this model")
+    y = check_y(y, X.shape[0], ndim=2)
+    return X, (y if chart.y_dim > 1 else y[:, 0]), check_sample_weight(w, X.shape[0])

@@ -30,10 +30,13 @@ from distviz.trees.grower import node_sums
 from distviz.trees.histogram import hist_indexed, hist_root_targets, hist_serial, lead_hist, row_stats
 from distviz.trees.predictor import apply_binned
 from distviz.trees.splitting import assign_children, partition
+from distviz.validation import check_sample_weight, check_X, check_y_resolution
 
 __all__ = [
     "Part",
     "Shard",
+    "ShardSet",
+    "check_chunk",
     "display_rows",
     "finite_targets",
     "label_leaves",
@@ -347,3 +350,23 @@ def run_shards(fn, shards, *args):
         r = fn(s, *args)
         out = r if out is None else merge(out, r)
     return out
+
+
+def check_chunk(fam, X, y, w):
+    """The in-memory fit's checks on one chunk: numeric X (NaN allowed), y in the family's support, valid weights."""
+    X = check_X(X, allow_nan=True, model="this fit")   # NaN: a missing value, routed as in memory
+    y = fam.check_y(y)
+    check_y_resolution(getattr(fam, "name", ""), y)
+    return X, y, check_sample_weight(w, X.shape[0])
+
+
+class ShardSet:
+    """Dask Actor on one worker holding that worker's shards; ``run`` is one step over all of them."""
+
+    def __init__(self, *shards):
+        """shards: the Shard objects of this worker (dask passes the local results, no copy)."""
+        self.shards = list(shards)
+
+    def run(self, fn, *args):
+        """fn(shard, *args) on each shard, summed in chunk order (``shard.run_shards``)."""
+        return run_shards(fn, self.shards, *args)
