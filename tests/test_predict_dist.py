@@ -237,7 +237,7 @@ def test_distributional_boosting(boosted, family):
         np.testing.assert_allclose(d.probs, m.predict(Xt))
     else:
         np.testing.assert_allclose(d.mean(), m.predict(Xt))
-        np.testing.assert_allclose(d.var(), m.predict_params(Xt)["variance"])
+        np.testing.assert_allclose(d.var(), m.predict_moments(Xt)["variance"])
         check_scipy(d, d.frozen)
     check_univariate(d, yt)
     d3 = m.predict_dist(Xt, max_iter=3)   # the rounds argument as predict_natural's

@@ -146,7 +146,7 @@ def test_score_is_mean_log_likelihood_and_predict_is_the_mean():
     db = DistributionalBoosting("normal", n_estimators=20).fit(X, y)
     assert db.score(X, y) == pytest.approx(-np.mean(db.nll(X, y)))
     assert db.predict(X).shape == (80,)
-    np.testing.assert_allclose(db.predict(X), db.predict_params(X)["mean"])
+    np.testing.assert_allclose(db.predict(X), db.predict_moments(X)["mean"])
     gp = SparseGP(n_inducing=8, max_iter=30).fit(X, y)
     assert gp.score(X, y) == pytest.approx(np.mean(gp.log_predictive(X, y)))
     w = np.random.default_rng(0).uniform(0.5, 2, 80)

@@ -4,7 +4,7 @@ Usage::
 
     from distviz.boosting import DistributionalBoosting
     m = DistributionalBoosting("poisson", law="mgd", n_estimators=300, learning_rate=0.1).fit(X, y)
-    m.predict(X_new)           # E[y | x] (scikit-learn's predict; predict_params gives mean and variance)
+    m.predict(X_new)           # E[y | x] (scikit-learn's predict; predict_moments gives mean and variance)
     m.predict_mean(X_new)      # eta*(x) = E[T(y) | x]
     m.score(X_test, y_test)    # mean log-likelihood (higher is better)
     m.trace_                   # xarray.Dataset: NLL, entropy, eta / eta* per round, node tables
@@ -58,7 +58,7 @@ class DistributionalBoosting(Estimator):
     stored unchanged (checked in fit against ``_parameter_constraints``; an unknown keyword is a TypeError), so
     ``clone``, ``GridSearchCV`` and ``cross_val_score`` work.  ``predict`` returns
     E[y | x] (shape (n,), or (n, P) for the mvn family); the distribution is ``predict_dist`` (a
-    ``distviz.families.dist`` object), ``predict_params`` (y-scale mean and variance), ``predict_natural`` /
+    ``distviz.families.dist`` object), ``predict_moments`` (y-scale mean and variance), ``predict_natural`` /
     ``predict_mean`` (eta, eta*).  ``score`` returns the mean
     log-likelihood, minus the mean NLL (higher is better).  Methods used before fit raise
     ``distviz.errors.NotFittedError``.
@@ -220,10 +220,11 @@ class DistributionalBoosting(Estimator):
         if is_dask_collection(X):   # a dask array of predictions, chunk by chunk
             self._check_fitted()
             return dask_backend().predict_blocks(self.predict, X, None, max_iter=max_iter)
-        return self.predict_params(X, max_iter)["mean"]
+        return self.predict_moments(X, max_iter)["mean"]
 
-    def predict_params(self, X, max_iter=None) -> dict:
-        """The predicted distribution on the y scale: {'mean': E[y|x], 'variance': Var[y|x]} (shapes as the family gives)."""
+    def predict_moments(self, X, max_iter=None) -> dict:
+        """The predicted distribution's moments on the y scale: {'mean': E[y|x], 'variance': Var[y|x]} (shapes as the
+        family gives).  (``predict_params`` is, on the estimators that have it, the array of boosted parameters.)"""
         eta = self.predict_natural(X, max_iter)
         m, v = self.family_.mean_and_variance(eta)
         return {"mean": np.asarray(m), "variance": np.asarray(v)}
