@@ -27,21 +27,21 @@ $(RUN_STAMP): pyproject.toml
 
 install: $(ALL_STAMP)
 
-# `run` serves this machine only (127.0.0.1, .streamlit/config.toml) and makes no outbound request;
-# `serve` opens the app to the network on purpose (a class): `make serve [ADDRESS=0.0.0.0] [PORT=8501]`
+# `run` is `distviz app`: this machine only (127.0.0.1, the settings of distviz/ui/app/config.toml), no outbound
+# request; `serve` opens the app to the network on purpose (a class): `make serve [ADDRESS=0.0.0.0] [PORT=8501]`
 # prints the URLs students open. Both keep XSRF, origin checks, the 20 MB upload cap and hidden error details.
 ADDRESS ?= 0.0.0.0
 PORT ?= 8501
 
 run: $(RUN_STAMP)
-	$(BIN)/python -m distviz.ui.serve
+	$(BIN)/distviz app
 
 serve: $(RUN_STAMP)
-	$(BIN)/python -m distviz.ui.serve --address $(ADDRESS) --port $(PORT)
+	$(BIN)/distviz app --address $(ADDRESS) --port $(PORT)
 
 # lint (ruff) and types (mypy on distviz/); `make test` runs both before the suite
 lint: $(ALL_STAMP)
-	$(BIN)/ruff check distviz benchmarks tests app.py app_pages scripts
+	$(BIN)/ruff check distviz benchmarks tests app.py scripts
 	$(BIN)/mypy distviz
 
 # OMP_WAIT_POLICY=PASSIVE: idle OpenMP threads (numba's) sleep instead of spinning, so the two test workers do not
@@ -50,7 +50,7 @@ lint: $(ALL_STAMP)
 # fresh checkout) beside ruff and mypy, so that the two test workers load them from the cache instead of compiling them
 test: $(ALL_STAMP)
 	$(BIN)/python scripts/warm_numba.py common & w1=$$!; $(BIN)/python scripts/warm_numba.py wide & w2=$$!; \
-	  $(BIN)/ruff check distviz benchmarks tests app.py app_pages scripts && $(BIN)/mypy distviz; rc=$$?; \
+	  $(BIN)/ruff check distviz benchmarks tests app.py scripts && $(BIN)/mypy distviz; rc=$$?; \
 	  wait $$w1 $$w2; exit $$rc
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m pytest -n 2 -q --durations=12
 

@@ -1,78 +1,10 @@
-"""distviz — an interactive laboratory for distributional gradient boosting (run: streamlit run app.py).
+"""`streamlit run app.py` from a checkout: runs the app that ships inside the package (distviz/ui/app/app.py).
 
-This file is the Home / Lab page and the navigation; the other pages live in app_pages/.
-`make run` starts it through distviz.ui.serve (127.0.0.1 only, no outbound requests).
+`distviz app` (`make run`) is the way to start it anywhere, with the packaged settings on its command line; from
+this folder Streamlit also reads .streamlit/config.toml, a link to the same settings (distviz/ui/app/config.toml).
 """
 
-import streamlit as st
+from distviz.data.paths import package_file
 
-from distviz.ui.serve import no_outbound_lookups, quiet_compute_pools
-
-quiet_compute_pools()  # idle OpenMP threads sleep instead of spinning (before the first parallel kernel)
-no_outbound_lookups()  # also under a plain `streamlit run app.py`: Streamlit's address look-ups never leave the machine
-
-from distviz.trees import prepare_numba_cache  # noqa: E402
-
-prepare_numba_cache()  # stale numba cache files go before the first fit (once per server process; serve.main did it)
-
-from distviz.ui.layout import presenter_controls, presenter_key  # noqa: E402
-from distviz.ui.state import begin_run, end_run  # noqa: E402
-
-begin_run()  # ?apply=1 (a lesson's "show me" link): this run takes every setting from the URL
-st.set_page_config(page_title="distviz", page_icon="📈", layout="wide",
-                   initial_sidebar_state="collapsed" if st.session_state.get(presenter_key()) else "auto")
-
-from distviz.ui.common import PAGES, explainer, fit_or_last, fit_summary  # noqa: E402
-from distviz.ui.figures import charts  # noqa: E402
-from distviz.ui.lab import PAGE, config_widgets  # noqa: E402
-from distviz.ui.state import sync_query_params  # noqa: E402
-
-LAB_TEXT = """
-Pick an output **family**, a **data set** and an **algorithm** in the sidebar (rows, rounds, learning
-rate, tree depth and the rest are under **More settings**, summarised in one line while folded); the model is fitted
-(with a progress bar) and cached, and every setting is in the page address, so copying the URL shares
-this exact view. The first plot shows the data (grey), the fitted mean (coloured line) and the fitted
-90% predictive band; for synthetic data the true mean (dashed) and true band (grey) are known. The
-second plot shows the training and validation negative log-likelihood per boosting round and the
-generalised entropy of each round's tree partition. WGBoost shows its particles per input instead:
-each input carries N particles that flow to the posterior of the output's parameters.
-Go to **Evolution** to replay the rounds, to **Split gains & entropy** for the trees.
-"""
-
-
-def lab():
-    """Home / Lab: choose family, data, algorithm and knobs; fit with progress; show the fitted distribution."""
-    st.title("distviz · Lab")
-    st.caption("An interactive laboratory for distributional gradient boosting: mirror (MGD) vs natural (NGD) "
-               "boosting, WGBoost particles, NGBoost charts.")
-    explainer(LAB_TEXT)
-    st.sidebar.header("Fit settings")
-    cfg, upload = config_widgets(st.sidebar, fold_more=f"{PAGE}.more_open")
-    sync_query_params(PAGE)
-    res = fit_or_last(cfg, upload)
-    if res is None:
-        return
-    from distviz.viz.results import lab_figures
-
-    fit_summary(res)
-    figs = lab_figures(res.model, res.data, res.kind, res.config.algorithm)
-    wide = [isinstance(f.layout.meta, dict) and bool(f.layout.meta.get("wide")) for f in figs]
-    for i, fig in enumerate(f for f, w in zip(figs, wide) if w):   # several panels (categorical WGBoost) span the page
-        charts().plotly_chart(fig, key=f"lab.wide{i}")
-    cols = st.columns(2, gap="medium")
-    for i, fig in enumerate(f for f, w in zip(figs, wide) if not w):
-        with cols[i % 2]:
-            charts().plotly_chart(fig, key=f"lab.fig{i}")
-
-
-from distviz.ui.lessons import NAV, back_to_lesson  # noqa: E402
-
-NAV.update({"lab": st.Page(lab, title="Lab", icon=":material/science:", default=True)}
-           | {path.rsplit("/", 1)[-1].removesuffix(".py"): st.Page(path, title=title, icon=icon) for path, title, icon in PAGES})
-nav = st.navigation(list(NAV.values()))
-presenter_controls()
-back_to_lesson(nav)
-try:
-    nav.run()
-finally:
-    end_run()
+_APP = package_file("distviz.ui", "app", "app.py")
+exec(compile(_APP.read_text(encoding="utf-8"), str(_APP), "exec"), {"__name__": "__main__", "__file__": str(_APP)})

@@ -20,6 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from distviz.ui.serve import app_script  # noqa: E402
+
 #: (url path, name, plotly charts of the page's default view: the paint is done when all are drawn)
 PAGES = [("", "Lab", 2), ("evolution", "Evolution", 3), ("split_gains", "Split gains", 1),
          ("drifters", "Drifters", 2), ("posterior", "Posterior", 1), ("explorer", "Family explorer", 1)]
@@ -74,7 +76,7 @@ def slider_rerun(repeats: int = 7) -> dict:
 
     out = {}
     for path, key in [("app_pages/evolution.py", "evo.round"), ("app_pages/split_gains.py", "split.round")]:
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()
+        at = AppTest.from_file(str(app_script()), default_timeout=300).run()
         at.switch_page(path)
         at.run()
         times = []
@@ -184,7 +186,7 @@ def first_paint(repeats: int = 5) -> dict:
         finally:
             proc.terminate()
             proc.wait(timeout=20)
-        proc, url = _serve(ROOT / "app.py", ROOT)
+        proc, url = _serve(app_script(), ROOT)
         try:
             out.update(_measure(b, {f"{name} ({n} chart{'s' if n > 1 else ''})": (f"{url}/{path}", n)
                                     for path, name, n in PAGES}, repeats))

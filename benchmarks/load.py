@@ -11,7 +11,7 @@ before / after all actions.  Goals (issue 14, 2-core machine): N = 20 with 0 fai
 every action, N = 50 with 0 failures, RSS growth after 1,000 actions <= 100 MiB.
 
 Run: .venv/bin/python benchmarks/load.py [--sessions 20,50] [--repeat K] [--url http://127.0.0.1:8501 --pid PID]
-Without --url a server is started (`streamlit run app.py` on a free 127.0.0.1 port) and stopped at the end.
+Without --url a server is started (`distviz app` on a free 127.0.0.1 port) and stopped at the end.
 Each pass opens fresh sessions (new students) and closes them at its end; --repeat 0 (the default) repeats
 the passes until at least --min-actions (1,000) actions were measured, for the RSS figure.
 """
@@ -70,15 +70,12 @@ def percentile(xs: list[float], q: float) -> float:
 
 
 def start_server(port: int, options: list[str] = ()) -> subprocess.Popen:
-    """`streamlit run app.py` on 127.0.0.1:port, headless, no file watcher; returns once /_stcore/health answers.
+    """`distviz app` (the packaged settings: headless, no file watcher, ...) on 127.0.0.1:port; returns once
+    /_stcore/health answers.
 
     `options` are extra `section.name=value` config options (passed as `--section.name value`).
     """
-    exe = ROOT / ".venv" / "bin" / "streamlit"
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "streamlit"]
-    proc = subprocess.Popen(cmd + ["run", "app.py", "--server.port", str(port), "--server.address", "127.0.0.1",
-                                   "--server.headless", "true", "--server.fileWatcherType", "none",
-                                   "--browser.gatherUsageStats", "false"]
+    proc = subprocess.Popen([sys.executable, "-m", "distviz", "app", "--port", str(port), "--address", "127.0.0.1"]
                             + [a for o in options for a in ("--" + o.split("=", 1)[0], o.split("=", 1)[1])],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(400):

@@ -1,5 +1,6 @@
-"""Command-line entry point: `distviz study NAME [--option value ...] [--json] [--scheduler local|ADDRESS]`,
-`distviz studies`, `distviz data gdp --archive PATH --out PATH`, `distviz warm [GROUP ...] [--scheduler ADDRESS]` and
+"""Command-line entry point: `distviz app [--port P] [--address A]`,
+`distviz study NAME [--option value ...] [--json] [--scheduler local|ADDRESS]`, `distviz studies`,
+`distviz data gdp --archive PATH --out PATH`, `distviz warm [GROUP ...] [--scheduler ADDRESS]` and
 `distviz lessons check`."""
 
 from __future__ import annotations
@@ -94,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="distviz", description="distviz studies and tools")
     sub = parser.add_subparsers(dest="command", required=True)
+    p_app = sub.add_parser("app", help="serve the app (default: this machine only, http://127.0.0.1:8501)")
+    p_app.add_argument("--address", help="listen on this address (0.0.0.0: every interface, for a class)")
+    p_app.add_argument("--port", type=int, help="port (default 8501)")
     sub.add_parser("studies", help="list the named studies")
     p_study = sub.add_parser("study", help="run a named study", add_help=False)
     p_study.add_argument("name")
@@ -123,6 +127,12 @@ def main(argv: list[str] | None = None) -> int:
     lessons_sub = p_lessons.add_subparsers(dest="lessons_command", required=True)
     lessons_sub.add_parser("check", help="fit every lesson step's view and check the claims its TOML states")
     args, rest = parser.parse_known_args(argv)
+    if args.command == "app":   # Streamlit's server runs until it is stopped; other options go to `streamlit run`
+        from distviz.ui.serve import main as serve
+
+        serve([*(["--address", args.address] if args.address is not None else []),
+               *(["--port", str(args.port)] if args.port is not None else []), *rest])
+        return 0
     try:
         if args.command == "studies":
             for name in registry.available():

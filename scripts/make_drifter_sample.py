@@ -1,4 +1,4 @@
-"""Write the shipped SYNTHETIC drifter sample `sample_data/drifters_north_atlantic_synthetic.nc`.
+"""Write the shipped SYNTHETIC drifter sample `distviz/data/sample/drifters_north_atlantic_synthetic.nc`.
 
 Usage (from the repository root):
 
@@ -6,7 +6,7 @@ Usage (from the repository root):
     python scripts/make_drifter_sample.py --out my.nc --n-drifters 100 --seed 1 --no-comparison
     python scripts/make_drifter_sample.py --comparison-only   # only the precomputed comparison (about 30 s)
 
-By default it also writes `sample_data/drifters_comparison_default.nc`: the NGB vs IndepNGB comparison
+By default it also writes `distviz/data/sample/drifters_comparison_default.nc`: the NGB vs IndepNGB comparison
 (`distviz.experiments.drifters.precompute_comparison`, settings `APP_DEFAULTS`, seeded) that the app's
 Drifters page shows on its first load without fitting. That file records the sample's SHA-1 and the
 settings; the app ignores it (and refits) when either no longer matches.

@@ -1,4 +1,4 @@
-"""Write `sample_data/posterior_ood_default.json`: the Posterior page's OOD demo at its default setting.
+"""Write `distviz/data/sample/posterior_ood_default.json`: the Posterior page's OOD demo at its default setting.
 
 Usage (from the repository root):
 

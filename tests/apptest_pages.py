@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+from distviz.ui.serve import app_script
+
+#: the packaged app's main script (distviz/ui/app/app.py); page paths are relative to its folder (app_pages/...)
+APP = str(app_script())
 
 
 def page(path=None, timeout=120, **query):
-    """AppTest of app.py, switched to `path` (a file under app_pages/) when given, with URL query parameters."""
+    """AppTest of the app, switched to `path` (a file under app_pages/) when given, with URL query parameters."""
     at = AppTest.from_file(APP, default_timeout=timeout)
     for k, v in query.items():
         at.query_params[k] = v

@@ -1,4 +1,4 @@
-"""Real-browser check: Playwright drives Debian's Chromium against `streamlit run app.py` on 127.0.0.1.
+"""Real-browser check: Playwright drives Debian's Chromium against `distviz app` on 127.0.0.1.
 
 Every page is opened, the test waits for its plots, takes a screenshot into `.screenshots/`
 (git-ignored), and fails when a request leaves 127.0.0.1 or the page shows an exception.
@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -59,23 +60,19 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server():
-    """Start `streamlit run app.py` on a free 127.0.0.1 port; stop it by its PID afterwards."""
-    if CHROMIUM is None:
-        pytest.skip("Debian's chromium is not installed (apt-get install -y chromium); the browser test needs it")
-    pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+@contextmanager
+def serving(distviz: list[str], cwd: Path, env: dict | None = None, start_s: float = 60):
+    """Run `distviz app` (the command `distviz`, such as ``[python, "-m", "distviz"]``) on a free 127.0.0.1 port
+    from the folder `cwd`; yield its URL once /_stcore/health answers (within `start_s` seconds); stop it by its PID."""
     port = _free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
-           "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
-           "--server.fileWatcherType", "none"]
+    cmd = [*distviz, "app", "--address", "127.0.0.1", "--port", str(port)]
     # the console goes to a file, not a pipe: nobody reads a pipe while the tests run, and a server that filled
     # its 64 KiB would block on its next write (seen: a download that never came in the full suite)
     log = tempfile.NamedTemporaryFile()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 60
+        deadline = time.time() + start_s
         while time.time() < deadline:
             try:
                 with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
@@ -87,7 +84,7 @@ def server():
                 log.seek(0)
                 raise RuntimeError(f"streamlit exited early:\n{log.read().decode(errors='replace')}")
         else:
-            raise RuntimeError("streamlit did not answer within 60 s")
+            raise RuntimeError(f"streamlit did not answer within {start_s:.0f} s")
         _LOGS[url] = log
         yield url
     finally:
@@ -98,6 +95,16 @@ def server():
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+@pytest.fixture(scope="module")
+def server():
+    """`distviz app` of this checkout on a free 127.0.0.1 port, for this module."""
+    if CHROMIUM is None:
+        pytest.skip("Debian's chromium is not installed (apt-get install -y chromium); the browser test needs it")
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+    with serving([sys.executable, "-m", "distviz"], ROOT) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +120,8 @@ def browser():
 
 
 def open_page(browser, url: str, n_plots: int, shot: Path, timeout_ms: int = 120000) -> dict:
-    """Open `url`, wait for the app to settle and `n_plots` plotly charts, screenshot; return what was seen."""
+    """Open `url`, wait for the app to settle and `n_plots` plotly charts, screenshot; return what was seen: the
+    requests, the text of exception elements, the seconds to the first paint and the page's text."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 2400})  # Streamlit scrolls inside: a tall viewport
     page = ctx.new_page()
     requests = []
@@ -133,8 +141,9 @@ def open_page(browser, url: str, n_plots: int, shot: Path, timeout_ms: int = 120
     page.screenshot(path=str(shot), full_page=True)
     n_exc = page.locator('[data-testid="stException"]').count()
     exc_text = page.locator('[data-testid="stException"]').all_inner_texts() if n_exc else []
+    text = page.inner_text("body")
     ctx.close()
-    return {"requests": requests, "exceptions": exc_text, "first_paint": first_paint}
+    return {"requests": requests, "exceptions": exc_text, "first_paint": first_paint, "text": text}
 
 
 @pytest.mark.parametrize("path,name,n_plots", PAGES, ids=[p[1] for p in PAGES])

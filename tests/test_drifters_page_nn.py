@@ -11,7 +11,7 @@ from distviz.errors import DistvizError
 st_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = st_testing.AppTest
 
-APP = "../app.py"
+from apptest_pages import APP  # noqa: E402  (tests/ is on sys.path)
 
 
 def drifters_page():

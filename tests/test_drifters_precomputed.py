@@ -14,7 +14,7 @@ def shipped():
     """The shipped result, loaded only when it was made from the current sample with APP_DEFAULTS."""
     assert ex.precomputed_path().exists(), "run scripts/make_drifter_sample.py to write the precomputed comparison"
     res = ex.load_precomputed()
-    assert res is not None, ("sample_data/drifters_comparison_default.nc is stale (sample or APP_DEFAULTS changed); "
+    assert res is not None, ("distviz/data/sample/drifters_comparison_default.nc is stale (sample or APP_DEFAULTS changed); "
                              "rerun scripts/make_drifter_sample.py")
     return res
 

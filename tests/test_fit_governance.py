@@ -12,7 +12,8 @@ from distviz.errors import DataError, DistvizError
 st_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = st_testing.AppTest
 
-APP = "../app.py"
+from apptest_pages import APP  # noqa: E402  (tests/ is on sys.path)
+
 HEAVY = dict(family="categorical", K="6", algo="wg_nka", n="5000", p="5", rounds="500", depth="6", particles="30")
 
 

@@ -14,6 +14,7 @@ AppTest = st_testing.AppTest
 from distviz.ui import lessons as L  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+PAGES = "distviz/ui/app/app_pages"   # the page scripts, relative to ROOT
 from apptest_pages import open_page  # noqa: E402  (tests/ is on sys.path)
 
 SCRIPT = {"lab": None, **{p: f"app_pages/{p}.py" for p in L.PAGES if p != "lab"}}
@@ -78,10 +79,10 @@ def test_page_parameter_table_matches_the_pages_sources():
     own = {"p", "algo", "rounds"}   # the Split gains page keeps these as sp / salgo / srounds
     want = {
         "lab": lab,
-        "evolution": lab | names("app_pages/evolution.py", "distviz/ui/playback.py"),
-        "split_gains": (lab - own) | {"s" + k for k in own} | names("app_pages/split_gains.py", "distviz/ui/playback.py"),
-        "drifters": names("app_pages/drifters.py"),
-        "posterior": names("app_pages/posterior.py"),
+        "evolution": lab | names(f"{PAGES}/evolution.py", "distviz/ui/playback.py"),
+        "split_gains": (lab - own) | {"s" + k for k in own} | names(f"{PAGES}/split_gains.py", "distviz/ui/playback.py"),
+        "drifters": names(f"{PAGES}/drifters.py"),
+        "posterior": names(f"{PAGES}/posterior.py"),
     }
     for page, expected in want.items():
         assert set(L.page_params(page)) == expected, (page, set(L.page_params(page)) ^ expected)

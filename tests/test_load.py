@@ -2,18 +2,16 @@
 
 import asyncio
 import tomllib
-from pathlib import Path
 
 import pytest
 
 from benchmarks import load
-
-ROOT = Path(__file__).resolve().parents[1]
+from distviz.data.paths import package_file
 
 
 @pytest.fixture(scope="module")
 def server_url():
-    """One `streamlit run app.py` on a free 127.0.0.1 port for this module."""
+    """One `streamlit run` of the packaged app on a free 127.0.0.1 port for this module."""
     port = load._free_port()
     proc = load.start_server(port)
     yield f"http://127.0.0.1:{port}"
@@ -23,7 +21,7 @@ def server_url():
 
 def test_post_script_gc_is_off():
     """Streamlit's full gc.collect(2) after every rerun cost ~0.08 CPU-s of a ~0.11 CPU-s cached page."""
-    cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    cfg = tomllib.loads(package_file("distviz.ui", "app", "config.toml").read_text())
     assert cfg.get("runner", {}).get("postScriptGC") is False
 
 

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pytest
 
+from distviz.data.paths import package_file
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ["", "evolution", "split_gains", "drifters", "posterior", "explorer"]
 SCRIPT_PAGES = ["", "evolution", "split_gains", "drifters", "explorer"]  # run over the websocket (posterior: slow fits)
@@ -56,12 +58,14 @@ runpy.run_module(module, run_name="__main__", alter_sys=True)
 def make_command(target: str, **variables: str) -> tuple[str, list[str]]:
     """(module, arguments) of a Makefile recipe, with `$(NAME)` variables filled from `variables`.
 
-    `$(BIN)/streamlit X` counts as `-m streamlit X`, so the test follows whatever the recipe starts.
+    `$(BIN)/streamlit X` counts as `-m streamlit X` and `$(BIN)/distviz X` as `-m distviz X`, so the test follows
+    whatever the recipe starts.
     """
     found = re.search(rf"^{target}:.*\n((?:\t.*\n)+)", (ROOT / "Makefile").read_text(), re.M)
     assert found, f"the Makefile has no `{target}` target"
     recipe = found.group(1).strip().splitlines()[-1].strip()
     recipe = recipe.replace("$(BIN)/python", "python").replace("$(BIN)/streamlit", "python -m streamlit")
+    recipe = recipe.replace("$(BIN)/distviz", "python -m distviz")
     if "$(PORT)" not in recipe and "PORT" in variables:  # a recipe without a port variable: add the port only
         recipe += f" --server.port {variables['PORT']}"
     for name, value in variables.items():
@@ -236,7 +240,7 @@ def test_run_prints_only_the_local_address(served):
 
 
 def test_config_keeps_the_safety_settings():
-    cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    cfg = tomllib.loads(package_file("distviz.ui", "app", "config.toml").read_text())
     server, client, browser = cfg.get("server", {}), cfg.get("client", {}), cfg.get("browser", {})
     assert server.get("address") == "127.0.0.1"
     assert server.get("maxUploadSize") == 20
@@ -269,7 +273,7 @@ def test_an_unexpected_error_shows_no_message_path_or_traceback(monkeypatch):
     from streamlit.testing.v1 import AppTest
 
     monkeypatch.chdir(ROOT)
-    config.get_config_options(force_reparse=True)  # the project's .streamlit/config.toml, as `make run` reads it
+    config.get_config_options(force_reparse=True)  # the checkout's .streamlit/config.toml: a link to the packaged one
     at = AppTest.from_string("raise ValueError('secret in /srv/distviz/app.py')").run()
     (exc,) = at.exception
     assert "secret" not in exc.message and "/srv/distviz" not in exc.message, exc.message

@@ -11,8 +11,7 @@ import pytest
 from apptest_pages import open_page
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGE_FILES = ["app.py", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "app_pages").glob("*.py")),
-              *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "distviz" / "ui").glob("*.py"))]
+PAGE_FILES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "distviz" / "ui").rglob("*.py"))   # the app's scripts too
 
 
 def test_no_chart_bypasses_the_takeaway_helper():

@@ -9,6 +9,8 @@ import xarray as xr
 st_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = st_testing.AppTest
 
+from apptest_pages import APP  # noqa: E402  (tests/ is on sys.path)
+
 
 def _user_errors_script():
     import streamlit as st
@@ -37,7 +39,7 @@ def test_drifters_page_shows_one_sentence_for_an_unexpected_failure(monkeypatch)
         raise np.linalg.LinAlgError("Singular matrix at /srv/distviz/x.py")
 
     monkeypatch.setattr(drifters, "run_comparison", broken)
-    at = AppTest.from_file("../app.py", default_timeout=60)
+    at = AppTest.from_file(APP, default_timeout=60)
     at.run()
     at.switch_page("app_pages/drifters.py")
     at.run()

@@ -22,9 +22,11 @@ AppTest = st_testing.AppTest
 
 from distviz import families  # noqa: E402
 from distviz.ui import state  # noqa: E402
+from distviz.ui.serve import app_script  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app.py")
+APP = str(app_script())   # the packaged app (distviz/ui/app/app.py); the pages' paths below are relative to its folder
+SRC = "distviz/ui/app/app_pages"   # the pages' sources, relative to ROOT
 FILLER = "q" * 100_000
 HOSTILE = ["inf", "-inf", "nan", "1e999", "0x10", FILLER]
 UNKNOWN = "zz_not_a_parameter"
@@ -36,10 +38,10 @@ PAGES = {
     "app.py": ([{}, {"family": "categorical", **CHEAP}, {"algo": "wg_fka", **CHEAP}], ["distviz/ui/lab.py"]),
     "app_pages/explorer.py": ([{"family": f} for f in families.available()], ["distviz/ui/explorer.py"]),
     "app_pages/evolution.py": ([{}, {"view": "Geometry: η vs η* paths", **CHEAP}],
-                               ["app_pages/evolution.py", "distviz/ui/playback.py"]),
-    "app_pages/split_gains.py": ([{}, {"view": "Standalone trees"}], ["app_pages/split_gains.py", "distviz/ui/playback.py"]),
-    "app_pages/posterior.py": ([{}, {"section": "method comparison"}, {"section": "OOD demo"}], ["app_pages/posterior.py"]),
-    "app_pages/drifters.py": ([{}], ["app_pages/drifters.py"]),
+                               [f"{SRC}/evolution.py", "distviz/ui/playback.py"]),
+    "app_pages/split_gains.py": ([{}, {"view": "Standalone trees"}], [f"{SRC}/split_gains.py", "distviz/ui/playback.py"]),
+    "app_pages/posterior.py": ([{}, {"section": "method comparison"}, {"section": "OOD demo"}], [f"{SRC}/posterior.py"]),
+    "app_pages/drifters.py": ([{}], [f"{SRC}/drifters.py"]),
 }
 LITERAL = re.compile(r'(?:qp_key\(\s*\w+,\s*(?:\*_par\(\s*)?|lazy_tabs\(\s*\w+,\s*)"([^"]+)"')
 TEXT_KINDS = ["title", "header", "subheader", "markdown", "caption", "text", "error", "warning", "info", "success",

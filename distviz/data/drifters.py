@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from distviz.data.paths import SAMPLE_DATA, regular_file
+from distviz.data.paths import regular_file, sample_file
 from distviz.errors import DataError
 
 #: Columns of the processed table (Zenodo 5644972 and the shared 1000-row subset).
@@ -24,7 +24,7 @@ TABLE_COLUMNS = ("Tx", "Ty", "Wx", "Wy", "u_av", "v_av", "lon", "lat", "t", "u",
 FEATURES = ("Tx", "Ty", "Wx", "Wy", "u_av", "v_av", "lon", "lat", "doy")
 #: Variables a GDP ragged-array file must hold.
 GDP_VARIABLES = ("ve", "vn", "lon", "lat", "time", "drogue_status", "rowsize", "id")
-#: File name of the shipped synthetic sample inside ``sample_data/``.
+#: File name of the shipped synthetic sample inside ``distviz/data/sample/``.
 SAMPLE_FILE = "drifters_north_atlantic_synthetic.nc"
 #: The paper's longitude band for the North Atlantic (Section 5.1).
 NORTH_ATLANTIC_BBOX = (-83.0, -40.0, 0.0, 70.0)
@@ -397,19 +397,13 @@ def load_netcdf(path: str | Path, *, bbox=None) -> DrifterData:
 
 
 def sample_path() -> Path:
-    """Path of the shipped synthetic North Atlantic sample (`sample_data/drifters_north_atlantic_synthetic.nc`)."""
-    return SAMPLE_DATA / SAMPLE_FILE
+    """Path of the shipped synthetic North Atlantic sample (`distviz/data/sample/drifters_north_atlantic_synthetic.nc`)."""
+    return sample_file(SAMPLE_FILE)
 
 
 def load_sample(*, bbox=None) -> DrifterData:
-    """The shipped SYNTHETIC North Atlantic sample; regenerated in memory (same seed, same rows) if the file is absent."""
-    p = sample_path()
-    if p.exists():
-        d = load_netcdf(p, bbox=bbox)
-    else:  # an installed package without the repository's sample_data/: rebuild it deterministically
-        from distviz.data.drifter_sim import simulate_drifters
-
-        d = dataset_to_drifters(simulate_drifters(), source=SAMPLE_FILE + " (regenerated)", bbox=bbox)
+    """The shipped SYNTHETIC North Atlantic sample."""
+    d = load_netcdf(sample_path(), bbox=bbox)
     d.synthetic = True
     return d
 

@@ -1,4 +1,5 @@
-"""Where data live, and the one policy for opening a file that a user or an environment variable names.
+"""Where data live (files shipped inside the package, the shared real-data folder), and the one policy for
+opening a file that a user or an environment variable names.
 
 Policy (every refusal is a ``DataError`` carrying one sentence):
 
@@ -15,17 +16,54 @@ Policy (every refusal is a ``DataError`` carrying one sentence):
 
 from __future__ import annotations
 
+import atexit
 import os
 import stat
+from contextlib import ExitStack
+from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 
 from distviz.errors import DataError
 
-__all__ = ["REPO_ROOT", "SAMPLE_DATA", "MAX_DATA_FILE_BYTES", "shared_data_dir", "shared_data_path", "safe_child",
-           "regular_file", "read_bounded"]
+__all__ = ["REPO_ROOT", "MAX_DATA_FILE_BYTES", "package_file", "sample_file", "shared_data_dir", "shared_data_path",
+           "safe_child", "regular_file", "read_bounded"]
 
+#: the folder above the package: the repository of a checkout (whose sibling ``shared/data`` holds real data)
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SAMPLE_DATA = REPO_ROOT / "sample_data"
+
+#: files that `package_file` had to extract (a package imported from a zip archive), removed when Python exits
+_EXTRACTED = ExitStack()
+atexit.register(_EXTRACTED.close)
+
+
+@lru_cache(maxsize=None)
+def package_file(package: str, *parts: str) -> Path:
+    """A file or folder shipped inside a distviz package, as a path on the file system.
+
+    Read through :mod:`importlib.resources`, so it is found wherever the package is installed (a checkout, a
+    wheel in any environment); a package imported from a zip archive has the file extracted to a temporary
+    path for the life of the process.
+
+    Parameters
+    ----------
+    package : str
+        The package that ships it, such as ``"distviz.data"``.
+    *parts : str
+        Its relative path inside that package, such as ``"sample", "posterior_ood_default.json"``.
+
+    Returns
+    -------
+    Path
+        The path (it may not exist when the installation lacks the file; the reader checks).
+    """
+    return _EXTRACTED.enter_context(resources.as_file(resources.files(package).joinpath(*parts)))
+
+
+def sample_file(name: str) -> Path:
+    """Path of a file shipped in ``distviz/data/sample``: the synthetic drifter sample and the precomputed results
+    of the app's first views (written by ``scripts/make_drifter_sample.py`` and ``scripts/make_posterior_ood_default.py``)."""
+    return package_file("distviz.data", "sample", name)
 
 #: largest data file (a ``--data`` table, a file of a data folder) that the loaders read into memory
 MAX_DATA_FILE_BYTES = 2 * 1024**3

@@ -282,15 +282,15 @@ class DrifterComparison:
 #: All 30,000 training rows and up to 300 rounds: the study's defaults, where NGB's edge over IndepNGB shows (README).
 APP_DEFAULTS = {"rounds": 300, "learning_rate": 0.1, "patience": 10, "methods": ("NGB", "IndepNGB"), "max_train": 30000,
                 "mixture_samples": 100, "seed": 0}
-#: File name of the precomputed default comparison inside ``sample_data/``.
+#: File name of the precomputed default comparison inside ``distviz/data/sample/``.
 PRECOMPUTED_FILE = "drifters_comparison_default.nc"
 
 
 def precomputed_path():
-    """Path of the shipped precomputed comparison (`sample_data/drifters_comparison_default.nc`)."""
-    from distviz.data.drifters import sample_path
+    """Path of the shipped precomputed comparison (`distviz/data/sample/drifters_comparison_default.nc`)."""
+    from distviz.data.paths import sample_file
 
-    return sample_path().with_name(PRECOMPUTED_FILE)
+    return sample_file(PRECOMPUTED_FILE)
 
 
 def file_sha1(path) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
+from distviz.data.paths import package_file
 from distviz.errors import DistvizError
 
 from .jobs import UNEXPECTED, FitCancelled
@@ -16,14 +17,16 @@ from .layout import lazy_tabs, static_table  # noqa: F401  (re-exported for the 
 from .safe_text import escape_markdown, show_error
 from .state import recall, remember
 
-PAGES = [
-    ("app_pages/evolution.py", "Evolution", ":material/slow_motion_video:"),
-    ("app_pages/split_gains.py", "Split gains & entropy", ":material/account_tree:"),
-    ("app_pages/drifters.py", "Drifters", ":material/waves:"),
-    ("app_pages/posterior.py", "Posterior regression", ":material/blur_on:"),
-    ("app_pages/explorer.py", "Family explorer", ":material/search:"),
-    ("app_pages/lessons.py", "Lessons", ":material/school:"),
-]
+#: the pages after the Lab: (script, title, icon); the scripts ship in distviz/ui/app/app_pages (absolute paths, so
+#: that the navigation finds them whichever script runs it)
+PAGES = [(package_file("distviz.ui", "app", "app_pages", f"{name}.py"), title, icon) for name, title, icon in [
+    ("evolution", "Evolution", ":material/slow_motion_video:"),
+    ("split_gains", "Split gains & entropy", ":material/account_tree:"),
+    ("drifters", "Drifters", ":material/waves:"),
+    ("posterior", "Posterior regression", ":material/blur_on:"),
+    ("explorer", "Family explorer", ":material/search:"),
+    ("lessons", "Lessons", ":material/school:"),
+]]
 
 
 def explainer(text: str) -> None:

@@ -43,13 +43,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlencode
 
+from distviz.data.paths import package_file
 from distviz.errors import ConfigError
 
 from .claims import parse_claims
 from .safe_text import restrict_markdown
 from .state import APPLY, MAX_RAW, _format
 
-LESSON_DIR = Path(__file__).resolve().parents[1] / "lessons"
+#: the shipped lessons (``distviz/lessons``, read through importlib.resources wherever distviz is installed)
+LESSON_DIR = package_file("distviz", "lessons")
 ENV_DIR = "DISTVIZ_LESSONS"
 MAX_STEPS = 12
 MAX_FILE_BYTES = 200_000

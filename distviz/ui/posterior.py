@@ -108,10 +108,10 @@ def fit_ood(rounds: int, seed: int = OOD_FIT["seed"], progress=None) -> dict:
 
 
 def ood_precomputed_path():
-    """Path of the shipped precomputed OOD demo (`sample_data/posterior_ood_default.json`)."""
-    from pathlib import Path
+    """Path of the shipped precomputed OOD demo (`distviz/data/sample/posterior_ood_default.json`)."""
+    from distviz.data.paths import sample_file
 
-    return Path(__file__).resolve().parents[2] / "sample_data" / OOD_PRECOMPUTED_FILE
+    return sample_file(OOD_PRECOMPUTED_FILE)
 
 
 def ood_settings(rounds: int, seed: int) -> dict:

@@ -1,14 +1,19 @@
-"""Start the app: on this machine only (`make run`), or deliberately for a class on the network (`make serve`).
+"""Start the app: on this machine only (`distviz app`, `make run`), or deliberately for a class on the network
+(`distviz app --address 0.0.0.0`, `make serve`).
 
-`python -m distviz.ui.serve` runs `streamlit run app.py` with the settings of .streamlit/config.toml
-(127.0.0.1 only, no error details, XSRF and origin checks, 20 MB uploads) after switching off the two address
+`distviz app` (also `python -m distviz.ui.serve`) runs `streamlit run` on the packaged app
+(distviz/ui/app/app.py) with every setting of the packaged distviz/ui/app/config.toml on Streamlit's command line,
+so that they hold whatever folder it is started from (127.0.0.1 only, no usage statistics, no error details, XSRF
+and origin checks, 20 MB uploads, no file watcher); the fit governor's limits are read from the DISTVIZ_*
+environment variables by distviz.ui.jobs in the server process. It first switches off the two address
 look-ups Streamlit makes by itself: the *external* address (an HTTP request to checkip.amazonaws.com when it
 prints its URLs in headless mode and again for every websocket that arrives with a foreign Origin) and the
 *internal* address (a UDP socket connected to 8.8.8.8).  The internal address then comes from this machine's
 own interface table and the external one is unknown, so the server sends nothing anywhere.
 
-`python -m distviz.ui.serve --address 0.0.0.0 [--port 8501]` listens on the network instead and prints the
-address of every network interface, the URLs students open.  Other arguments go to `streamlit run`.
+`distviz app --address 0.0.0.0 [--port 8501]` listens on the network instead and prints the address of every
+network interface, the URLs students open.  Other arguments go to `streamlit run` (after the packaged settings,
+so an explicit ``--server.fileWatcherType auto`` and the like win).
 """
 
 from __future__ import annotations
@@ -19,10 +24,40 @@ import os
 import socket
 import struct
 import sys
+import tomllib
 from pathlib import Path
 
-APP = Path(__file__).resolve().parents[2] / "app.py"
+from distviz.data.paths import package_file
+
 WILDCARD = {"0.0.0.0", "::", ""}
+
+
+def app_script() -> Path:
+    """The packaged app's main script (distviz/ui/app/app.py)."""
+    return package_file("distviz.ui", "app", "app.py")
+
+
+def config_flags(address: str | None = None, port: int | None = None) -> list[str]:
+    """The packaged Streamlit settings (distviz/ui/app/config.toml) as `streamlit run` options, ``--section.key=value``.
+
+    Parameters
+    ----------
+    address : str, optional
+        Listen on this address instead of the packaged one (127.0.0.1).
+    port : int, optional
+        Listen on this port (Streamlit's default 8501 when None).
+
+    Returns
+    -------
+    list of str
+    """
+    cfg = tomllib.loads(package_file("distviz.ui", "app", "config.toml").read_text(encoding="utf-8"))
+    if address is not None:
+        cfg["server"]["address"] = address
+    if port is not None:
+        cfg["server"]["port"] = int(port)
+    return [f"--{section}.{key}={str(v).lower() if isinstance(v, bool) else v}"
+            for section, opts in cfg.items() for key, v in opts.items()]
 
 
 def local_addresses() -> list[str]:
@@ -100,9 +135,10 @@ def class_urls(address: str, port: int) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     """Parse --address / --port, switch Streamlit's look-ups off, print the class URLs when on the network, run."""
-    ap = argparse.ArgumentParser(prog="python -m distviz.ui.serve", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="distviz app", description="Serve the distviz app (default: this machine only, "
+                                                                 "http://127.0.0.1:8501).")
     ap.add_argument("--address", help="listen on this address (0.0.0.0: every interface); default 127.0.0.1 "
-                                      "from .streamlit/config.toml")
+                                      "(distviz/ui/app/config.toml)")
     ap.add_argument("--port", type=int, help="port (default 8501)")
     args, rest = ap.parse_known_args(argv)
     quiet_compute_pools()
@@ -110,11 +146,6 @@ def main(argv: list[str] | None = None) -> None:
     from distviz.trees import prepare_numba_cache
 
     prepare_numba_cache()   # numba cache files compiled from older sources go before the first fit loads them
-    extra = []
-    if args.address is not None:
-        extra += ["--server.address", args.address]
-    if args.port is not None:
-        extra += ["--server.port", str(args.port)]
     if args.address is not None and not _is_loopback(args.address):
         urls = class_urls(args.address, args.port or 8501)
         print("\n  distviz is served on the network. Students open:", flush=True)
@@ -124,7 +155,7 @@ def main(argv: list[str] | None = None) -> None:
         print("  Stop with Ctrl+C; `make run` serves this machine only.\n", flush=True)
     from streamlit.web import cli
 
-    sys.argv = ["streamlit", "run", str(APP), *extra, *rest]
+    sys.argv = ["streamlit", "run", str(app_script()), *config_flags(args.address, args.port), *rest]
     cli.main()
 
 

@@ -8,10 +8,12 @@ from pathlib import Path
 import numpy as np
 
 from distviz._optional import missing
+from distviz.data.paths import package_file
 from distviz.errors import ConfigError
 
-#: Folder to give cartopy as ``cartopy.config["pre_existing_data_dir"]`` (cartopy's own layout below it).
-DATA_DIR = Path(__file__).resolve().parent
+#: Folder to give cartopy as ``cartopy.config["pre_existing_data_dir"]`` (cartopy's own layout below it), read through
+#: importlib.resources wherever distviz is installed.
+DATA_DIR = package_file("distviz.data", "naturalearth")
 SCALES = ("110m", "50m")
 NAMES = ("coastline", "land")
 
