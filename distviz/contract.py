@@ -11,9 +11,10 @@
   signature, so an unknown keyword is a ``TypeError`` at construction, as in scikit-learn.
 - features: ``_validate_X(X, reset=...)`` converts X with ``distviz.validation.check_X`` (one DataError sentence
   per problem) and passes it to scikit-learn's ``validate_data`` (``skip_check_array``), which sets
-  ``n_features_in_`` and, for a pandas DataFrame, ``feature_names_in_`` at fit, and warns at predict time when
-  the columns' names differ from the fit's; ``feature_labels()`` gives the names (or "x0", "x1", ...) for traces
-  and pages.
+  ``n_features_in_`` and, for a pandas DataFrame, ``feature_names_in_`` at fit; at predict time it warns when
+  only one of fit and predict had names (scikit-learn's UserWarning), and columns named otherwise than the fit's
+  are one DataError sentence (scikit-learn's ValueError, in one line).  The traces keep the names (their
+  ``feature`` coordinate and ``feature_names`` attribute) and the model files store them.
 - validation rows: ``_validation_rows`` is the one reading of ``eval_set`` (a pair or triple, ``parse_eval_set``)
   and the one ``validation_fraction`` split (``validation_split``); which of them a fit uses, and what early
   stopping does with them, is each estimator's rule (the round rules are ``distviz.boosting.rounds``).
@@ -112,7 +113,7 @@ class Estimator(RegressorMixin, BaseEstimator):
         """X as a checked 2-D float array; at fit (reset) sets n_features_in_ / feature_names_in_, else checks them.
 
         The conversion and its sentences are ``distviz.validation.check_X``; the feature count and names go
-        through scikit-learn's ``validate_data`` (a name mismatch at predict time is its UserWarning).
+        through scikit-learn's ``validate_data`` (names on one side only: its UserWarning; other names: a DataError).
         """
         n = None if reset else self.n_features_in_
         arr = check_X(X, allow_nan=allow_nan, n_features=n, name=name, model=type(self).__name__)
@@ -133,13 +134,6 @@ class Estimator(RegressorMixin, BaseEstimator):
     def _check_X_val(self, X, name: str = "X_val", allow_nan: bool = True) -> np.ndarray:
         """Validation features: the fit's column count (names are not compared, as in lightgbm)."""
         return check_X(X, allow_nan=allow_nan, n_features=self.n_features_in_, name=name, model=type(self).__name__)
-
-    def feature_labels(self) -> list[str]:
-        """The fitted features' names: ``feature_names_in_`` when the fit had them, else "x0", "x1", ..."""
-        names = getattr(self, "feature_names_in_", None)
-        if names is not None:
-            return [str(s) for s in names]
-        return [f"x{j}" for j in range(int(self.n_features_in_))]
 
     def _names_for_file(self) -> dict:
         """The fitted attributes a model file keeps for the features: {"feature_names": [...]} when the fit had names."""

@@ -138,7 +138,7 @@ def build_trace(res, recorder: TraceRecorder, law, *, X, y, T, attrs: dict, n_ro
         "gain_name": law.gain_name,
         "law_description": law.description,
         "best_iteration": int(res.best_iteration),
-        "n_rounds_fitted": int(len(res.rounds)),
+        "n_iter": int(len(res.rounds)),
         "stop_reason": str(getattr(res, "stop_reason", "") or ""),
     }
     if feature_names is not None:
