@@ -153,7 +153,8 @@ class Estimator(RegressorMixin, BaseEstimator):
     # ------------------------------------------------------------------ validation rows
     def _validation_rows(self, X, y, w, eval_set, *, split: bool, check_y, random_state=None, allow_nan=True):
         """(X, y, w, valid): valid = eval_set checked like the training rows, else (when split) a
-        ``validation_fraction`` share of the rows held out, else None.
+        ``validation_fraction`` share of the rows held out, else None; ConfigError when ``early_stopping_rounds``
+        is set and there are no validation rows to watch (early stopping would silently never happen).
 
         check_y(y_val, n_rows, name) checks the validation targets (the fit's own rule); their trailing shape must
         equal y's.  random_state defaults to the estimator's.
@@ -168,4 +169,7 @@ class Estimator(RegressorMixin, BaseEstimator):
         if split:
             rs = self.random_state if random_state is None else random_state
             return validation_split(X, y, w, self.validation_fraction, rs)
+        if getattr(self, "early_stopping_rounds", None) is not None:
+            alt = " or validation_fraction" if "validation_fraction" in self.get_params() else ""
+            raise ConfigError(f"early_stopping_rounds needs validation rows to watch; pass eval_set=(X_val, y_val){alt}.")
         return X, y, w, None

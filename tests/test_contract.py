@@ -165,3 +165,12 @@ def test_model_files_with_the_names_before_issue_28_still_load(tmp_path):
     back = skGB.load(tmp_path / "sk_old.nc")
     np.testing.assert_array_equal(back.best_iterations_, sk.best_iterations_)
     assert back.best_iteration_ == sk.best_iteration_ == 3
+
+
+def test_early_stopping_without_validation_rows_is_refused():
+    """early_stopping_rounds with neither eval_set nor a validation split would never stop: one ConfigError."""
+    X, y = _frame(30)
+    for est in (DistributionalBoosting(n_estimators=2, early_stopping_rounds=2), WGBoost("normal", early_stopping_rounds=2)):
+        with pytest.raises(ConfigError, match="early_stopping_rounds needs validation rows"):
+            est.fit(X, y[:, 0])
+    assert DistributionalBoosting(n_estimators=2, early_stopping_rounds=2, validation_fraction=0.3).fit(X, y[:, 0])

@@ -169,8 +169,6 @@ class WGBoost(Estimator):
             Xe, Ye, we = ev
             if we is not None:
                 raise ConfigError("WGBoost takes no validation weights; pass eval_set=(X_val, y_val).")
-        if self.early_stopping_rounds is not None and not has_eval:
-            raise ConfigError("early_stopping_rounds needs eval_set=(X_val, y_val) to monitor.")
 
         watched = ("nll", "rmse") if self.early_stopping_metric == "both" else (self.early_stopping_metric,)
         if self.early_stopping_rounds is not None:
