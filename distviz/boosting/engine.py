@@ -11,53 +11,18 @@ required methods, documented defaults for the rest); the engine calls its method
 Implementations: ``distviz.boosting.laws`` (the exponential-family laws), ``distviz.boosting.ngboost``
 (the NGBoost charts) and ``distviz.boosting.wg_law`` (WGBoost's particles).
 
-Engine::
-
-    eng = BoostingEngine(law, n_rounds=500, learning_rate=0.1,
-                         tree_params=dict(max_depth=3, min_weight_leaf=1.0, l2=0.0),
-                         tree_mode="shared",        # one vector-leaf tree per round, or
-                                                    # "separate": one tree per coordinate
-                         line_search=False,         # True / "grow" or "ngboost": step-size search
-                                                    # (distviz.boosting.rounds.line_search), ls_tol=1e-4
-                         early_stopping_rounds=None, tol=0.0,
-                         early_stopping_metric="nll",   # or a law metric name, or a tuple of names:
-                                                        # stop when every one stalled (WGBoost's "both")
-                         n_blocks=None,             # tree_mode="blocks": B trees per round in one fit_many
-                                                    # call, tree b feeding columns [b K/B, (b+1) K/B)
-                         learner=None)              # tree learner with fit / fit_many / predict /
-                                                    # predict_many (wg_trees.TreeLearner); None: HistTree
-    res = eng.fit(Xb, y, sample_weight=None, valid=(Xb_valid, y_valid, w_valid),
-                  callbacks=[cb, ...], progress=lambda r, n: ...)
-    res = eng.run(rows, callbacks, progress)        # the same loop over any row store
-
 ``fit`` is ``run`` over :class:`distviz.boosting.rows.InMemoryRows`; the Dask fits run the same loop over
 ``distviz.distributed.rows.DaskShardRows``.  ``run`` owns the rounds (targets -> grow -> step -> update ->
 loss -> stop?) and applies the rules of ``distviz.boosting.rounds`` (early stopping, the start and non-finite
-rules, the line searches ``"grow"`` and ``"ngboost"``); the store owns the rows (``distviz.boosting.rows``).
-When the line search finds no helpful scale the round is dropped and boosting stops with
-``res.stop_reason`` set, since F would not move; subclasses may override ``_fit_trees`` (e.g. batched
-per-coordinate trees).
+rules, the line searches); the store owns the rows (``distviz.boosting.rows``).
 
-``Xb`` is a ``distviz.trees.BinnedX`` (or raw X; the tree bins it); ``valid`` rows must be
-binned with the same ``Binner``.  A callback with a ``start(F_train)`` method gets the start
-iterate before the first round.  Each ``callback(info: RoundInfo)`` is called after every
-round (``info.round`` = number of rounds done, 1-based) and may
-
-- return True to stop boosting, or
-- set ``info.active[k] = False`` to freeze output coordinate k (per-parameter early stopping:
-  frozen coordinates get no more tree output; with ``tree_mode="separate"`` their trees are no
-  longer fitted).  Boosting stops when no coordinate is active.
-
-``res`` is a :class:`BoostingResult`: ``init`` (K,), ``rounds`` (list of :class:`Round`:
-``trees``, ``groups`` = output columns each tree feeds, ``multiplier`` = lr * line-search
-scale), ``train_loss`` / ``valid_loss`` (weighted mean NLL, index 0 = the start),
-``n_projected``, ``n_nonfinite``, ``entropy``, ``scales``, ``valid_metrics`` (name -> per-round list),
-``best_rounds`` (metric -> round with its least validation value, the start counting as round 0; None
-for a metric that was never finite), ``best_iteration`` (the best round of the first early-stopping
-metric, or the last round without validation data), ``stop_reason``, ``F_train`` / ``F_valid``.
-``predict_raw(res, law, X, n_rounds)`` and ``staged_predict_raw`` replay the additive model
-on new rows, applying ``law.update`` (with its projection) after every round exactly as in
-training, so training rows get bit-identical iterates.
+Callbacks: one with a ``start(F_train)`` method gets the start iterate before the first round; each
+``callback(info: RoundInfo)`` is called after every round (``info.round`` = rounds done, 1-based) and may
+return True to stop boosting, or set ``info.active[k] = False`` to freeze output coordinate k (per-parameter
+early stopping: frozen coordinates get no more tree output, and with ``tree_mode="separate"`` no more trees);
+boosting stops when no coordinate is active.  ``predict_raw`` and ``staged_predict_raw`` replay the rounds on
+new rows, applying ``law.update`` (with its projection) after every round as training does, so training rows
+get bit-identical iterates.
 
 Monitoring is cheap: ``law.prepare`` computes log h(y) once per fit, and the loss per round
 is A(eta) - <eta, T(y)> - log h(y) on the cached iterate (note, "Monitoring during training").
@@ -69,6 +34,7 @@ ids), so a fit holds its trees' nodes, not rounds * n leaf ids.
 from __future__ import annotations
 
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -130,7 +96,11 @@ RoundInfo.step = property(_step_get, _step_set, doc="The round's step s * lr * f
 
 @dataclass
 class BoostingResult:
-    """Everything a fit produced: start, rounds, monitoring curves and the final iterates."""
+    """Everything a fit produced: start, rounds, monitoring curves (index 0 = the start) and the final iterates.
+
+    ``train_loss`` / ``valid_loss`` are weighted mean NLLs; ``best_iteration`` is the best round of the first
+    early-stopping metric, or the last round without validation data.
+    """
 
     init: np.ndarray
     rounds: list = field(default_factory=list)
@@ -142,7 +112,7 @@ class BoostingResult:
     scales: list = field(default_factory=list)
     seconds: list = field(default_factory=list)
     valid_metrics: dict = field(default_factory=dict)   # law metric name -> per-round validation values
-    best_rounds: dict = field(default_factory=dict)     # metric -> best validation round (None: never finite)
+    best_rounds: dict = field(default_factory=dict)     # metric -> best validation round (start: 0; None: never finite)
     best_iteration: int = 0
     F_train: np.ndarray | None = None
     F_valid: np.ndarray | None = None
@@ -156,29 +126,10 @@ class BoostingResult:
         return len(self.rounds)
 
 
-def _tree_class():
-    """The histogram tree class (imported lazily)."""
-    from distviz.trees import HistTree
-    return HistTree
-
-
 def _leaf_output(tree, n_out: int) -> np.ndarray:
     """Per-training-row output of a fitted tree, read from its leaf of each row, shape (n, n_out)."""
     out = np.asarray(tree.value_)[tree.train_leaf_]
     return out.reshape(out.shape[0], n_out)
-
-
-def _tree_predict(tree, X, n_out: int) -> np.ndarray:
-    """Tree output on new rows, shape (n, n_out)."""
-    out = np.asarray(tree.predict(X), dtype=float)
-    return out.reshape(out.shape[0], n_out)
-
-
-def _batch_predict(trees, X) -> np.ndarray:
-    """Output of a batch of B trees (a fit_many Forest or a list of trees) on rows X, shape (B, m, k)."""
-    if isinstance(trees, list):
-        return np.stack([np.asarray(t.predict(X), dtype=float) for t in trees])
-    return np.asarray(trees.predict(X), dtype=float)
 
 
 def _blocks_to_columns(out: np.ndarray) -> np.ndarray:
@@ -192,31 +143,51 @@ def _round_output(rnd: Round, X, K: int, learner=None) -> np.ndarray:
     m = _n_rows(X)
     f = np.zeros((m, K))
     if rnd.blocks:
-        pm = learner.predict_many(rnd.trees[0], X) if learner is not None else _batch_predict(rnd.trees[0], X)
+        b = rnd.trees[0]   # a fit_many Forest, or a list of trees
+        pm = (learner.predict_many(b, X) if learner is not None else
+              np.stack([t.predict(X) for t in b]) if isinstance(b, list) else b.predict(X))
         f[:, rnd.groups[0]] = _blocks_to_columns(np.asarray(pm, dtype=float))
         return f
     for t, g in zip(rnd.trees, rnd.groups):
-        f[:, g] = (_tree_predict(t, X, len(g)) if learner is None else
-                   np.asarray(learner.predict(t, X), dtype=float).reshape(m, len(g)))
+        f[:, g] = np.asarray(t.predict(X) if learner is None else learner.predict(t, X), dtype=float).reshape(m, len(g))
     return f
 
 
-class _HistLearner:
-    """The default batched learner of tree_mode="blocks": distviz.trees.fit_many with the engine's tree_params."""
-
-    def __init__(self, tree_params):
-        self.tree_params = tree_params
-
-    def fit_many(self, Xb, R, w=None):
-        """B trees on R (B, n, k) in one call; (Forest, training-row outputs (B, n, k))."""
-        from distviz.trees import fit_many
-
-        f = fit_many(Xb, R, sample_weight=w, shared=False, **self.tree_params)
-        return f, f.train_predict_
-
-
 class BoostingEngine:
-    """Stagewise additive boosting of a law's iterate with histogram trees (see module docstring)."""
+    """Stagewise additive boosting of a law's iterate with histogram trees (see the module docstring).
+
+    Parameters
+    ----------
+    law : Law
+        What is boosted (:class:`distviz.boosting.law.Law`).
+    n_rounds : int
+        Most boosting rounds.
+    learning_rate : float
+        The shrinkage lr of every step.
+    tree_params : dict, optional
+        ``HistTree`` parameters of the round's trees.
+    tree_mode : {"shared", "separate", "blocks"}
+        One vector-leaf tree per round, one tree per output coordinate, or ``n_blocks`` trees per round in
+        one ``fit_many`` call, tree b feeding columns [b K/B, (b+1) K/B).
+    line_search : bool or {"grow", "ngboost"}
+        Step-size search (``rounds.line_search``; True means "grow").  When no scale helps, the round is
+        dropped and boosting stops with ``stop_reason`` set.
+    ls_tol : float
+        The "ngboost" search's stop of the halving.
+    early_stopping_rounds : int, optional
+        Patience of the early-stopping rule (``rounds.EarlyStopping``); None: never stop early.
+    tol : float
+        Least improvement of a new best validation value.
+    early_stopping_metric : str or sequence of str
+        "nll" or the law's metric names; with several, stop when every one stalled.
+    n_blocks : int, optional
+        The number of trees per round of ``tree_mode="blocks"`` (a divisor of ``law.dim``).
+    learner : object, optional
+        A tree learner with ``fit`` / ``fit_many`` / ``predict`` / ``predict_many``
+        (``wg_trees.TreeLearner``); None: ``HistTree``.
+
+    Subclasses may override ``_fit_trees`` (ngboost's batched per-coordinate trees).
+    """
 
     def __init__(self, law, n_rounds: int = 100, learning_rate: float = 0.1, tree_params: dict | None = None,
                  tree_mode: str = "shared", line_search: bool | str = False, ls_tol: float = 1e-4,
@@ -262,7 +233,9 @@ class BoostingEngine:
     # ------------------------------------------------------------------ pieces
     def _fit_tree(self, Xb, R, w, cols, tree_kwargs):
         """One tree on the (finite) targets R[:, cols], through the per-fit FitContext when it applies."""
-        t = _tree_class()(**self.tree_params)
+        from distviz.trees import HistTree
+
+        t = HistTree(**self.tree_params)
         ctx = self._tree_ctx
         Rc = R if len(cols) == R.shape[1] and np.array_equal(cols, np.arange(R.shape[1])) else R[:, cols]
         if ctx is not None and ctx[0] is Xb and ctx[1] is w and ctx[2] is tree_kwargs:
@@ -305,9 +278,14 @@ class BoostingEngine:
         if not blk:
             return [], [], out
         g = np.concatenate([np.arange(b * k, (b + 1) * k) for b in blk])
-        Rb = R[:, g].reshape(n, len(blk), k).transpose(1, 0, 2)
-        learner = self.learner if self.learner is not None else _HistLearner(self.tree_params)
-        trees, pred = learner.fit_many(Xb, np.ascontiguousarray(Rb), w)
+        Rb = np.ascontiguousarray(R[:, g].reshape(n, len(blk), k).transpose(1, 0, 2))
+        if self.learner is not None:
+            trees, pred = self.learner.fit_many(Xb, Rb, w)
+        else:
+            from distviz.trees import fit_many
+
+            trees = fit_many(Xb, Rb, sample_weight=w, shared=False, **self.tree_params)
+            pred = trees.train_predict_
         out[:, g] = _blocks_to_columns(np.asarray(pred, dtype=float))
         return [trees], [g], out
 
@@ -375,9 +353,9 @@ class BoostingEngine:
 
 def _make_tree_context(Xb, w, tree_kwargs):
     """(Xb, w, tree_kwargs, FitContext) for the HistTree fits of one boosting fit, or None for raw X."""
-    from distviz.trees import BinnedX, FitContext, HistTree
+    from distviz.trees import BinnedX, FitContext
 
-    if not isinstance(Xb, BinnedX) or _tree_class() is not HistTree or set(tree_kwargs) - {"family", "T"}:
+    if not isinstance(Xb, BinnedX) or set(tree_kwargs) - {"family", "T"}:
         return None
     return (Xb, w, tree_kwargs, FitContext.make(Xb, w, **tree_kwargs).for_rounds())
 
@@ -396,14 +374,8 @@ def _release_train_leaves(trees) -> None:
 
 
 def _n_rows(X) -> int:
-    """Number of rows of a raw or binned design."""
-    if hasattr(X, "n_rows"):
-        return int(X.n_rows)
-    if hasattr(X, "codes"):
-        return int(np.asarray(X.codes).shape[0])
-    if hasattr(X, "shape"):
-        return int(X.shape[0])
-    return len(X)
+    """Number of rows of a raw or binned (``BinnedX``) design."""
+    return int(X.shape[0]) if hasattr(X, "shape") else len(X)
 
 
 def staged_predict_raw(res: BoostingResult, law, X, n_rounds: int | None = None):
@@ -419,7 +391,4 @@ def staged_predict_raw(res: BoostingResult, law, X, n_rounds: int | None = None)
 
 def predict_raw(res: BoostingResult, law, X, n_rounds: int | None = None) -> np.ndarray:
     """The additive iterate F (n, K) on rows X after n_rounds rounds (all when None)."""
-    F = None
-    for F in staged_predict_raw(res, law, X, n_rounds):  # noqa: B007  (keeps the last iterate)
-        pass
-    return F  # type: ignore[return-value]  # staged_predict_raw yields the initial iterate first
+    return deque(staged_predict_raw(res, law, X, n_rounds), maxlen=1)[0]

@@ -121,10 +121,6 @@ class ExpFamilyLaw(Law):
         """The open domain of this law's coordinate in compiled form (``ExponentialFamily.domain``)."""
         return self.family.domain(self.coord)
 
-    def in_domain(self, F) -> np.ndarray:
-        """Rows of F that are finite and inside the open domain of this law's coordinate (those update leaves alone)."""
-        return _in_domain(self.family, F, self.coord)
-
     def tree_kwargs(self, data: FamilyData) -> dict:
         """Extra arguments for the tree: the family and T(y), so it can record Gain^ent."""
         return {"family": self.family, "T": data.T}
@@ -330,8 +326,7 @@ def _backtrack_natural(family, eta, step, max_halvings=40) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         e1 = eta + step
     for _ in range(max_halvings):
-        ok = finite_rows(e1)
-        ok[ok] = np.asarray(family.in_natural_domain(e1[ok]), dtype=bool)
+        ok = _in_domain(family, e1, "natural")
         if ok.all():
             return e1
         s[~ok] *= 0.5
@@ -356,19 +351,13 @@ def _rowwise(func, A) -> np.ndarray:
 
 def _project(family, F, coord, return_mask=False, fallback=None):
     """Project rows of F outside the open domain back inside; non-finite rows take `fallback` rows."""
-    in_dom = family.in_mean_domain if coord == "mean" else family.in_natural_domain
-    if np.isfinite(F).all():
-        finite = None
-        ok = np.asarray(in_dom(F), dtype=bool)
-    else:
-        finite = finite_rows(F)
-        ok = np.asarray(in_dom(np.where(finite[:, None], F, 0.0)), dtype=bool) & finite
+    ok = _in_domain(family, F, coord)
     if ok.all():
         return (F, np.zeros(F.shape[0], dtype=bool)) if return_mask else F
     bad = ~ok
     F = F.copy()
-    if finite is not None:
-        nf = ~finite
+    nf = ~finite_rows(F)
+    if nf.any():
         F[nf] = fallback[nf] if fallback is not None else np.nan_to_num(F[nf], nan=0.0, posinf=1e300, neginf=-1e300)
     F[bad] = family.project_mean(F[bad]) if coord == "mean" else family.project_natural(F[bad])
     return (F, bad) if return_mask else F

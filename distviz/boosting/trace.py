@@ -24,7 +24,7 @@ import json
 import numpy as np
 import xarray as xr
 
-__all__ = ["TraceRecorder", "build_trace", "display_subset", "node_table"]
+__all__ = ["TraceRecorder", "build_trace", "display_subset"]
 
 
 def display_subset(n: int, trace_rows: int, rng) -> np.ndarray:
@@ -32,11 +32,6 @@ def display_subset(n: int, trace_rows: int, rng) -> np.ndarray:
     if n <= trace_rows:
         return np.arange(n)
     return np.sort(np.random.default_rng(rng).choice(n, size=int(trace_rows), replace=False))
-
-
-def node_table(tree) -> dict:
-    """The columns of a fitted tree's record (distviz.trees.record): 1-D, value (n_nodes, K), feature_gains (n_nodes, p)."""
-    return tree.nodes_.as_dict()
 
 
 class TraceRecorder:
@@ -103,15 +98,14 @@ def build_trace(res, recorder: TraceRecorder, law, *, X, y, T, attrs: dict, n_ro
     Xs = np.asarray(X)[idx]
     ys = np.asarray(y, dtype=float)[idx]
     ys = ys[:, None] if ys.ndim == 1 else ys
-    fields, M = _pad_nodes([node_table(rnd.trees[0]) if rnd.trees else {} for rnd in res.rounds[:R]], K)
+    fields, M = _pad_nodes([rnd.trees[0].nodes_.as_dict() if rnd.trees else {} for rnd in res.rounds[:R]], K)
     eta, eta_star = recorder.iterates(R)
     data = {
         "train_nll": ("round", np.asarray(res.train_loss[: R + 1], dtype=float)),
         "valid_nll": ("round", np.asarray(res.valid_loss[: R + 1], dtype=float)),
         "entropy": ("round", np.asarray(res.entropy[: R + 1], dtype=float)),
         "n_projected": ("round", np.asarray(res.n_projected[: R + 1], dtype=np.int64)),
-        "n_nonfinite": ("round", np.asarray((list(getattr(res, "n_nonfinite", [])) + [0] * (R + 1))[: R + 1],
-                                            dtype=np.int64)),
+        "n_nonfinite": ("round", np.asarray(res.n_nonfinite[: R + 1], dtype=np.int64)),
         "step_scale": ("round", np.asarray(res.scales[: R + 1], dtype=float)),
         "seconds": ("round", np.asarray(res.seconds[: R + 1], dtype=float)),
         "eta": (("round", "obs", "param"), eta),
@@ -139,7 +133,7 @@ def build_trace(res, recorder: TraceRecorder, law, *, X, y, T, attrs: dict, n_ro
         "law_description": law.description,
         "best_iteration": int(res.best_iteration),
         "n_iter": int(len(res.rounds)),
-        "stop_reason": str(getattr(res, "stop_reason", "") or ""),
+        "stop_reason": str(res.stop_reason),
     }
     if feature_names is not None:
         full_attrs["feature_names"] = json.dumps([str(s) for s in feature_names])

@@ -97,26 +97,16 @@ def _phi_psi(theta, G, Hd, h, want_psi):
     return _accumulate(thT, _T(G), _T(Hd) if want_psi else thT, X, 2.0 / h, want_psi)
 
 
-def smoothed_gradient(theta, G, h):
-    """Negative smoothed Wasserstein gradient -G*_i(theta^n) of eq. 7, shape (n, N, d)."""
-    return _phi_psi(np.asarray(theta, dtype=np.float64), np.asarray(G, dtype=np.float64), None, float(h), False)[0]
-
-
-def smoothed_gradient_hessian(theta, G, Hd, h):
-    """(-G*, H*) of eq. 7 and eq. 8: smoothed gradient (negated) and its diagonal Hessian."""
-    return _phi_psi(np.asarray(theta, dtype=np.float64), np.asarray(G, dtype=np.float64),
-                    np.asarray(Hd, dtype=np.float64), float(h), True)
-
-
 def ska_direction(theta, G, Hd, h):
     """SKA target v = -G* / H* (diagonal approximate Wasserstein Newton direction, eq. 9 / Algorithm 3)."""
-    phi, psi = smoothed_gradient_hessian(theta, G, Hd, h)
+    phi, psi = _phi_psi(np.asarray(theta, dtype=np.float64), np.asarray(G, dtype=np.float64),
+                        np.asarray(Hd, dtype=np.float64), float(h), True)
     return phi / psi
 
 
 def fka_direction(theta, G, h):
     """FKA target v = -G* (first-order smoothed Wasserstein gradient, eq. 7)."""
-    return smoothed_gradient(theta, G, h)
+    return _phi_psi(np.asarray(theta, dtype=np.float64), np.asarray(G, dtype=np.float64), None, float(h), False)[0]
 
 
 NKA_RIDGE = 1e-6  # Levenberg ridge of the NKA solve, relative to the mean diagonal of each row's H

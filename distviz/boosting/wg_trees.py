@@ -15,24 +15,6 @@ from distviz.trees import Binner, HistTree, fit_many
 from distviz.trees.flat import FlatForest
 
 
-def _start_numba_threads():
-    """Start numba's thread pool before any cached tree kernel is loaded.
-
-    A cached function that calls a cached parallel=True function fails to link when loaded from the
-    cache in a fresh process ("LLVM ERROR: Symbol not found: allocate_sched", numba issue #2439 family)
-    unless the threading layer is already up; starting it first is harmless.
-    """
-    try:
-        from numba.np.ufunc import parallel
-
-        parallel._launch_threads()
-    except Exception:  # pragma: no cover - numba internals moved: nothing to work around then
-        pass
-
-
-_start_numba_threads()
-
-
 class TreeLearner:
     """Fits distviz.trees histogram trees with vector leaves to WGBoost targets.
 
