@@ -135,10 +135,6 @@ class BinnedX:
     def __len__(self) -> int:
         return self.codes_T.shape[1]
 
-    def take(self, idx) -> "BinnedX":
-        """Rows idx of these codes (e.g. a bootstrap or a validation split), same binner."""
-        return BinnedX(np.ascontiguousarray(self.codes_T[:, idx]), self.binner)
-
 
 class Binner:
     """Quantile binning of each feature, fitted once and reused (``max_bins="exact"``: one bin per distinct value)."""

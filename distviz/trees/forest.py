@@ -115,11 +115,25 @@ class SharedForest:
 
 
 def fit_many(X, R_batch, sample_weight=None, shared: bool = False, **tree_params):
-    """Fit B trees to R_batch (B, n, K) (or (B, n)) sharing X (raw or BinnedX) in one call.
+    """Fit B trees to B target matrices sharing X and its bins in one call.
 
-    ``shared=False``: B independent trees (a Forest); ``shared=True``: one tree on the (n, B*K)
-    columns (a SharedForest, WGBoost reference code's choice).  tree_params are HistTree's;
-    criterion must be "variance".
+    Parameters
+    ----------
+    X : ndarray of shape (n, p) or BinnedX
+        The rows (raw, binned here, or binned once per fit).
+    R_batch : ndarray of shape (B, n, K) or (B, n)
+        The targets of each tree.
+    sample_weight : ndarray of shape (n,), optional
+        Weights of the rows (None: unit).
+    shared : bool
+        False: B independent trees (a ``Forest``); True: one tree on the (n, B*K) columns (a ``SharedForest``,
+        the WGBoost reference code's choice).
+    **tree_params
+        ``HistTree``'s parameters; criterion must be "variance".
+
+    Returns
+    -------
+    Forest or SharedForest
     """
     params = HistTree(**tree_params).get_params()
     if params["criterion"] != "variance":
@@ -130,17 +144,13 @@ def fit_many(X, R_batch, sample_weight=None, shared: bool = False, **tree_params
     if Rb.ndim != 3:
         raise DataError(f"R_batch must have shape (B, n, K) or (B, n), got {Rb.shape}.")
     B, n, K = Rb.shape
-    if isinstance(X, BinnedX):
-        codes_T, binner = X.codes_T, X.binner
-        if codes_T.shape[1] != n:
-            raise DataError(f"R_batch has {n} rows per tree but X has {codes_T.shape[1]}; pass matching arrays.")
-    else:
+    if not isinstance(X, BinnedX):
         X = check_X(X, allow_nan=True)
-        if X.shape[0] != n:
-            raise DataError(f"R_batch has {n} rows per tree but X has {X.shape[0]}; pass matching arrays.")
-        binner = Binner(params["max_bins"]).fit(X, sample_weight=sample_weight)
-        codes_T = binner.transform(X).codes_T
-        X = BinnedX(codes_T, binner)
+    if X.shape[0] != n:
+        raise DataError(f"R_batch has {n} rows per tree but X has {X.shape[0]}; pass matching arrays.")
+    if not isinstance(X, BinnedX):
+        X = Binner(params["max_bins"]).fit_transform(X, sample_weight=sample_weight)
+    codes_T, binner = X.codes_T, X.binner
     if shared:
         Rs = np.ascontiguousarray(Rb.transpose(1, 0, 2).reshape(n, B * K))
         tree = HistTree(**params).fit(BinnedX(codes_T, binner), Rs, sample_weight=sample_weight)

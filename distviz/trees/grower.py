@@ -22,7 +22,7 @@ sum's row order, so the trees do not depend on the number of threads.
 Missing values: ``nb_max`` is the histogram width (``Binner.n_hist_bins_``); when it exceeds every
 feature's bin count, its last column is the missing-value bin (``Binner.missing_bin_``), the split
 scan learns each split's missing direction (splitting.py) and the node arrays get ``missing_left``
-(1: a NaN goes left).  Without missing values in the training rows everything is as before.
+(1: a NaN goes left).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ rows), which keeps that order.
 
 The root's weight columns (the count for unit weights; w and 1{w>0} otherwise) do not change
 between the trees of a boosting fit: ``lead_hist`` builds them once, and ``hist_root_targets``
-adds only the K target columns of each round's root (half the work for one output).
+adds only the K target columns of each round's root.
 """
 
 from __future__ import annotations
@@ -406,7 +406,7 @@ def _root_targets_feature(code_row, G, col_off, o, K, h, tot, with_tot):
     """
     h[:, o:] = 0.0
     hf = h.reshape(-1)
-    if K == 1 and (o == 1 or o == 2):  # constant strides: twice as fast as strides read from the shapes
+    if K == 1 and (o == 1 or o == 2):  # constant strides, not strides read from the shapes
         g = G[:, col_off]
         s = 0.0
         if o == 1 and with_tot:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["best_split_variance", "best_split_variance_missing", "best_split_entropy", "may_split", "partition",
+__all__ = ["best_split_variance_missing", "best_split_entropy", "may_split", "partition",
            "partition_parallel", "assign_children", "assign_children_parallel", "REL_TOL"]
 
 # a split must beat zero by this fraction of the magnitude of its terms (rounding noise is no gain)
@@ -58,13 +58,6 @@ def _heavier_left(hf, b):
     for bb in range(hf.shape[0]):
         wt += hf[bb, 0]
     return 1 if wl > wt - wl else 0
-
-
-@njit(cache=True)
-def best_split_variance(h, n_bins, tot, o, l2, min_w, min_cnt, feat_gain, miss=-1):
-    """Best (gain, feature, bin) of one node histogram h (p, nb, o+K): best_split_variance_missing without the direction."""
-    g, f, b, _ = best_split_variance_missing(h, n_bins, tot, o, l2, min_w, min_cnt, feat_gain, miss)
-    return g, f, b
 
 
 @njit(cache=True)
@@ -286,8 +279,7 @@ def best_split_entropy(h, n_bins, conjugate, W_root, min_w, min_cnt, miss=-1):
     """Best (Gain^ent, feature, bin, missing_left) of a node histogram h (p, nb, 2+d) of T(y), plus the best gain per feature.
 
     ``conjugate(mean (m, d)) -> (m,)`` is the family's A*; candidates where it is not finite are skipped.
-    miss: the histogram column of missing values (-1: none), see the module doc.  (Before
-    missing-value support this returned (gain, feature, bin, feat_gain) and took no miss.)
+    miss: the histogram column of missing values (-1: none), see the module doc.
     """
     p, nb, _ = h.shape
     c = np.cumsum(h, axis=1)

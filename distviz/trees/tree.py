@@ -49,27 +49,16 @@ def _capacity(depth: int, leaves: int, n_pos: int) -> int:
     return 2 * cap - 1
 
 
-def _check_targets(R, n: int, name: str = "R") -> np.ndarray:
-    """Targets as a finite C-contiguous float64 (n, K) array (distviz.validation.check_y)."""
-    return check_y(R, n, name=name, ndim=2)
-
-
 def _check_weight(sample_weight, n: int) -> np.ndarray:
     """Sample weights as a float64 (n,) array, ones when None (distviz.validation.check_sample_weight)."""
     w = check_sample_weight(sample_weight, n)
     return np.ones(n) if w is None else w
 
 
-def _conjugate_values(family, mean: np.ndarray) -> np.ndarray:
-    """A*(mean) for every row of mean, NaN where the family cannot evaluate it."""
-    with np.errstate(all="ignore"):
-        return np.asarray(family.conjugate(mean), dtype=np.float64).reshape(-1)
-
-
 def _entropy_gains(family, W, S, left, right, n_nodes, W_root):
     """Gain^ent of every internal node from the node weights W (n_nodes,) and sums of T, S (n_nodes, d) (NaN for leaves)."""
-    with np.errstate(all="ignore"):
-        a = _conjugate_values(family, S / W[:, None]) * W
+    with np.errstate(all="ignore"):   # A* is NaN where the family cannot evaluate it
+        a = np.asarray(family.conjugate(S / W[:, None]), dtype=np.float64).reshape(-1) * W
         out = np.full(n_nodes, np.nan)
         internal = left >= 0
         out[internal] = (a[left[internal]] + a[right[internal]] - a[internal]) / W_root
@@ -87,7 +76,7 @@ class FitContext:
         """Wrap checked codes and weights; T is checked here (once)."""
         n = codes_T.shape[1]
         if T is not None:
-            T = _check_targets(T, n, "T")
+            T = check_y(T, n, name="T", ndim=2)
         if (family is None) != (T is None):
             raise ConfigError("pass both family and T (the rows' sufficient statistics) or neither.")
         self.codes_T, self.binner, self.w, self.family, self.T = codes_T, binner, w, family, T
@@ -142,24 +131,36 @@ class FitContext:
 class HistTree(BaseEstimator):
     """Histogram regression tree for vector targets; records Gain^reg (and Gain^ent with a family) of every split.
 
-    Leaf values are the weighted means ``S_C / (W_C + l2)`` of the targets; splits maximise Gain^reg
-    (criterion="variance") or Gain^ent (criterion="entropy", needs family and T); see splitting.py
-    for the formulas (mirror_vs_natural_boosting.tex, "Split criterion from leaf predictions" and
-    "Entropy and the exact leafwise NLL criterion").  ``min_weight_leaf`` is an absolute weight
-    (like LightGBM's min_sum_hessian_in_leaf); ``min_samples_leaf`` counts rows with positive weight.
+    Leaf values are the weighted means ``S_C / (W_C + l2)`` of the targets; splits maximise Gain^reg or
+    Gain^ent (splitting.py; mirror_vs_natural_boosting.tex, "Split criterion from leaf predictions" and
+    "Entropy and the exact leafwise NLL criterion").  A split at bin b sends ``x <= threshold`` left, with
+    ``threshold`` the upper edge of bin b, b the largest bin present on the left (in exact mode the midpoint
+    to the next distinct value of the whole sample).  Growth is best first (the leaf with the largest gain is
+    split next); without ``max_leaves`` every admissible leaf is split, which equals depth-wise growth.
 
-    Boosting bins once per fit (``Xb = Binner(max_bins).fit_transform(X)``) and passes ``Xb`` to
-    every ``fit``: no re-binning, and ``max_bins`` is then ignored (``Xb``'s binner decides).
-    ``predict`` and ``train_predict_`` are (n, K) also for 1-D targets.  A split at bin b sends
-    ``x <= threshold`` left with ``threshold`` the upper edge of bin b, b the largest bin present
-    on the left (in exact mode the midpoint to the next distinct value of the whole sample).
-    Growth is best-first (the leaf with the largest gain is split next); without ``max_leaves``
-    every admissible leaf is split, which equals depth-wise growth.  The fitted tree is one record,
-    ``record_`` (``nodes_``, a distviz.trees.record.TreeRecord); ``value_`` and the counts read it.
+    A scikit-learn estimator (``clone`` / ``get_params`` work) but not a RegressorMixin: it is the boosting
+    engine's building block, ``predict`` is (n, K) also for 1-D targets, and there is no ``score``.  Methods
+    used before fit raise ``distviz.errors.NotFittedError``.
 
-    A scikit-learn estimator (keyword-only parameters, ``clone`` / ``get_params`` work) but not a
-    RegressorMixin: it is the boosting engine's building block, ``predict`` is (n, K) by design and
-    there is no ``score``.  Methods used before fit raise ``distviz.errors.NotFittedError``.
+    Parameters
+    ----------
+    max_depth, max_leaves : int or None
+        Limits of the tree (at least one is set).
+    min_weight_leaf : float
+        Least sum of sample weights in a leaf (an absolute weight, like LightGBM's min_sum_hessian_in_leaf).
+    min_samples_leaf : int
+        Least number of rows with positive weight in a leaf.
+    l2 : float
+        L2 penalty on the leaf values.
+    criterion : {"variance", "entropy"}
+        Gain^reg, or Gain^ent (``fit`` then needs family and T).
+    max_bins : int or "exact"
+        Bins per feature when ``fit`` gets raw X; a ``BinnedX`` (boosting bins once per fit) keeps its binner's.
+
+    Attributes
+    ----------
+    record_ : TreeRecord
+        The fitted tree (also ``nodes_``); ``value_`` and the counts read it.
     """
 
     def __init__(
@@ -199,20 +200,17 @@ class HistTree(BaseEstimator):
     # -- fitting -------------------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None, family=None, T=None) -> "HistTree":
         """Grow the tree on raw X or a BinnedX, targets y (n,) or (n, K); with family and T also record Gain^ent."""
-        R = y
         depth, leaves = _check_params(
             self.max_depth, self.max_leaves, self.min_weight_leaf, self.min_samples_leaf, self.l2, self.criterion
         )
+        if not isinstance(X, BinnedX):
+            X = check_X(X, allow_nan=True)
+        n = X.shape[0]
+        R = check_y(y, n, name="R", ndim=2)
+        w = _check_weight(sample_weight, n)
         if isinstance(X, BinnedX):
             codes_T, binner = X.codes_T, X.binner
-            n = codes_T.shape[1]
-            R = _check_targets(R, n)
-            w = _check_weight(sample_weight, n)
         else:
-            X = check_X(X, allow_nan=True)
-            n = X.shape[0]
-            R = _check_targets(R, n)
-            w = _check_weight(sample_weight, n)
             binner = Binner(self.max_bins).fit(X, sample_weight=sample_weight)
             codes_T = binner.transform(X).codes_T
         ctx = FitContext(codes_T, binner, w, sample_weight is None, family, T)
