@@ -66,7 +66,7 @@ class RoundInfo:
     trees: list
     groups: list
     targets: np.ndarray | None   # None where the rows are not in this process (a Dask fit)
-    step: np.ndarray | None
+    _step: Any                   # the step, or a function giving it (a fused round forms it only if read)
     F_train: np.ndarray
     F_valid: np.ndarray | None
     train_loss: float
@@ -77,21 +77,12 @@ class RoundInfo:
     active: np.ndarray
     seconds: float
 
-
-def _step_get(self) -> np.ndarray:
-    """The round's step (n, K); the engine may hand it over as a function, evaluated on first access."""
-    s = self._step
-    if callable(s):
-        s = self._step = s()
-    return s
-
-
-def _step_set(self, value) -> None:
-    self._step = value
-
-
-# the fused round never forms the (n, K) step unless a callback reads it
-RoundInfo.step = property(_step_get, _step_set, doc="The round's step s * lr * f (n, K).")  # type: ignore[assignment]
+    @property
+    def step(self) -> np.ndarray | None:
+        """The round's step s * lr * f (n, K) (None where the rows are not in this process)."""
+        if callable(self._step):
+            self._step = self._step()
+        return self._step
 
 
 @dataclass
@@ -244,27 +235,24 @@ class BoostingEngine:
 
     def _fit_trees(self, Xb, R, w, cols, tree_kwargs):
         """Fit the round's tree(s) on targets R[:, cols]; return trees, groups and the (n, K) output."""
-        n, K = R.shape
-        out = np.zeros((n, K))
-        trees, groups = [], []
         if self.tree_mode == "blocks":
             return self._fit_blocks(Xb, R, w, cols)
-        if self.learner is not None and self.tree_mode == "shared":
-            Rc = R if len(cols) == K else R[:, cols]
-            t, pred = self.learner.fit(Xb, Rc, w)
+        n, K = R.shape
+        out = np.zeros((n, K))
+        if self.tree_mode == "shared":
+            if self.learner is not None:
+                t, pred = self.learner.fit(Xb, R if len(cols) == K else R[:, cols], w)
+            else:
+                t = self._fit_tree(Xb, R, w, cols, tree_kwargs)
+                pred = _leaf_output(t, len(cols))
             out[:, cols] = np.asarray(pred, dtype=float).reshape(n, len(cols))
             return [t], [np.asarray(cols)], out
-        if self.tree_mode == "shared":
-            t = self._fit_tree(Xb, R, w, cols, tree_kwargs)
-            out[:, cols] = _leaf_output(t, len(cols))
+        trees, groups = [], []
+        for k in cols:
+            t = self._fit_tree(Xb, R, w, [k], tree_kwargs)
+            out[:, k] = _leaf_output(t, 1)[:, 0]
             trees.append(t)
-            groups.append(np.asarray(cols))
-        else:
-            for k in cols:
-                t = self._fit_tree(Xb, R, w, [k], tree_kwargs)
-                out[:, k] = _leaf_output(t, 1)[:, 0]
-                trees.append(t)
-                groups.append(np.asarray([k]))
+            groups.append(np.asarray([k]))
         return trees, groups, out
 
     def _fit_blocks(self, Xb, R, w, cols):
@@ -302,7 +290,8 @@ class BoostingEngine:
         """The one boosting loop, over any row store (``distviz.boosting.rows.RowStore``: in memory or Dask shards)."""
         law, lr = self.law, self.learning_rate
         init, loss0, n_proj0, vl0, metrics0 = rows.start()
-        book = self.round_book(init)
+        stopping = EarlyStopping(self.early_stopping_rounds, self.tol, self.early_stopping_metric)
+        book = RoundBook(np.asarray(init, dtype=float), self.n_rounds, stopping, check_loss=bool(law.has_loss))
         started = book.start(loss0, n_proj0, vl0, metrics0)
         res = book.res
         for cb in callbacks:
@@ -343,12 +332,6 @@ class BoostingEngine:
                 break
         del info
         return book.finish(active=active, n_trees=n_trees, **rows.finish())
-
-    def round_book(self, init) -> RoundBook:
-        """The bookkeeping of one fit with this engine's rules (early stopping, the law's loss check)."""
-        stopping = EarlyStopping(self.early_stopping_rounds, self.tol, self.early_stopping_metric)
-        return RoundBook(np.asarray(init, dtype=float), self.n_rounds, stopping,
-                         check_loss=bool(self.law.has_loss))
 
 
 def _make_tree_context(Xb, w, tree_kwargs):
