@@ -14,7 +14,7 @@
   ``n_features_in_`` and, for a pandas DataFrame, ``feature_names_in_`` at fit; at predict time it warns when
   only one of fit and predict had names (scikit-learn's UserWarning), and columns named otherwise than the fit's
   are one DataError sentence (scikit-learn's ValueError, in one line).  The traces keep the names (their
-  ``feature`` coordinate and ``feature_names`` attribute) and the model files store them.
+  ``feature`` coordinate) and the model files store them (``distviz.modelfile``).
 - validation rows: ``_validation_rows`` is the one reading of ``eval_set`` (a pair or triple, ``parse_eval_set``)
   and the one ``validation_fraction`` split (``validation_split``); which of them a fit uses, and what early
   stopping does with them, is each estimator's rule (the round rules are ``distviz.boosting.rounds``).
@@ -135,20 +135,13 @@ class Estimator(RegressorMixin, BaseEstimator):
         """Validation features: the fit's column count (names are not compared, as in lightgbm)."""
         return check_X(X, allow_nan=allow_nan, n_features=self.n_features_in_, name=name, model=type(self).__name__)
 
-    def _names_for_file(self) -> dict:
-        """The fitted attributes a model file keeps for the features: {"feature_names": [...]} when the fit had names."""
-        names = getattr(self, "feature_names_in_", None)
-        return {} if names is None else {"feature_names": [str(s) for s in names]}
-
     def _names_from_file(self, f, n_features: int) -> None:
-        """Set n_features_in_ and (when the file has them) feature_names_in_ from a ``distviz.modelfile.ModelFile``."""
+        """Set n_features_in_ and (when the file has them) feature_names_in_ from a ``distviz.modelfile.ModelFile``
+        (``ModelWriter`` stores an estimator's ``feature_names_in_`` as the text variable ``model_feature_names``)."""
         self.n_features_in_ = int(n_features)
-        names = f.fitted.get("feature_names")
-        if names is None:
-            return
-        if not (isinstance(names, list) and len(names) == n_features and all(isinstance(s, str) for s in names)):
-            raise f.fail(f"its feature_names are not {n_features} texts")
-        self.feature_names_in_ = np.asarray(names, dtype=object)
+        names = f.feature_names(int(n_features))
+        if names is not None:
+            self.feature_names_in_ = names
 
     # ------------------------------------------------------------------ validation rows
     def _validation_rows(self, X, y, w, eval_set, *, split: bool, check_y, random_state=None, allow_nan=True):

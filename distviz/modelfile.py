@@ -199,6 +199,9 @@ class ModelWriter:
         self.ds.attrs.update({"distviz_schema": SCHEMA, "distviz_class": type(est).__name__,
                               "distviz_params": json.dumps(_jsonable(params)),
                               "distviz_fitted": json.dumps(_jsonable(fitted))})
+        names = getattr(est, "feature_names_in_", None)   # the columns of a pandas X: one text per feature
+        if names is not None:
+            self.array("feature_names", np.asarray([str(c) for c in names], dtype=object))
 
     def array(self, name: str, a) -> None:
         """Store one array (its dimensions are private to it)."""
@@ -312,7 +315,8 @@ class ModelFile:
         A forest (an attribute ``model_<prefix>_n_outputs``) of R rounds with at most T trees a round, each
         of depth at most max_depth, holds at most R x T trees of 2**(max_depth + 1) - 1 nodes and value rows
         of its n_outputs columns; its other arrays follow from the tree and round counts.  The estimator's
-        other model arrays hold at most (R + 1) x T x n_outputs values.  A count the file does not give
+        other model arrays hold at most (R + 1) x T x n_outputs values, its feature names (``model_feature_names``)
+        one text per fitted feature.  A count the file does not give
         (or gives out of range) leaves only MAX_BYTES; the estimator's own checks then refuse the file.
         """
         params, fitted, attrs = self.params, self.fitted, head.attrs
@@ -345,6 +349,8 @@ class ModelFile:
                          ("round_offsets", big if R is None else R + 1)):
                 out[f"{_PREFIX}{prefix}_{f}"] = (n, (n,), why)
             other = max(other, big if R is None else (R + 2) * per_round * K)
+        p = _count(fitted.get("n_features"), MAX_FEATURES)
+        out[f"{_PREFIX}feature_names"] = (0 if p is None else p, (0 if p is None else p,), "its feature count")
         if other:
             for name in head.variables:
                 if str(name).startswith(_PREFIX) and str(name) not in out:
@@ -425,6 +431,16 @@ class ModelFile:
             return FlatForest.from_arrays(arrays, n_features, n_outputs, bool(attrs["float32_input"]))
         except DataError as e:
             raise self.fail(f"in forest {prefix}, {e}") from None
+
+    def feature_names(self, n_features: int):
+        """The fit's feature names (an object array of n_features texts), or None when the fit had none."""
+        var = f"{_PREFIX}feature_names"
+        if var not in self.ds.variables:
+            return None
+        a = np.asarray(self.ds[var].values)
+        if a.shape != (n_features,) or not all(isinstance(s, str) for s in a.tolist()):
+            raise self.fail(f"its feature_names are not {n_features} texts")
+        return a.astype(object)
 
     def construct(self, cls, params: dict, check=None, **extra):
         """cls(**params, **extra), then `check(est)` (the estimator's own range checks); DataError on failure."""

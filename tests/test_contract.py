@@ -1,7 +1,7 @@
 """The estimators' shared contract (distviz.contract, issue 28): unknown keywords, parameter constraints, feature names.
 
 Every estimator fitted on a pandas DataFrame keeps the column names end to end: ``feature_names_in_``, the trace
-(its ``feature`` coordinate and ``feature_names`` attribute), the node table of the Split-gains page
+(its ``feature`` coordinate), the node table of the Split-gains page
 (``distviz.viz.trees.top_splits``) and the model file; predicting on an array warns as scikit-learn does, and
 columns renamed since the fit are one DataError sentence.  The fits are tiny and shared by module fixtures.
 """
@@ -174,3 +174,13 @@ def test_early_stopping_without_validation_rows_is_refused():
         with pytest.raises(ConfigError, match="early_stopping_rounds needs validation rows"):
             est.fit(X, y[:, 0])
     assert DistributionalBoosting(n_estimators=2, early_stopping_rounds=2, validation_fraction=0.3).fit(X, y[:, 0])
+
+
+def test_many_long_feature_names_survive_the_model_file(tmp_path):
+    """Names are a text variable of the file, not JSON in an attribute (whose length is capped at 64 Ki characters)."""
+    rng = np.random.default_rng(3)
+    names = [f"a rather long column name number {j:05d}" for j in range(2500)]   # 100 000 characters
+    X = pd.DataFrame(rng.normal(size=(12, len(names))), columns=names)
+    m = DistributionalBoosting(n_estimators=1, trace_rows=3, max_bins=4).fit(X, rng.normal(size=12))
+    m.save(tmp_path / "wide.nc")
+    assert list(DistributionalBoosting.load(tmp_path / "wide.nc").feature_names_in_) == names

@@ -185,7 +185,7 @@ class skGB(_MultiOutputGaussian):
 
         self._check_fitted()
         w = ModelWriter(self, _saved_params(self), {"n_outputs": int(self.n_outputs_),
-                                                    "n_features": int(self.n_features_in_), **self._names_for_file()})
+                                                    "n_features": int(self.n_features_in_)})
         for name in ("init_", "best_iterations_", "n_iter_", "var_", "var_all_"):
             w.array(name.rstrip("_"), getattr(self, name))
         w.forest("forest", self.forest_)

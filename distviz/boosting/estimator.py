@@ -281,7 +281,7 @@ class DistributionalBoosting(Estimator):
             params["family_params"] = {k: int(getattr(self.family_, k)) for k in ("K", "P")
                                        if hasattr(self.family_, k) and self.family_.name in ("categorical", "mvn")}
         fitted = {"n_iter": int(self.n_iter_), "best_iteration": int(self.best_iteration_),
-                  "n_features": int(self.n_features_in_), **self._names_for_file()}
+                  "n_features": int(self.n_features_in_)}
         flat = self.forest_.flat
         flat.n_features = int(self.n_features_in_)  # the fit's feature count (a forest of no trees cannot tell)
         w = ModelWriter(self, params, fitted, trace=self.trace_)

@@ -477,7 +477,7 @@ class NGBoost(Estimator):
 
         self._check_fitted()
         w = ModelWriter(self, _saved_params(self), {"n_outputs": int(self.n_outputs_),
-                                                    "n_features": int(self.n_features_in_), **self._names_for_file()})
+                                                    "n_features": int(self.n_features_in_)})
         _write_ngboost(w, self, "")
         w.write(path)
 
@@ -673,7 +673,7 @@ class IndepNGB(_MultiOutputGaussian):
 
         self._check_fitted()
         w = ModelWriter(self, _saved_params(self), {"n_outputs": int(self.n_outputs_),
-                                                    "n_features": int(self.n_features_in_), **self._names_for_file()})
+                                                    "n_features": int(self.n_features_in_)})
         for k, m in enumerate(self.models_):
             _write_ngboost(w, m, f"dim{k}_")
         w.write(path)

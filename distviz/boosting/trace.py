@@ -2,8 +2,8 @@
 
 Dimensions: ``round`` (0 = the constant start, r = after r trees), ``obs`` (the display subset of
 training rows; all rows when n <= trace_rows), ``param`` (components of T(y)), ``node`` (tree
-nodes, padded to the largest tree), ``feature`` (labelled with the column names, also the attribute
-``feature_names``, when the fit's X had them) and ``ydim``.
+nodes, padded to the largest tree), ``feature`` (labelled with the column names when the fit's X had them)
+and ``ydim``.
 
 Variables: ``train_nll``, ``valid_nll`` (weighted mean NLL, note "Monitoring during training"),
 ``entropy`` (generalised entropy H = -sum_J W_J/W A*(eta*_J) of that round's partition, eta*_J the
@@ -89,7 +89,7 @@ def _pad_nodes(tables: list[dict], K: int):
 def build_trace(res, recorder: TraceRecorder, law, *, X, y, T, attrs: dict, n_rounds: int | None = None,
                 feature_names=None) -> xr.Dataset:
     """Assemble the trace Dataset from an engine result and its recorder; feature_names label the ``feature``
-    coordinate and the attribute ``feature_names`` (JSON) when the fit had them (the estimator's ``feature_names_in_``)."""
+    coordinate when the fit had them (the estimator's ``feature_names_in_``)."""
     R = len(res.rounds) if n_rounds is None else n_rounds
     fam = law.family
     K = law.dim
@@ -135,8 +135,7 @@ def build_trace(res, recorder: TraceRecorder, law, *, X, y, T, attrs: dict, n_ro
         "n_iter": int(len(res.rounds)),
         "stop_reason": str(res.stop_reason),
     }
-    if feature_names is not None:
-        full_attrs["feature_names"] = json.dumps([str(s) for s in feature_names])
+
     full_attrs.update({k: (json.dumps(v) if isinstance(v, (dict, list, tuple)) else v)
                        for k, v in attrs.items() if v is not None})
     return xr.Dataset(data, coords=coords, attrs=full_attrs)

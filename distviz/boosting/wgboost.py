@@ -20,7 +20,6 @@ when it ran every round).
 
 from __future__ import annotations
 
-import json
 import time
 import warnings
 from numbers import Integral, Real
@@ -224,8 +223,6 @@ class WGBoost(Estimator):
                     "feature": (np.arange(X.shape[1]) if getattr(self, "feature_names_in_", None) is None
                                 else [str(c) for c in self.feature_names_in_])},
             attrs={"method": self.method, "tree_sharing": self.tree_sharing, "learning_rate": lr,
-                   **({} if getattr(self, "feature_names_in_", None) is None else
-                      {"feature_names": json.dumps([str(c) for c in self.feature_names_in_])}),
                    "bandwidth": float(self.bandwidth), "best_iteration": int(self.best_iteration_),
                    "mmd_bandwidth": 0.025, "target": tgt.name, "stop_reason": res.stop_reason},
         )
@@ -342,7 +339,7 @@ class WGBoost(Estimator):
         rs = params["random_state"]
         params["random_state"] = int(rs) if isinstance(rs, (int, np.integer)) else None
         fitted = {"target": spec, "n_features": int(self.n_features_in_), "d": int(self.d_),
-                  "n_iter": int(self.n_iter_), "best_iteration": int(self.best_iteration_), **self._names_for_file()}
+                  "n_iter": int(self.n_iter_), "best_iteration": int(self.best_iteration_)}
         w = ModelWriter(self, params, fitted, trace=self.trace_)
         w.array("init_particles", self.init_particles_)
         w.forest("forest", self.forest_)

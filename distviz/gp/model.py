@@ -418,8 +418,7 @@ class SparseGP(Estimator):
         params = {k: (None if isinstance(v, (np.ndarray, tuple, list, np.random.Generator)) else v)
                   for k, v in self.get_params(deep=False).items()}
         w = ModelWriter(self, params, {"n_features": int(self.n_features_in_), "n_iter": int(self.n_iter_),
-                                       "objective": float(self.objective_), "converged": bool(self.converged_),
-                                       **self._names_for_file()})
+                                       "objective": float(self.objective_), "converged": bool(self.converged_)})
         for k, v in self.params_.items():
             w.array(f"param_{k}", v)
         w.array("x_mean", self.x_mean_)

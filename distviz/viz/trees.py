@@ -17,14 +17,10 @@ __all__ = ["trace_feature_names", "round_nodes", "tree_figure", "leaf_value_name
 
 
 def trace_feature_names(trace) -> list:
-    """The fit's feature names a trace keeps (its attribute ``feature_names``, JSON), or [] when the fit had none."""
-    import json
-
-    try:
-        names = json.loads(str(trace.attrs.get("feature_names", "[]")))
-    except ValueError:
+    """The fit's feature names a trace keeps (its ``feature`` coordinate, when text), or [] when the fit had none."""
+    if "feature" not in trace.coords or trace["feature"].dtype.kind not in "OSU":
         return []
-    return [str(s) for s in names] if isinstance(names, list) else []
+    return [str(s) for s in trace["feature"].values]
 
 
 def round_nodes(trace, r: int) -> pd.DataFrame:
