@@ -192,6 +192,7 @@ FORBIDDEN = {
 ALLOWED = {
     # lazy re-exports: _LAZY maps a fixed set of public names to fixed module names in the package
     ("boosting/__init__.py", "import_module", "return getattr(import_module(_LAZY[name]), name)"),
+    ("trees/__init__.py", "import_module", "return getattr(import_module(_LAZY[name]), name)"),
     # the study registry imports the modules of distviz/experiments it finds in its own folder
     ("experiments/registry.py", "import_module", 'importlib.import_module(f"distviz.experiments.{mod.name}")'),
     # the estimators' Dask backend, a constant module name (distviz.distributed), imported only for dask input

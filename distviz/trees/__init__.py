@@ -15,8 +15,9 @@ from importlib import import_module
 from ._cache import prepare_numba_cache
 
 _LAZY = {
-    "Binner": "binning", "BinnedX": "binning", "Forest": "forest", "SharedForest": "forest", "fit_many": "forest",
-    "NODE_DTYPE": "record", "TreeRecord": "record", "FitContext": "tree", "HistTree": "tree",
+    "Binner": "distviz.trees.binning", "BinnedX": "distviz.trees.binning", "Forest": "distviz.trees.forest",
+    "SharedForest": "distviz.trees.forest", "fit_many": "distviz.trees.forest", "NODE_DTYPE": "distviz.trees.record",
+    "TreeRecord": "distviz.trees.record", "FitContext": "distviz.trees.tree", "HistTree": "distviz.trees.tree",
 }
 
 __all__ = sorted(_LAZY) + ["prepare_numba_cache"]
@@ -25,5 +26,5 @@ __all__ = sorted(_LAZY) + ["prepare_numba_cache"]
 def __getattr__(name):
     """Import the module that defines `name` on first use (the kernels' modules alone import no scikit-learn)."""
     if name in _LAZY:
-        return getattr(import_module(f"distviz.trees.{_LAZY[name]}"), name)
+        return getattr(import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'distviz.trees' has no attribute {name!r}")
