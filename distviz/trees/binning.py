@@ -137,24 +137,23 @@ class BinnedX:
 
 
 class Binner:
-    """Quantile binning of each feature, fitted once and reused (``max_bins="exact"``: one bin per distinct value)."""
+    """Quantile binning of each feature, fitted once and reused (see the module docstring).
+
+    Parameters
+    ----------
+    max_bins : int or "exact"
+        Most bins per feature, in [2, 65536], or "exact": one bin per distinct value.
+    subsample : int or None
+        Rows the quantiles are taken from (a random subset of that many when there are more; None, or
+        "exact" bins: all rows).
+    random_state : int
+        Seed of that subset.
+    """
 
     def __init__(self, max_bins=255, subsample: int | None = _SUBSAMPLE, random_state=0):
         self.max_bins = max_bins
         self.subsample = subsample
         self.random_state = random_state
-
-    def get_params(self, deep: bool = True) -> dict:
-        """Constructor parameters (scikit-learn style)."""
-        return {"max_bins": self.max_bins, "subsample": self.subsample, "random_state": self.random_state}
-
-    def set_params(self, **params) -> "Binner":
-        """Set constructor parameters (scikit-learn style)."""
-        for k, v in params.items():
-            if k not in self.get_params():
-                raise ConfigError(f"Binner has no parameter {k!r}; valid ones are {sorted(self.get_params())}.")
-            setattr(self, k, v)
-        return self
 
     def _max_bins(self) -> int | None:
         mb = self.max_bins
