@@ -72,13 +72,10 @@ def _pad_nodes(tables: list[dict], K: int):
     fields: dict[str, np.ndarray] = {}
     for t in tables:
         for k, v in t.items():
-            if k not in fields:
-                shape = (R, M) + v.shape[1:]
-                fill = -1 if v.dtype.kind in "biu" else np.nan
-                dt: type = np.int64 if v.dtype.kind in "biu" else np.float64
-                if v.dtype.kind == "b":
-                    dt, fill = np.int8, -1
-                fields[k] = np.full(shape, fill, dtype=dt)
+            if k not in fields:   # padding: -1 for flags (int8) and integers (int64), NaN for floats
+                kind = v.dtype.kind
+                dt: type = np.int8 if kind == "b" else np.int64 if kind in "iu" else np.float64
+                fields[k] = np.full((R, M) + v.shape[1:], np.nan if dt is np.float64 else -1, dtype=dt)
     for r, t in enumerate(tables, start=1):
         for k, v in t.items():
             if fields[k].shape[2:] == v.shape[1:]:
