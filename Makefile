@@ -47,12 +47,17 @@ lint: $(ALL_STAMP)
 # OMP_WAIT_POLICY=PASSIVE: idle OpenMP threads (numba's) sleep instead of spinning, so the two test workers do not
 # take the cores from each other (distviz.ui.serve.quiet_compute_pools sets the same for the app)
 # numba's kernels are compiled once (scripts/warm_numba.py, two groups as two processes, about a minute each on a
-# fresh checkout) beside ruff and mypy, so that the two test workers load them from the cache instead of compiling them
+# fresh checkout) beside ruff and mypy, so that the two test workers load them from the cache instead of compiling them.
+# Beside them too, tests/test_wheel.py builds the wheel, installs it into a fresh environment outside the checkout and
+# runs a study and the app from it (its output is printed when it ends; the main suite leaves it out).
+TEST_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE
+WHEEL_LOG := .pytest-wheel.log
 test: $(ALL_STAMP)
-	$(BIN)/python scripts/warm_numba.py common & w1=$$!; $(BIN)/python scripts/warm_numba.py wide & w2=$$!; \
+	$(TEST_ENV) $(BIN)/python -m pytest -q -p no:cacheprovider --durations=4 tests/test_wheel.py > $(WHEEL_LOG) 2>&1 & wh=$$!; \
+	  $(BIN)/python scripts/warm_numba.py common & w1=$$!; $(BIN)/python scripts/warm_numba.py wide & w2=$$!; \
 	  $(BIN)/ruff check distviz benchmarks tests app.py scripts && $(BIN)/mypy distviz; rc=$$?; \
-	  wait $$w1 $$w2; exit $$rc
-	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m pytest -n 2 -q --durations=12
+	  wait $$w1 $$w2; wait $$wh || rc=1; echo "== tests/test_wheel.py"; cat $(WHEEL_LOG); exit $$rc
+	$(TEST_ENV) $(BIN)/python -m pytest -n 2 -q --durations=12 --ignore=tests/test_wheel.py
 
 bench: $(ALL_STAMP)
 	for f in benchmarks/[!_]*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

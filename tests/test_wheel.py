@@ -1,0 +1,113 @@
+"""The wheel on its own (issue 31, item 2): built from the package's files, installed into a fresh virtual environment
+outside the checkout, then used from another folder, as a new user would.
+
+The wheel is built from a copy of ``pyproject.toml``, ``README.md`` and ``distviz/`` (so nothing else of the checkout
+can leak into it and the build leaves no ``build/`` folder behind), the environment is made with uv (``uv`` is a test
+dependency; its cache keeps the dependency install fast) and gets ``distviz[app,data]`` from the wheel.  Every command
+then runs in an empty folder with no PYTHONPATH, so the checkout is out of reach: `distviz study drifters` reads the
+shipped sample, and `distviz app` serves the packaged pages with the packaged settings on 127.0.0.1: its Drifters
+page draws the shipped sample's precomputed comparison over the shipped Natural Earth coastlines.
+
+`make test` runs this file on its own, beside the numba warm-up (the main suite ignores it); the installed package
+compiles its own numba kernels on first use, so the study is kept small (NGB, 5 rounds).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+from test_browser import CHROMIUM, SHOTS, browser, open_page, server_log, serving  # noqa: F401  (browser: a fixture)
+
+ROOT = Path(__file__).resolve().parents[1]
+#: what the wheel is built from (the package and the two files pyproject.toml names)
+SOURCES = ["pyproject.toml", "README.md", "distviz"]
+
+
+def _env() -> dict:
+    """The environment of the installed commands: no PYTHONPATH (the checkout stays out of reach), no numba cache
+    folder of the checkout's (the installed package compiles its kernels into its own), no Python download by uv.
+
+    NUMBA_OPT=0: LLVM compiles the installed package's kernels without its optimisation passes, about a third less
+    CPU for this one-off environment (what is checked here is that the installed package runs, not its speed).
+    """
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NUMBA_CACHE_DIR", "VIRTUAL_ENV")}
+    return env | {"UV_PYTHON_DOWNLOADS": "never", "NUMBA_OPT": "0", "OPENBLAS_NUM_THREADS": "1",
+                  "OMP_WAIT_POLICY": "PASSIVE"}
+
+
+def _run(cmd: list, cwd: Path, timeout: float) -> subprocess.CompletedProcess:
+    r = subprocess.run([str(c) for c in cmd], cwd=cwd, env=_env(), capture_output=True, text=True, timeout=timeout)
+    assert r.returncode == 0, f"{' '.join(map(str, cmd))} failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+    return r
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> dict:
+    """distviz[app,data] from a freshly built wheel in a new virtual environment outside the checkout:
+    {"bin": its scripts folder, "elsewhere": an empty folder to run commands from}."""
+    find_uv = pytest.importorskip("uv", reason="uv is not installed (pip install -e '.[test]')").find_uv_bin
+    uv = [find_uv(), "--no-config"]
+    base = tmp_path_factory.mktemp("wheel")
+    assert not base.resolve().is_relative_to(ROOT), "the environment must lie outside the checkout"
+    src = base / "src"
+    src.mkdir()
+    for name in SOURCES:
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
+        else:
+            shutil.copy2(ROOT / name, src / name)
+    _run([*uv, "build", "--wheel", "--quiet", "--out-dir", base / "dist", src], base, 300)
+    (wheel,) = (base / "dist").glob("distviz-*.whl")
+    venv = base / "venv"
+    _run([*uv, "venv", "--quiet", "--python", sys.executable, venv], base, 120)
+    _run([*uv, "pip", "install", "--quiet", "--python", venv / "bin" / "python", f"{wheel}[app,data]"], base, 600)
+    elsewhere = base / "elsewhere"
+    elsewhere.mkdir()
+    return {"bin": venv / "bin", "elsewhere": elsewhere, "venv": venv}
+
+
+def test_the_installed_package_is_imported_not_the_checkout(installed):
+    r = _run([installed["bin"] / "python", "-c", "import distviz; print(distviz.__file__)"], installed["elsewhere"], 60)
+    where = Path(r.stdout.strip()).resolve()
+    assert where.is_relative_to(installed["venv"].resolve()) and not where.is_relative_to(ROOT), where
+
+
+def test_study_runs_on_the_shipped_sample_from_another_folder(installed):
+    r = _run([installed["bin"] / "distviz", "study", "drifters", "--data", "sample", "--rounds", "5", "--methods", "NGB",
+              "--json"], installed["elsewhere"], 900)
+    res = json.loads(r.stdout)
+    from distviz.data.drifters import SAMPLE_FILE, load_sample
+
+    assert res["info"]["source"] == SAMPLE_FILE and res["info"]["synthetic"] is True, res["info"]   # the shipped file
+    assert res["info"]["n_rows"] == len(load_sample()), "the installed sample differs from the checkout's"
+    assert res["info"]["rounds"] == 5 and res["NGB"]["rounds_used"] == 5
+    assert all(res["NGB"][k] is not None and res["NGB"][k] > 0 for k in ("NLL", "RMSE", "PR90_area")), res["NGB"]
+    assert "Oracle" in res, "the sample's true law (stored in the shipped file) is missing"
+
+
+def test_app_serves_a_chart_from_another_folder(installed, request):
+    """`distviz app` of the installed package: health endpoint, loopback URL only, and the Drifters page draws its
+    two charts from the shipped precomputed comparison in Chromium, with no exception and no request leaving
+    127.0.0.1 (screenshot: .screenshots/wheel_drifters.png)."""
+    with serving([installed["bin"] / "distviz"], installed["elsewhere"], env=_env(), start_s=120) as url:
+        with urllib.request.urlopen(url + "/_stcore/health", timeout=10) as r:
+            assert r.status == 200 and r.read().strip() == b"ok"
+        console = server_log(url)
+        assert f"URL: {url}" in console and "External URL" not in console, console[-2000:]
+        if CHROMIUM is None:
+            pytest.skip("Debian's chromium is not installed (apt-get install -y chromium): the health check passed, "
+                        "the chart was not checked")
+        seen = open_page(request.getfixturevalue("browser"), f"{url}/drifters", 2, SHOTS / "wheel_drifters.png")
+    outside = [u for u in seen["requests"]
+               if urlparse(u).scheme in ("http", "https", "ws", "wss") and urlparse(u).hostname != "127.0.0.1"]
+    assert not outside, f"requests left 127.0.0.1: {outside[:5]}"
+    assert not seen["exceptions"], f"the Drifters page shows an exception: {seen['exceptions'][0][:500]}"
+    assert "Precomputed with these settings" in seen["text"], "the shipped comparison was not found: the page fitted"
