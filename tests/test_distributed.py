@@ -190,3 +190,28 @@ def test_shard_holds_28_bytes_a_row_and_the_same_nll():
     F = np.full((N, 1), 0.7)
     np.testing.assert_allclose(out["stats"][0], law.loss(law.update(F, 0 * F)[0], law.prepare(y, None)).sum(),
                                rtol=1e-12)
+
+
+def _poisson_target(b):
+    """One chunk's Poisson counts from its rows (a map_blocks function: the user's persist fuses it with X's tasks)."""
+    return np.random.default_rng(int(1e6 * abs(b[0, 0]))).poisson(np.exp(0.5 * b[:, 0])).astype(float)
+
+
+def test_inputs_persisted_and_kept_by_the_user_fit_cleanly(client):
+    """The user persists X and y and keeps the persisted copies, then fits on the collections themselves: the
+    scheduler already holds their keys (with the fused tasks of the persist), and the fit must read those results,
+    not send other tasks under the same keys (once "Detected different run_spec" and an AssertionError)."""
+    X = _chunked(_data("poisson", 8)[0]) * 1.0
+    y = X.map_blocks(_poisson_target, drop_axis=1, dtype=float)
+    kw = {"n_estimators": 3, "max_depth": 3, "max_bins": 32, "random_state": 0}
+    m0 = DistributionalBoosting("poisson", **kw).fit(X, y)
+    kept = (y.persist(), X.persist())
+    distributed.wait(list(kept))
+    def complaints():
+        return sum("run_spec" in str(line) or "ERROR" in str(line) for line in client.get_scheduler_logs(n=100000))
+
+    before = complaints()
+    m1 = DistributionalBoosting("poisson", **kw).fit(X, y)
+    assert complaints() == before
+    assert all(f.status == "finished" for f in distributed.futures_of(kept))   # the user's copies stay
+    _same(m0, m1, X.compute())

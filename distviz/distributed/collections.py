@@ -7,7 +7,7 @@ import sys
 
 from distviz.errors import ConfigError, DataError
 
-__all__ = ["as_dask_array", "current_client", "dask_eval_set", "dask_inputs", "is_dask_collection"]
+__all__ = ["as_dask_array", "current_client", "dask_eval_set", "dask_inputs", "held_results", "is_dask_collection"]
 
 
 def is_dask_collection(x) -> bool:
@@ -38,7 +38,46 @@ def as_dask_array(x, name: str, ndim: int):
         raise DataError(f"{name} has chunks of unknown length; call compute_chunk_sizes() on it first.")
     if ndim == 2 and len(x.chunks[1]) > 1:
         x = x.rechunk({1: -1})
-    return x
+    return held_results(x)
+
+
+def held_results(x):
+    """x with every key that this process's Client already holds a future for (e.g. a copy the user persisted and
+    kept, ``y.persist()``) read from that future instead of recomputed; the rest of the graph culled to what is
+    still needed.
+
+    The scheduler keeps one task per key: a graph sent under a held key with another task (the user's persist
+    optimised and fused it, the fit sends its own graph) makes the scheduler log "Detected different run_spec" and
+    can fail the fit.  Referring to the held result sends no task under that key.
+    """
+    if "distributed" not in sys.modules:
+        return x
+    from distributed import Future, default_client
+
+    try:
+        client = default_client()
+    except ValueError:
+        return x
+    graph = dict(x.__dask_graph__())
+    held = [k for k in graph if k in client.futures]
+    if not held:
+        return x
+    import dask.array as da
+    from dask.optimization import cull
+
+    for k in held:
+        graph[k] = Future(k, client)
+    graph, _ = cull(graph, list(_flat(x.__dask_keys__())))
+    return da.Array(graph, x.name, x.chunks, meta=x._meta)
+
+
+def _flat(keys):
+    """The keys of a (nested) list of dask keys, in order."""
+    for k in keys:
+        if isinstance(k, list):
+            yield from _flat(k)
+        else:
+            yield k
 
 
 def _rows_like(X, y, w):
