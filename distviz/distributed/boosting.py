@@ -9,7 +9,8 @@ engine's own loop (``BoostingEngine.run``) over the shards (``rows.SharedTreeRow
 ``max_depth`` round trips (one per level; the next tree's root histogram comes with the last level's
 update).  Every chunk is binned on the worker it is pinned to; a worker's shards are then held by a
 dask Actor (:class:`ShardSet`) that the client calls directly, one call per worker and step
-(:meth:`_Cluster.run`).  A fit cancels its futures when it ends or fails (:func:`releases_workers`).
+(:meth:`_Cluster.run`).  A fit cancels its futures when it ends or fails (:func:`releases_workers`); a worker lost
+during the rounds fails it with a DistvizError that names the worker.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from distviz.errors import ConfigError
+from distviz.errors import ConfigError, DistvizError
 from distviz.trees import prepare_numba_cache
 
 from .collections import current_client, dask_eval_set, dask_inputs
@@ -102,7 +103,7 @@ class _Cluster:
             groups.setdefault(a, []).append(s)
         if len(groups) <= _GATHER_MAX:
             calls = [actor.run(fn, *args) for actor in self._actors(groups)]
-            parts = [c.result() for c in calls]
+            parts = [self._result(c, a) for c, a in zip(calls, groups)]
             while len(parts) > 1:
                 nxt = [merge(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
                 if len(parts) % 2:
@@ -117,6 +118,15 @@ class _Cluster:
                 nxt.append(futs[-1])
             futs = nxt
         return futs[0].result()
+
+    @staticmethod
+    def _result(call, addr):
+        """The result of an actor call on the worker at addr; a lost worker (its shards went with it): DistvizError."""
+        try:
+            return call.result()
+        except OSError as e:   # the comm to the actor's worker closed or could not be opened
+            raise DistvizError(f"the dask worker {addr} was lost during the fit and its rows with it; rerun the fit "
+                               "(on the workers still running, or after restarting the lost one).") from e
 
     def _actors(self, groups):
         """One ShardSet actor per worker for these shard futures (created on first use, then reused)."""
