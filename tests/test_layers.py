@@ -41,6 +41,7 @@ LAYERS: list[set[str]] = [
     {"ui"},
     {"viz"},
     {"experiments"},
+    {"dask"},
     {"persistence", "distributed"},
     {"baselines"},
     {"boosting", "gp"},

@@ -1,0 +1,71 @@
+"""Explicit Dask estimators: ``DaskDistributionalBoosting``, ``DaskNGB`` and ``DaskIndepNGB``.
+
+Each is its in-memory class (the same parameters, the same fitted model) with one more parameter, ``client``
+(a ``dask.distributed.Client``; None: the current one), whose ``fit`` takes row-chunked dask collections and runs
+the distributed trainer, :func:`distviz.distributed.fit` (rows stay on the workers, the client picks the splits).
+``eval_set`` is ``(X_val, y_val[, w_val])`` or a list holding one such tuple, as in lightgbm.dask.  This is the
+lightgbm.dask / xgboost.dask convention; the core estimators still dispatch on dask input as well.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+
+from distviz.boosting.estimator import DistributionalBoosting
+from distviz.boosting.ngboost import NGB, IndepNGB
+from distviz.errors import ConfigError
+
+__all__ = ["DaskDistributionalBoosting", "DaskIndepNGB", "DaskNGB"]
+
+
+def _one_eval_set(eval_set):
+    """eval_set as one tuple: a list or tuple of one (X_val, y_val[, w_val]) tuple is unwrapped."""
+    if isinstance(eval_set, list):
+        if len(eval_set) != 1:
+            raise ConfigError(f"eval_set holds {len(eval_set)} validation sets; a Dask fit takes one: pass "
+                              "[(X_val, y_val)] or (X_val, y_val).")
+        return eval_set[0]
+    return eval_set
+
+
+def _dask_class(base, name: str):
+    """The subclass of `base` with the keyword `client` and a fit that runs on the Dask workers."""
+    sig = inspect.signature(base.__init__)
+    params = [*sig.parameters.values(), inspect.Parameter("client", inspect.Parameter.KEYWORD_ONLY, default=None)]
+
+    def __init__(self, *args, client=None, **kwargs):
+        base.__init__(self, *args, **kwargs)
+        self.client = client
+
+    __init__.__signature__ = sig.replace(parameters=params)   # type: ignore[attr-defined]  # read by get_params
+
+    def fit(self, X, y, sample_weight=None, eval_set=None, progress=None):
+        """Fit on the workers of ``client`` (or the current Client) from row-chunked dask collections; returns self."""
+        from distviz.distributed import fit as dask_fit
+
+        ctx = self.client.as_current() if self.client is not None else contextlib.nullcontext()
+        with ctx:
+            return dask_fit(self, X, y, sample_weight=sample_weight, eval_set=_one_eval_set(eval_set),
+                            progress=progress)
+
+    def __sklearn_clone__(self):
+        """scikit-learn's clone with the same Client (a Client cannot be deep-copied, and a clone should share it)."""
+        client, self.client = self.client, None
+        try:
+            new = base.__sklearn_clone__(self)
+        finally:
+            self.client = client
+        new.client = client
+        return new
+
+    doc = (f"{base.__name__} fitted on a dask.distributed cluster (see the module doc); the parameters of "
+           f":class:`{base.__module__}.{base.__name__}` and ``client`` (a Client; None: the current one).")
+    constraints = {**base._parameter_constraints, "client": "no_validation"}
+    return type(name, (base,), {"__init__": __init__, "fit": fit, "__sklearn_clone__": __sklearn_clone__,
+                                "__doc__": doc, "__module__": __name__, "_parameter_constraints": constraints})
+
+
+DaskDistributionalBoosting = _dask_class(DistributionalBoosting, "DaskDistributionalBoosting")
+DaskNGB = _dask_class(NGB, "DaskNGB")
+DaskIndepNGB = _dask_class(IndepNGB, "DaskIndepNGB")
