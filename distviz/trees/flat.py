@@ -21,7 +21,7 @@ from numba import njit, prange
 
 from distviz.errors import DataError
 from distviz.families._linalg import _chol
-from distviz.families.base import LOG, PARABOLA, SIMPLEX, SPD_CENTRED, SPD_SCALED, Domain
+from distviz.families.base import BOX, LOG, PARABOLA, SIMPLEX, SPD_CENTRED, SPD_SCALED, Domain
 
 from .record import NODE_DTYPE
 
@@ -105,12 +105,10 @@ def _leaves(X, root, depth, feat, thr, kids, nan_to, leaf):
 
 
 @njit(cache=True)
-def _inside(v, kind, lo, hi, scale, M, L):
-    """True when the row v lies in the open domain (kind, lo, hi, scale) (``families.base.Domain``); M, L: P x P scratch."""
+def _inside_shape(v, kind, scale, M, L):
+    """True when the row v (inside its box) meets its domain's shape condition ``kind`` (``families.base.Domain``);
+    M, L: P x P scratch for the SPD kinds."""
     C = v.shape[0]
-    for c in range(C):
-        if not (v[c] > lo[c] and v[c] < hi[c]):
-            return False
     if kind == PARABOLA:
         return v[1] - v[0] * v[0] > 0.0
     if kind == LOG:
@@ -136,6 +134,15 @@ def _inside(v, kind, lo, hi, scale, M, L):
     return True
 
 
+@njit(cache=True)
+def _inside(v, kind, lo, hi, scale, M, L):
+    """True when the row v lies in the open domain (kind, lo, hi, scale): inside the box and its shape."""
+    for c in range(v.shape[0]):
+        if not (v[c] > lo[c] and v[c] < hi[c]):
+            return False
+    return kind == BOX or _inside_shape(v, kind, scale, M, L)
+
+
 @njit(cache=True, parallel=True)
 def _accumulate(X, kids, feat, thr, nan_to, depth, value, tree_offsets, multiplier, out_col, tree_round, col_stop,
                 t0, t1, out, kind, lo, hi, scale, P, bad):
@@ -148,6 +155,7 @@ def _accumulate(X, kids, feat, thr, nan_to, depth, value, tree_offsets, multipli
     check of a law's prediction, see ``distviz.boosting.predict``).
     """
     K = value.shape[1]
+    C = out.shape[1]
     n = X.shape[0]
     check = bad.shape[0] > 0
     for blk in prange((n + _ROWS - 1) // _ROWS):
@@ -180,9 +188,15 @@ def _accumulate(X, kids, feat, thr, nan_to, depth, value, tree_offsets, multipli
                                 ob[i, c + k] += m * value[g, k]
             if check and (t + 1 == t1 or tree_round[t + 1] != r):
                 bb = bad[lo_r:hi_r]
-                for i in range(nb):
-                    if bb[i] == 0 and not _inside(ob[i], kind, lo, hi, scale, M, L):
-                        bb[i] = 1
+                for i in range(nb):   # the box test inline (no call per row), the shape's only where there is one
+                    if bb[i] == 0:
+                        for cc in range(C):
+                            v = ob[i, cc]
+                            if not (v > lo[cc] and v < hi[cc]):
+                                bb[i] = 1
+                                break
+                        if bb[i] == 0 and kind != BOX and not _inside_shape(ob[i], kind, scale, M, L):
+                            bb[i] = 1
 
 
 @njit(cache=True, parallel=True)
