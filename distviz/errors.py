@@ -4,6 +4,10 @@
 (as the Dask workers do) does not import scikit-learn.
 """
 
+import threading
+
+_MAKE_ONCE = threading.Lock()
+
 
 class DistvizError(Exception):
     """Base class of the errors that pages show as a single sentence."""
@@ -22,16 +26,17 @@ class MissingDependencyError(DistvizError, ModuleNotFoundError):
 
 
 def _not_fitted_error() -> type:
-    """The class ``NotFittedError`` (see ``__getattr__``), made once."""
-    cls = globals().get("NotFittedError")
-    if cls is None:
-        from sklearn.exceptions import NotFittedError as sklearn_not_fitted
+    """The class ``NotFittedError`` (see ``__getattr__``), made once (under a lock: the app serves many threads)."""
+    with _MAKE_ONCE:
+        cls = globals().get("NotFittedError")
+        if cls is None:
+            from sklearn.exceptions import NotFittedError as sklearn_not_fitted
 
-        cls = type("NotFittedError", (ConfigError, sklearn_not_fitted), {
-            "__module__": __name__,
-            "__doc__": "A predict, score or staged method called before fit (also scikit-learn's NotFittedError)."})
-        globals()["NotFittedError"] = cls
-    return cls
+            cls = type("NotFittedError", (ConfigError, sklearn_not_fitted), {
+                "__module__": __name__,
+                "__doc__": "A predict, score or staged method called before fit (also scikit-learn's NotFittedError)."})
+            globals()["NotFittedError"] = cls
+        return cls
 
 
 def __getattr__(name: str) -> type:
