@@ -63,21 +63,13 @@ def held_results(x):
     if not held:
         return x
     import dask.array as da
+    from dask.core import flatten
     from dask.optimization import cull
 
     for k in held:
         graph[k] = Future(k, client)
-    graph, _ = cull(graph, list(_flat(x.__dask_keys__())))
+    graph, _ = cull(graph, list(flatten(x.__dask_keys__())))
     return da.Array(graph, x.name, x.chunks, meta=x._meta)
-
-
-def _flat(keys):
-    """The keys of a (nested) list of dask keys, in order."""
-    for k in keys:
-        if isinstance(k, list):
-            yield from _flat(k)
-        else:
-            yield k
 
 
 def _rows_like(X, y, w):
