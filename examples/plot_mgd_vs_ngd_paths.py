@@ -31,8 +31,8 @@ print(data.description)
 # Paths of the dual iterate
 # -------------------------
 # Each line is one row's eta* after rounds 0, 1, ..., 40, from the common start (the marginal fit, round 0)
-# towards the row's true eta* (black cross). MGD's steps are straight moves in this plane (it is additive
-# in eta*); NGD's steps are straight in eta and therefore curve here.
+# towards the row's true eta* (black cross). Each MGD round adds a leaf value to eta* itself; each NGD round adds
+# one to eta, and the map eta -> eta* is curved, so the same data move the two iterates along different routes.
 rows = [int(np.argmin(np.abs(data.X[:, 0] - x))) for x in (-2.0, 0.3, 1.5)]
 fig, (ax, ax_nll) = plt.subplots(1, 2, figsize=(11, 4.5))
 for law, model in fits.items():
@@ -49,10 +49,12 @@ for j, row in enumerate(rows):
 ax.set_xlabel("E[y]  (first dual coordinate)")
 ax.set_ylabel("E[y$^2$]  (second dual coordinate)")
 ax.set_title("Dual iterate eta* per round, three rows")
+ax.margins(0.12)
 ax.legend()
 
 # %%
-# Both laws reach about the same training NLL; the oracle line is the NLL of the true distribution.
+# Both laws reach about the same training NLL; the dashed line is the NLL of the true distribution (a fit can go
+# below it on its own training rows).
 oracle = data.oracle_nll()
 for law, model in fits.items():
     nll = model.trace_.train_nll.values
@@ -67,8 +69,9 @@ fig.tight_layout()
 print(f"oracle NLL {oracle:.3f}")
 
 # %%
-# How far apart are the two paths? The largest distance between the MGD and NGD iterates of one row, over all
-# rounds and all traced rows, in the eta* plane:
+# How far apart are the two paths? The distance between the MGD and NGD iterates of the same row in the eta*
+# plane, averaged over the training rows, at a few rounds:
 gap = np.linalg.norm(fits["mgd"].trace_.eta_star.values - fits["ngd"].trace_.eta_star.values, axis=-1)
-print(f"largest |eta*_MGD - eta*_NGD| over rounds and rows: {gap.max():.3f} (round {int(gap.max(axis=1).argmax())})")
+for r in (1, 10, 20, 40):
+    print(f"round {r:2d}: mean |eta*_MGD - eta*_NGD| = {gap[r].mean():.3f}")
 plt.show()
