@@ -235,22 +235,27 @@ def test_the_nka_link_on_a_server_is_refused_or_stopped_before_100_cpu_seconds(m
     assert os.environ["DISTVIZ_MAX_FIT_SECONDS"] == "80"
 
 
-def test_the_readme_limits_table_states_the_code_defaults(monkeypatch):
-    """Every default the README's limits tables give is the one the code applies."""
-    import re
+def test_the_user_guide_limits_tables_state_the_code_defaults(monkeypatch):
+    """Every default the user guide's limits tables give (docs/user_guide/limits_env.csv, limits_fixed.csv, shown
+    by app.rst, "Serving a class") is the one the code applies."""
+    import csv
 
     from distviz import modelfile
     from distviz.data import parse_worker
     from distviz.ui import jobs, uploads
 
-    for name in ("DISTVIZ_MAX_FIT_SECONDS", "DISTVIZ_MAX_FIT_MB", "DISTVIZ_MODEL_STORE_MB"):
+    for name in ("DISTVIZ_MAX_FIT_SECONDS", "DISTVIZ_MAX_FIT_MB", "DISTVIZ_MODEL_STORE_MB",
+                 "DISTVIZ_MAX_CONCURRENT_FITS"):
         monkeypatch.delenv(name, raising=False)
-    text = (ROOT / "README.md").read_text()
+    guide = ROOT / "docs" / "user_guide"
+    with open(guide / "limits_env.csv", newline="") as f:
+        env = {r["variable"].strip("`"): r["default"] for r in csv.DictReader(f)}
+    with open(guide / "limits_fixed.csv", newline="") as f:
+        fixed = {r["input"]: r["limit"] for r in csv.DictReader(f)}
 
     def default(var):
-        found = re.search(rf"^\| `{var}` \| ([^|]+) \|", text, re.M)
-        assert found, f"README's limits table has no row for {var}"
-        return found.group(1).strip()
+        assert var in env, f"the user guide's limits table has no row for {var}"
+        return env[var]
 
     assert float(default("DISTVIZ_MAX_FIT_SECONDS")) == jobs.max_fit_seconds()
     assert float(default("DISTVIZ_MAX_FIT_MB")) == jobs.max_fit_mb()
@@ -258,10 +263,12 @@ def test_the_readme_limits_table_states_the_code_defaults(monkeypatch):
     assert float(default("DISTVIZ_MAX_PARSE_CPU_SECONDS")) == uploads.PARSE_CPU_SECONDS
     assert float(default("DISTVIZ_MAX_PARSE_WAIT_SECONDS")) == uploads.PARSE_WAIT_SECONDS
     assert int(default("DISTVIZ_PARSE_WORKERS")) == parse_worker.MAX_WORKERS
-    row = re.search(r"^\| an uploaded CSV \| (.+) \|$", text, re.M).group(1)
+    assert default("DISTVIZ_MAX_CONCURRENT_FITS") == "number of cores"
+    assert jobs.max_concurrent_fits() == max(1, os.cpu_count() or 1)
+    row = fixed["an uploaded CSV"]
     assert f"{uploads.MAX_UPLOAD_MB} MB" in row and f"{uploads.MAX_UPLOAD_ROWS:,} rows" in row
     assert f"{uploads.MAX_UPLOAD_COLUMNS} columns (Lab) or {uploads.MAX_DRIFTER_COLUMNS} (drifters)" in row
     assert f"{uploads.MAX_HEADER_CHARS:,} characters" in row and f"{uploads.MAX_CELL_CHARS:,} characters" in row
-    row = re.search(r"^\| a model file \(`load`\) \| (.+) \|$", text, re.M).group(1)
+    row = fixed["a model file (``load``)"]
     assert f"{modelfile.MAX_BYTES // 2**20} MiB in all" in row and f"over {modelfile.MAX_FILE_BYTES // 2**20} MiB" in row
     assert f"more than {modelfile.MAX_JSON_DEPTH} deep" in row

@@ -244,7 +244,7 @@ def _vs_table(res: dict) -> str:
 
 @registry.study("dlm-vs-elbo", options=[
     registry.Option("data", str, "concrete", "UCI set (boston, concrete, energy, wine, yacht) or 'randhie' (counts)"),
-    registry.Option("splits", str, "0", "UCI split(s), e.g. 0 or 0-4 (randhie: seeds of the row draws; README: 0-4)"),
+    registry.Option("splits", str, "0", "UCI split(s), e.g. 0 or 0-4 (randhie: seeds of the row draws)"),
     registry.Option("n-inducing", int, 20, "number of inducing points M"),
     registry.Option("max-iter", int, 100, "L-BFGS iterations per fit"),
     registry.Option("max-train", int, 400, "training rows used (subsampled; randhie: rows drawn)"),

@@ -279,7 +279,8 @@ class DrifterComparison:
 # the app's default comparison, precomputed and shipped beside the sample
 
 #: Settings of the Drifters page's first paint (synthetic sample); `scripts/make_drifter_sample.py` precomputes them.
-#: All 30,000 training rows and up to 300 rounds: the study's defaults, where NGB's edge over IndepNGB shows (README).
+#: All 30,000 training rows and up to 300 rounds: the study's defaults, where NGB's edge over IndepNGB shows
+#: (docs/user_guide/drifters.rst).
 APP_DEFAULTS = {"rounds": 300, "learning_rate": 0.1, "patience": 10, "methods": ("NGB", "IndepNGB"), "max_train": 30000,
                 "mixture_samples": 100, "seed": 0}
 #: File name of the precomputed default comparison inside ``distviz/data/sample/``.

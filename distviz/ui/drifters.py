@@ -35,12 +35,13 @@ def methods_for(nn: bool) -> tuple[str, ...]:
 REAL_SUBSET = ("drifters", "gdp_north_atlantic_subset.csv")
 #: How to get real drifters onto the page (no server paths: the person running the app knows where its data live).
 REAL_HOWTO = ("For real drifters choose *real drifter subset* under *Data* when this server has it (whoever runs "
-              "distviz adds it to its data folder; see the README, Ocean drifters), or upload a processed drifter "
+              "distviz adds it to its data folder; see the user guide, Ocean drifters), or upload a processed drifter "
               "table such as the paper's (Zenodo record 5644972).")
-#: What the synthetic sample shows (README, Ocean drifters: `distviz study drifters`, one split, 3,868 test rows).
+#: What the synthetic sample shows (docs/user_guide/drifters.rst, checked by tests/test_user_guide.py: the precomputed
+#: comparison, `distviz study drifters` with the app's defaults, one split, 3,868 test rows).
 SYNTHETIC_FINDING = ("On this synthetic sample NGB beats IndepNGB (test NLL 7.534 vs 7.553 nats with the study's "
                      "defaults, one split) because the simulation built the correlated noise in.")
-#: What the real subset shows (README, Ocean drifters: `distviz study drifters --data
+#: What the real subset shows (`distviz study drifters --data
 #: ../shared/data/drifters/gdp_north_atlantic_subset.csv --protocol paper --methods NGB,IndepNGB,NN`).
 REAL_FINDING = ("On the real 1000-row GDP subset NGB and IndepNGB cannot be told apart: NGB − IndepNGB = "
                 "−0.064 ± 0.084 nats over 10 splits by drifter with the paper's protocol (NGB better in 6 of 10; "
