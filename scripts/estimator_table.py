@@ -34,9 +34,23 @@ def read_table(path: Path = CSV) -> list[dict]:
     return [dict(zip(keys, r, strict=True)) for r in rows[1:]]
 
 
+#: an RST cross-reference to the API reference, :class:`~distviz.module.Name`
+ROLE = re.compile(r":class:`~?((?:\w+\.)*)(\w+)`")
+
+
+def names(cell: str) -> list[str]:
+    """The code names a cell gives, as ``x`` or as a cross-reference (its last component), in order."""
+    return [m.group(1) or m.group(3) for m in re.finditer(r"``(\w+)``|" + ROLE.pattern, cell)]
+
+
+def targets(cell: str) -> list[str]:
+    """The full dotted names of a cell's cross-references."""
+    return [m.group(1) + m.group(2) for m in ROLE.finditer(cell)]
+
+
 def _md(cell: str) -> str:
-    """An RST cell as Markdown: ``x`` -> `x`, pipes escaped."""
-    return re.sub(r"``([^`]+)``", r"`\1`", cell).replace("|", "\\|")
+    """An RST cell as Markdown: ``x`` and :class:`~a.x` -> `x`, pipes escaped."""
+    return re.sub(r"``([^`]+)``", r"`\1`", ROLE.sub(r"`\2`", cell)).replace("|", "\\|")
 
 
 def markdown(rows: list[dict]) -> str:

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import inspect
 import re
@@ -80,8 +81,7 @@ def test_guide_pages_are_in_its_toctree():
 
 
 # ------------------------------------------------------------------ the estimators' table
-def _cell_names(cell: str) -> list[str]:
-    return re.findall(r"``(\w+)``", cell)
+_cell_names = table.names
 
 
 @pytest.fixture(scope="module")
@@ -149,6 +149,10 @@ def test_table_row_is_the_code(name, fitted):
 
     names = _cell_names(row["predict_dist(X)"])
     assert type(dist).__name__ in names and all(hasattr(dists, n) for n in names)
+    for cell in row.values():   # every cross-reference names an object that exists there (the API reference's page)
+        for target in table.targets(cell):
+            module, _, attr = target.rpartition(".")
+            assert hasattr(importlib.import_module(module), attr), target
     assert model.score(X, y) == pytest.approx(float(np.mean(dist.logpdf(y))), rel=1e-6)
     assert row["score(X, y)"] in ("mean log-likelihood", "mean log predictive density")
 
