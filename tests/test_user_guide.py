@@ -43,7 +43,7 @@ def test_readme_is_short_and_its_links_exist():
     assert "docs/_static/app.png" in links and any(s.startswith("docs/user_guide/") for s in links)
     for link in links:
         if "://" not in link:
-            assert (ROOT / link).is_file(), f"README links to {link}, which does not exist"
+            assert (ROOT / link).exists(), f"README links to {link}, which does not exist"
     assert (ROOT / "docs/_static/app.png").stat().st_size <= 300 * 1024
     for cmd in ("make run", "make test"):
         assert cmd in text
