@@ -77,7 +77,7 @@ print(f"|rho| above 0.3 on {np.mean(np.abs(rho_true) > 0.3):.1%} of rows (truth)
 # %%
 # Where does the correlation pay?
 # -------------------------------
-# The test NLL of each model on the test rows where the true correlation is strong (|rho| > 0.3, mostly the jet)
+# The test NLL of each model on the test rows where the true correlation is strong (absolute rho above 0.3, mostly the jet)
 # and on the others. ``nll(X, Y)`` gives one value per row; lower is better. The sample is synthetic, so this shows
 # that NGB finds a correlation the simulation built in, not that real drifters have one.
 strong = np.abs(rho_true[test]) > 0.3
