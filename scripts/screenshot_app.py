@@ -1,8 +1,9 @@
 """Take the README's screenshot of the app: docs/_static/app.png.
 
-Starts ``python -m distviz app`` on a free 127.0.0.1 port, opens the Lab in headless Chromium (Playwright, the
-system's ``chromium``), waits until the page has settled and its charts are drawn, and writes a palette PNG (the
-screenshot quantised to 256 colours, so that it stays small).  Run from the repository root::
+Starts ``python -m distviz app`` on a free 127.0.0.1 port, opens a page (default: Evolution, whose view shows no
+measured timing, unlike the Lab's fit-time metric) in headless Chromium (Playwright, the system's ``chromium``),
+waits until the page has settled and its charts are drawn, and writes a palette PNG (the screenshot quantised to
+256 colours, so that it stays small).  Run from the repository root::
 
     python scripts/screenshot_app.py [--page PATH] [--out docs/_static/app.png]
 """
@@ -79,11 +80,11 @@ def shoot(page_path: str, out: Path, n_plots: int, width: int, height: int) -> N
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--page", default="", help="page path after the server's URL, e.g. evolution?round=30")
+    p.add_argument("--page", default="evolution", help="page path after the server's URL, e.g. evolution?round=30")
     p.add_argument("--out", type=Path, default=Path("docs/_static/app.png"))
-    p.add_argument("--plots", type=int, default=2, help="charts to wait for")
+    p.add_argument("--plots", type=int, default=3, help="charts to wait for")
     p.add_argument("--width", type=int, default=1280)
-    p.add_argument("--height", type=int, default=800)
+    p.add_argument("--height", type=int, default=880)
     a = p.parse_args(argv)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     shoot(a.page, a.out, a.plots, a.width, a.height)
