@@ -143,11 +143,11 @@ def poisson_nll(mu, y):
 
 
 def fit_ours(X, y, rounds, args, verbose=False):
-    """Our DistributionalBoosting Poisson MGD on the cluster: (model, seconds, perf_counter when round 1 ended);
+    """Our DaskDistributionalBoosting Poisson MGD on the cluster: (model, seconds, perf_counter when round 1 ended);
     verbose prints every round."""
-    from distviz.boosting import DistributionalBoosting
-    m = DistributionalBoosting("poisson", law="mgd", n_estimators=rounds, learning_rate=args.lr, max_depth=args.depth,
-                               max_bins=args.bins, min_weight_leaf=1e-3, trace_rows=200)
+    from distviz.dask import DaskDistributionalBoosting
+    m = DaskDistributionalBoosting("poisson", law="mgd", n_estimators=rounds, learning_rate=args.lr, max_depth=args.depth,
+                                   max_bins=args.bins, min_weight_leaf=1e-3, trace_rows=200)
     t0 = time.perf_counter()
 
     first = []

@@ -18,22 +18,43 @@
 - validation rows: ``_validation_rows`` is the one reading of ``eval_set`` (a pair or triple, ``parse_eval_set``)
   and the one ``validation_fraction`` split (``validation_split``); which of them a fit uses, and what early
   stopping does with them, is each estimator's rule (the round rules are ``distviz.boosting.rounds``).
+- dask collections: a fit takes in-memory arrays; handed a dask collection it raises one ``InputTypeError``
+  sentence naming the ``distviz.dask`` class that fits on a cluster (``_dask_estimator``), as lightgbm.dask and
+  xgboost.dask keep their ``Dask*`` classes apart from the in-memory ones.
 """
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
 from sklearn.utils.validation import validate_data
 
-from distviz.errors import ConfigError, DataError
+from distviz.errors import ConfigError, DataError, InputTypeError
 from distviz.validation import check_sample_weight, check_X
 
-__all__ = ["Estimator", "ParameterError", "RENAMED", "parse_eval_set", "renamed_params", "validation_split"]
+__all__ = ["Estimator", "ParameterError", "RENAMED", "parse_eval_set", "renamed_params", "validation_count",
+           "validation_split"]
 
 #: constructor parameters renamed by issue 28 (one set of names), as model files written before it name them
 RENAMED = {"n_rounds": "n_estimators", "display_size": "trace_rows"}
+
+
+def _is_dask_collection(x) -> bool:
+    """True for a dask collection (array, DataFrame, dask-backed xarray); False, importing nothing, without dask."""
+    dask = sys.modules.get("dask")
+    return dask is not None and hasattr(dask, "is_dask_collection") and bool(dask.is_dask_collection(x))
+
+
+def _dask_sentence(name: str, dask_name: str | None) -> str:
+    """The one sentence of an in-memory fit handed a dask collection: the ``distviz.dask`` class to use, if any."""
+    if dask_name is not None:
+        return (f"{name}.fit takes in-memory arrays, not a dask collection; to fit on the workers of a dask cluster "
+                f"use distviz.dask.{dask_name} (the same parameters and client=), or pass X.compute().")
+    return (f"{name}.fit takes in-memory arrays, not a dask collection, and has no Dask estimator; pass X.compute() "
+            "(and y.compute()), or fit DaskDistributionalBoosting, DaskNGB or DaskIndepNGB from distviz.dask.")
 
 
 class ParameterError(ConfigError, InvalidParameterError):
@@ -70,6 +91,16 @@ def parse_eval_set(eval_set) -> tuple | None:
     return tuple(eval_set) + ((None,) if len(eval_set) == 2 else ())
 
 
+def validation_count(n: int, fraction: float) -> int:
+    """round(fraction * n), the rows a validation_fraction split holds out; DataError when fewer than one row would
+    be held out or fewer than two kept (the in-memory split's and the Dask split's one rule)."""
+    nv = int(round(float(fraction) * n))
+    if nv < 1 or n - nv < 2:
+        raise DataError(f"{n} sample{'s are' if n != 1 else ' is'} too few to split off a validation set of "
+                        f"validation_fraction={fraction}; pass eval_set or more rows.")
+    return nv
+
+
 def validation_split(X, y, w, fraction: float, random_state):
     """Hold out round(fraction * n) random rows: (X_train, y_train, w_train, (X_val, y_val, w_val)).
 
@@ -77,10 +108,7 @@ def validation_split(X, y, w, fraction: float, random_state):
     generator continues from where the split left it).
     """
     n = X.shape[0]
-    nv = int(round(float(fraction) * n))
-    if nv < 1 or n - nv < 2:
-        raise DataError(f"{n} sample{'s are' if n != 1 else ' is'} too few to split off a validation set of "
-                        f"validation_fraction={fraction}; pass eval_set or more rows.")
+    nv = validation_count(n, fraction)
     perm = np.random.default_rng(random_state).permutation(n)
     va, tr = np.sort(perm[:nv]), np.sort(perm[nv:])
     return X[tr], y[tr], (None if w is None else w[tr]), (X[va], y[va], None if w is None else w[va])
@@ -90,6 +118,8 @@ class Estimator(RegressorMixin, BaseEstimator):
     """Base of the distviz estimators (module docstring): parameter constraints, feature names, validation rows."""
 
     _parameter_constraints: dict = {}
+    #: the ``distviz.dask`` class that fits this estimator on dask collections (None: there is none)
+    _dask_estimator: str | None = None
 
     def _validate_params(self) -> None:
         """Check every parameter against ``_parameter_constraints``; ParameterError (one sentence) on the first bad one."""
@@ -115,6 +145,8 @@ class Estimator(RegressorMixin, BaseEstimator):
         The conversion and its sentences are ``distviz.validation.check_X``; the feature count and names go
         through scikit-learn's ``validate_data`` (names on one side only: its UserWarning; other names: a DataError).
         """
+        if reset and _is_dask_collection(X):
+            raise InputTypeError(_dask_sentence(type(self).__name__, self._dask_estimator))
         n = None if reset else self.n_features_in_
         arr = check_X(X, allow_nan=allow_nan, n_features=n, name=name, model=type(self).__name__)
         named = hasattr(X, "columns") and np.ndim(X) == 2

@@ -3,8 +3,10 @@
 Each is its in-memory class (the same parameters, the same fitted model) with one more parameter, ``client``
 (a ``dask.distributed.Client``; None: the current one), whose ``fit`` takes row-chunked dask collections and runs
 the distributed trainer, :func:`distviz.distributed.fit` (rows stay on the workers, the client picks the splits).
-``eval_set`` is ``(X_val, y_val[, w_val])`` or a list holding one such tuple, as in lightgbm.dask.  This is the
-lightgbm.dask / xgboost.dask convention; the core estimators still dispatch on dask input as well.
+``eval_set`` is ``(X_val, y_val[, w_val])`` or a list holding one such tuple, as in lightgbm.dask; without it,
+``validation_fraction`` holds out a seeded share of the rows on the workers (``distviz.distributed.split``), as
+the in-memory fit does.  This is the lightgbm.dask / xgboost.dask convention: the core estimators' fit takes
+in-memory arrays only and, handed a dask collection, names the class here to use.
 """
 
 from __future__ import annotations

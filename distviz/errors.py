@@ -21,6 +21,11 @@ class ConfigError(DistvizError, ValueError):
     """A parameter out of range or an unknown option name."""
 
 
+class InputTypeError(DistvizError, TypeError):
+    """Input of a kind the estimator does not take (a dask collection to an in-memory fit); the sentence names the one
+    that does."""
+
+
 class MissingDependencyError(DistvizError, ModuleNotFoundError):
     """An optional package (an extra such as distviz[app]) is not installed; the sentence names the extra."""
 

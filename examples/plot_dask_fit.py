@@ -2,7 +2,7 @@
 Fitting on a Dask cluster
 =========================
 
-``DistributionalBoosting`` and its Dask twin ``distviz.dask.DaskDistributionalBoosting`` fit on row-chunked dask
+``distviz.dask.DaskDistributionalBoosting``, the Dask twin of ``DistributionalBoosting``, fits on row-chunked dask
 collections: the rows stay on the workers, which bin their chunks and build node histograms, and the client
 sums the histograms and picks the splits. Only the ``Client`` changes between a laptop and a cluster. Here the
 cluster is a ``LocalCluster`` of two workers with one thread each, run as threads of this process

@@ -46,3 +46,13 @@ def fresh(monkeypatch):
     monkeypatch.setattr(jobs, "_GOVERNOR", jobs.Governor(cap=2))
     monkeypatch.setattr(jobs, "_STORE", jobs.ResultStore(max_bytes=2**30))
     return jobs
+
+
+@pytest.fixture(scope="session")
+def dask_client():
+    """One LocalCluster(n_workers=2, threads_per_worker=1) of thread workers (``processes=False``: no process start-up
+    under pytest-xdist) and its Client, shared by the Dask tests of this process."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as lc, \
+            distributed.Client(lc) as c:
+        yield c

@@ -2,7 +2,7 @@
 
 The cluster runs its two workers as threads of the test process (``processes=False``): no worker
 processes to spawn under pytest-xdist and no numba re-compilation per process, while every task still
-goes through the scheduler and the pinning of chunks to workers.  One module-scoped cluster, closed at
+goes through the scheduler and the pinning of chunks to workers.  One cluster for the session (``conftest``), closed at
 the end; every fit is small (4000 rows in 8 chunks, a few depth-3 rounds).
 """
 
@@ -16,18 +16,17 @@ distributed = pytest.importorskip("distributed")
 
 import distviz.distributed as dd  # noqa: E402  (after the importorskip of dask)
 from distviz.boosting import DistributionalBoosting  # noqa: E402
+from distviz.dask import DaskDistributionalBoosting  # noqa: E402
 from distviz.errors import ConfigError, DataError  # noqa: E402
 from distviz.trees import Binner  # noqa: E402
 
 N, P, CHUNKS = 4000, 4, 8
 
 
-@pytest.fixture(scope="module")
-def client():
-    """A LocalCluster(n_workers=2, threads_per_worker=1) in this process, and its Client."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as lc, \
-            distributed.Client(lc) as c:
-        yield c
+@pytest.fixture
+def client(dask_client):
+    """The suite's LocalCluster of two thread workers and its Client (``conftest.dask_client``)."""
+    return dask_client
 
 
 def _data(family, seed=0):
@@ -109,8 +108,8 @@ def test_a_failed_fit_and_a_finished_fit_leave_nothing_on_the_cluster(client):
     bad[N - 3] = -1.0
     first = (N - 3) // (N // CHUNKS) * (N // CHUNKS)   # the failing chunk's first row in the whole array
     with pytest.raises(DataError, match=f"In rows {first:,}-{first + N // CHUNKS - 1:,} of the dask array.*negative"):
-        DistributionalBoosting("poisson", n_estimators=2).fit(_chunked(X), _chunked(bad))
-    DistributionalBoosting("poisson", n_estimators=2).fit(_chunked(X), _chunked(y))
+        DaskDistributionalBoosting("poisson", n_estimators=2).fit(_chunked(X), _chunked(bad))
+    DaskDistributionalBoosting("poisson", n_estimators=2).fit(_chunked(X), _chunked(y))
     gc.collect()
 
     def left(dask_scheduler):
@@ -160,16 +159,23 @@ def test_weights_missing_values_eval_set_early_stopping_and_dask_predict(client)
     np.testing.assert_array_equal(py.compute(), m1.predict(Xv))
 
 
-def test_fit_dispatches_on_dask_input_with_sketched_edges(client):
-    """DistributionalBoosting.fit on dask arrays fits on the workers with sketched edges, as good as in memory."""
+def test_dask_estimator_fits_with_sketched_edges_and_the_core_one_points_to_it(client):
+    """DaskDistributionalBoosting fits on the workers with sketched edges, as good as in memory; the in-memory
+    estimator handed dask arrays says, in one sentence, which class to use."""
+    from distviz.errors import InputTypeError
+
     X, y = _data("poisson", 4)
     kw = {"law": "mgd", "n_estimators": 10, "max_depth": 3, "max_bins": 64, "random_state": 0}
     m0 = DistributionalBoosting("poisson", **kw).fit(X, y)
-    m1 = DistributionalBoosting("poisson", **kw).fit(_chunked(X), _chunked(y))
+    m1 = DaskDistributionalBoosting("poisson", **kw).fit(_chunked(X), _chunked(y))
     assert m1.result_.F_train is None and m1.trace_.sizes["round"] == 11
     assert abs(m1.result_.train_loss[-1] - m0.result_.train_loss[-1]) < 0.01 * m0.result_.train_loss[-1]
-    with pytest.raises(ConfigError, match="eval_set"):
-        DistributionalBoosting("poisson", validation_fraction=0.2).fit(_chunked(X), _chunked(y))
+    with pytest.raises(InputTypeError, match=r"^DistributionalBoosting.fit takes in-memory arrays, not a dask "
+                                             r"collection; .*distviz.dask.DaskDistributionalBoosting") as e:
+        DistributionalBoosting("poisson", **kw).fit(_chunked(X), _chunked(y))
+    assert isinstance(e.value, TypeError) and str(e.value).count(". ") == 0
+    with pytest.raises(ConfigError, match="early_stopping_rounds needs validation rows"):
+        DaskDistributionalBoosting("poisson", early_stopping_rounds=2).fit(_chunked(X), _chunked(y))
 
 
 def test_shard_holds_28_bytes_a_row_and_the_same_nll():
@@ -204,14 +210,14 @@ def test_inputs_persisted_and_kept_by_the_user_fit_cleanly(client):
     X = _chunked(_data("poisson", 8)[0]) * 1.0
     y = X.map_blocks(_poisson_target, drop_axis=1, dtype=float)
     kw = {"n_estimators": 3, "max_depth": 3, "max_bins": 32, "random_state": 0}
-    m0 = DistributionalBoosting("poisson", **kw).fit(X, y)
+    m0 = DaskDistributionalBoosting("poisson", **kw).fit(X, y)
     kept = (y.persist(), X.persist())
     distributed.wait(list(kept))
     def complaints():
         return sum("run_spec" in str(line) or "ERROR" in str(line) for line in client.get_scheduler_logs(n=100000))
 
     before = complaints()
-    m1 = DistributionalBoosting("poisson", **kw).fit(X, y)
+    m1 = DaskDistributionalBoosting("poisson", **kw).fit(X, y)
     assert complaints() == before
     assert all(f.status == "finished" for f in distributed.futures_of(kept))   # the user's copies stay
     _same(m0, m1, X.compute())

@@ -15,7 +15,7 @@ import pytest
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
-from distviz.boosting import DistributionalBoosting  # noqa: E402
+from distviz.dask import DaskDistributionalBoosting  # noqa: E402
 from distviz.errors import DistvizError  # noqa: E402
 
 
@@ -34,7 +34,7 @@ def test_a_worker_killed_mid_fit_raises_one_sentence_and_releases_the_fit():
                 os.kill(pid, signal.SIGKILL)
 
         with pytest.raises(DistvizError, match=f"worker {victim} was lost during the fit.*rerun the fit"):
-            DistributionalBoosting("poisson", n_estimators=30, max_depth=3).fit(
+            DaskDistributionalBoosting("poisson", n_estimators=30, max_depth=3).fit(
                 da.from_array(X, chunks=(250, 3)), da.from_array(y, chunks=250), progress=kill_after_round_1)
 
         def held(dask_scheduler):

@@ -1,8 +1,8 @@
 """NGB and IndepNGB on a dask LocalCluster give the in-memory model (issue 19).
 
-Same set-up as tests/test_distributed.py: one module-scoped LocalCluster(n_workers=2, threads_per_worker=1,
-processes=False), 8 chunks, given bin edges; small fits (a few depth-3 rounds with the ngboost line search
-and early stopping on an eval_set).
+Same set-up as tests/test_distributed.py: the session's LocalCluster(n_workers=2, threads_per_worker=1,
+processes=False) (``conftest.dask_client``), 8 chunks, given bin edges; small fits (a few depth-3 rounds with the
+ngboost line search and early stopping on an eval_set).
 """
 
 from __future__ import annotations
@@ -15,18 +15,17 @@ distributed = pytest.importorskip("distributed")
 
 import distviz.distributed as dd  # noqa: E402  (after importorskip)
 from distviz.boosting.ngboost import NGB, IndepNGB  # noqa: E402  (after importorskip)
-from distviz.errors import ConfigError  # noqa: E402  (after importorskip)
+from distviz.dask import DaskIndepNGB  # noqa: E402  (after importorskip)
+from distviz.errors import ConfigError, InputTypeError  # noqa: E402  (after importorskip)
 from distviz.trees import Binner  # noqa: E402  (after importorskip)
 
 N, P, CHUNKS = 2400, 3, 8
 
 
-@pytest.fixture(scope="module")
-def client():
-    """A LocalCluster(n_workers=2, threads_per_worker=1) in this process, and its Client."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as lc, \
-            distributed.Client(lc) as c:
-        yield c
+@pytest.fixture
+def client(dask_client):
+    """The suite's LocalCluster of two thread workers and its Client (``conftest.dask_client``)."""
+    return dask_client
 
 
 def _data(seed):
@@ -92,10 +91,11 @@ def test_indep_ngb_same_as_in_memory_and_dispatch(client):
     for a, b in zip(m0.models_, m1.models_):
         _same(a, b, X)
     np.testing.assert_allclose(m1.predict_dist(Xv).cov(), m0.predict_dist(Xv).cov(), rtol=1e-9)
-    m2 = IndepNGB(**kw).fit(_chunked(X), _chunked(y), eval_set=(_chunked(Xv), _chunked(yv)))   # sketched edges
+    m2 = DaskIndepNGB(**kw).fit(_chunked(X), _chunked(y), eval_set=(_chunked(Xv), _chunked(yv)))   # sketched edges
     assert abs(m2.score(Xv, yv) - m0.score(Xv, yv)) < 0.02 * abs(m0.score(Xv, yv))
-    with pytest.raises(ConfigError, match="eval_set"):
-        NGB(n_estimators=2).fit(_chunked(X), _chunked(y))
+    for core, dask_name in ((NGB, "DaskNGB"), (IndepNGB, "DaskIndepNGB")):
+        with pytest.raises(InputTypeError, match=f"not a dask collection; .*distviz.dask.{dask_name} "):
+            core(n_estimators=2).fit(_chunked(X), _chunked(y))
 
 
 @pytest.mark.parametrize("tiny", [True, False])

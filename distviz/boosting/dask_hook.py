@@ -1,8 +1,9 @@
 """The estimators' one door to their Dask backend, ``distviz.distributed``, which sits above them.
 
 ``distviz.distributed`` runs the boosting laws and NGBoost on the workers of a ``dask.distributed`` cluster and
-so imports this package; this package never imports it back.  An estimator handed a dask collection (a dask
-array or DataFrame, a dask-backed xarray object) asks :func:`backend` for the module that fits and predicts it:
+so imports this package; this package never imports it back.  A fitted estimator asked to predict on a dask
+collection (a dask array or DataFrame, a dask-backed xarray object) asks :func:`backend` for the module that
+predicts it chunk by chunk (a fit on dask input is ``distviz.dask``'s, above this layer):
 the one registered with :func:`register_backend` (``distviz.distributed`` registers itself when it is
 imported), else the module named by ``BACKEND``, imported by that name then.  That deferred, named import is
 the only way the estimators reach above their layer, and it happens only for dask input, so importing the

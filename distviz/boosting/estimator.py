@@ -86,6 +86,7 @@ class DistributionalBoosting(Estimator):
         self.random_state = random_state
         self.family_params = family_params
 
+    _dask_estimator = "DaskDistributionalBoosting"
     _parameter_constraints: dict = {
         "family": "no_validation",   # a name or an ExponentialFamily object (checked by _family_obj)
         "law": [StrOptions(set(LAWS))],
@@ -128,8 +129,6 @@ class DistributionalBoosting(Estimator):
         """Boost on (X, y); eval_set = (X_val, y_val[, w_val]) enables validation NLL and early stopping."""
         from distviz.trees import Binner
 
-        if is_dask_collection(X):   # dask array / DataFrame / chunked xarray: fit on the Client's workers
-            return dask_backend().fit(self, X, y, sample_weight, eval_set, progress)
         self._validate_params()
         if y is None:
             raise DataError("DistributionalBoosting requires y to be passed, but the target y is None; "

@@ -31,8 +31,6 @@ import numpy as np
 from numba import njit
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from distviz.boosting.dask_hook import backend as dask_backend
-from distviz.boosting.dask_hook import is_dask_collection
 from distviz.boosting.engine import BoostingEngine, weighted_mean
 from distviz.boosting.law import Law
 from distviz.boosting.rounds import ngboost_scale
@@ -336,10 +334,6 @@ class NGBoost(Estimator):
         self._validate_params()
         if y is None:
             raise DataError("NGBoost requires y to be passed, but the target y is None; call fit(X, y) with the targets.")
-        if is_dask_collection(X):   # dask array / DataFrame / chunked xarray: fit on the Client's workers (distviz.distributed)
-            if callbacks:
-                raise ConfigError("callbacks are not available for a fit on a dask array; pass progress instead.")
-            return dask_backend().fit(self, X, y, sample_weight, eval_set, progress)
         t0 = time.perf_counter()
         X = self._validate_X(X, reset=True, allow_nan=True)
         y = _check_y(y, X.shape[0])
@@ -499,6 +493,7 @@ class NGB(NGBoost):
 
     _parameter_constraints: dict = {k: v for k, v in NGBoost._parameter_constraints.items()
                                     if k not in ("chart", "natural_gradient")}
+    _dask_estimator: str | None = "DaskNGB"
 
     def __init__(self, *, n_estimators=500, learning_rate=0.01, max_depth=3, min_samples_leaf=1, max_bins=255,
                  tree_mode="separate", line_search="ngboost", early_stopping_rounds=50, validation_fraction=0.1,
@@ -513,6 +508,8 @@ class NGB(NGBoost):
 
 class GB(NGB):
     """NGB without the natural gradient: trees fit the plain NLL gradient in theta (the paper's GB)."""
+
+    _dask_estimator = None
 
     def __init__(self, *, n_estimators=500, learning_rate=0.01, max_depth=3, min_samples_leaf=1, max_bins=255,
                  tree_mode="separate", line_search="ngboost", early_stopping_rounds=50, validation_fraction=0.1,
@@ -589,6 +586,7 @@ class IndepNGB(_MultiOutputGaussian):
     """
 
     _parameter_constraints: dict = _NGB_PARAMS
+    _dask_estimator = "DaskIndepNGB"
 
     def __init__(self, *, n_estimators=500, learning_rate=0.01, max_depth=3, min_samples_leaf=1, max_bins=255,
                  line_search="ngboost", early_stopping_rounds=50, validation_fraction=0.1, use_best=True,
@@ -606,8 +604,6 @@ class IndepNGB(_MultiOutputGaussian):
 
     def fit(self, X, y, sample_weight=None, eval_set=None, progress=None):
         """Fit one univariate NGBoost per output column; eval_set=(X_val, y_val[, w_val])."""
-        if is_dask_collection(X):   # dask collections: each output's NGBoost fits on the Client's workers (distviz.distributed)
-            return dask_backend().fit(self, X, y, sample_weight, eval_set, progress)
         t0 = time.perf_counter()
         X, y, w, ev = self._prep(X, y, sample_weight, eval_set)
         P = y.shape[1]

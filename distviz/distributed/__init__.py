@@ -1,12 +1,14 @@
-"""Fitting and predicting on a dask.distributed cluster: the estimators' path for dask arrays.
+"""Fitting and predicting on a dask.distributed cluster: the trainer behind ``distviz.dask``'s estimators.
 
-``DistributionalBoosting.fit`` (and ``NGBoost`` / ``NGB`` / ``IndepNGB``'s) hands a dask array (or chunked
-xarray DataArray / dask DataFrame) X to :func:`fit`, which runs the boosting loop on the workers of the
+``DaskDistributionalBoosting.fit`` (and ``DaskNGB`` / ``DaskIndepNGB``'s, ``distviz.dask``) hands a dask array (or
+chunked xarray DataArray / dask DataFrame) X to :func:`fit`, which runs the boosting loop on the workers of the
 current ``dask.distributed.Client`` (``distviz.distributed.boosting``, ``distviz.distributed.ngb``): rows
 never leave their workers, the client picks the splits and keeps the ordinary in-memory model.
-``predict_*`` on a dask array return a dask array (:func:`predict_blocks`, one ``map_blocks`` call).
-dask is imported only when a dask collection is used.  The estimators sit below this package and reach it only
-through ``distviz.boosting.dask_hook``: importing this package registers it there as their Dask backend.
+Validation rows are ``eval_set`` or a seeded ``validation_fraction`` split made per chunk on the workers
+(``split``).  ``predict_*`` on a dask array return a dask array (:func:`predict_blocks`, one ``map_blocks``
+call).  dask is imported only when a dask collection is used.  The estimators sit below this package and reach it
+only through ``distviz.boosting.dask_hook`` (for predictions on dask input): importing this package registers it
+there as their Dask backend.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ import numpy as np
 from distviz.errors import ConfigError, DistvizError
 from distviz.trees import prepare_numba_cache
 
-from .collections import current_client, dask_eval_set, dask_inputs
+from .collections import current_client, dask_inputs
 from .grow import load_client_kernels
 from .rows import SharedTreeRows
 from .shard import (
@@ -37,6 +37,7 @@ from .shard import (
     shard_stats,
 )
 from .sketch import fit_binner
+from .split import validation_rows
 
 __all__ = ["fit_distributional"]
 
@@ -185,24 +186,23 @@ def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=
     from distviz.boosting.trace import TraceRecorder, display_subset
 
     model._validate_params()
-    if model.validation_fraction is not None and eval_set is None:
-        raise ConfigError("validation_fraction is not available for a fit on a dask array; pass "
-                          "eval_set=(X_val, y_val) instead.")
     client = current_client()
     load_client_kernels()
     cl = _Cluster(client)
     fam = model._family_obj()
     law = make_law(model.law, fam, domain=model.domain)
     X, y, w = dask_inputs(X, y, sample_weight, 1)
+    rng = np.random.default_rng(model.random_state)   # the split's seed, then the display rows (as in memory)
+    X, y, w, ev = validation_rows(model, X, y, w, eval_set, split=model.validation_fraction is not None,
+                                  random_state=rng)
     binner = fit_binner(X, model.max_bins, binner)
     check = functools.partial(check_chunk, fam)
     n = int(X.shape[0])
-    rng = np.random.default_rng(model.random_state)
     idx = display_subset(n, int(model.trace_rows), rng)
     shards, where = cl.shards(X, y, w, binner, law, _disp_rows(X.chunks[0], idx), check)
     vshards = vwhere = None
-    if eval_set is not None:
-        Xv, yv, wv = dask_eval_set(eval_set, X, y)
+    if ev is not None:
+        Xv, yv, wv = ev
         vshards, vwhere = cl.shards(Xv, yv, wv, binner, law, [np.zeros((0, 2), np.int64)] * len(Xv.chunks[0]), check)
 
     unit = w is None

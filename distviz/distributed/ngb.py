@@ -24,10 +24,11 @@ from distviz.errors import ConfigError, DataError
 
 from . import ngb_shard
 from .boosting import _Cluster, releases_workers
-from .collections import current_client, dask_eval_set, dask_inputs
+from .collections import current_client, dask_inputs
 from .grow import load_client_kernels
 from .rows import ChartRows
 from .sketch import fit_binner
+from .split import validation_rows
 
 __all__ = ["fit_arrays_on_workers", "fit_indep_ngb", "fit_ngboost"]
 
@@ -53,9 +54,6 @@ def fit_ngboost(model, X, y, sample_weight=None, eval_set=None, progress=None, b
 
     t_fit = time.perf_counter()
     model._validate_params()
-    if eval_set is None and model.early_stopping_rounds is not None:
-        raise ConfigError("a fit on a dask array takes its validation rows from eval_set; pass eval_set=(X_val, y_val) "
-                          "or early_stopping_rounds=None.")
     if model.line_search not in ("ngboost", False, None):
         raise ConfigError(f"line_search={model.line_search!r} is not available for a fit on a dask array; use "
                           "'ngboost' (the default) or False.")
@@ -65,6 +63,7 @@ def fit_ngboost(model, X, y, sample_weight=None, eval_set=None, progress=None, b
     load_client_kernels()
     cl = _Cluster(client)
     X, y, w = dask_inputs(X, y, sample_weight, 2)
+    X, y, w, ev = validation_rows(model, X, y, w, eval_set, split=model.early_stopping_rounds is not None)
     P = int(y.shape[1])
     chart = _resolve_chart(model.chart, P)
     if not (isinstance(chart, MVNCholesky) or getattr(chart, "name", "") == "normal"):
@@ -78,7 +77,6 @@ def fit_ngboost(model, X, y, sample_weight=None, eval_set=None, progress=None, b
     binner = fit_binner(X, model.max_bins, binner)
     check = functools.partial(ngb_shard.check_chunk, chart)
     shards, where = _rows(cl, X, y, w, binner, law, check, K)
-    ev = None if eval_set is None else dask_eval_set(eval_set, X, y)
     vshards = vwhere = None
     if ev is not None:
         vshards, vwhere = _rows(cl, ev[0], ev[1], ev[2], binner, law, check, 0)
@@ -128,15 +126,17 @@ def _valid_subset(client, ev, max_rows=4000):
 def fit_indep_ngb(model, X, y, sample_weight=None, eval_set=None, progress=None, binner=None):
     """Fit an IndepNGB on the current Client's workers: its P univariate NGBoosts one after another (shared edges)."""
     t0 = time.perf_counter()
-    X, y, _ = dask_inputs(X, y, sample_weight, 2)
+    model._validate_params()
+    X, y, w = dask_inputs(X, y, sample_weight, 2)
+    # the validation rows once, shared by the P fits (as in memory)
+    X, y, w, ev = validation_rows(model, X, y, w, eval_set, split=model.early_stopping_rounds is not None)
     binner = fit_binner(X, model.max_bins, binner)
     P = int(y.shape[1])
-    ev = None if eval_set is None else dask_eval_set(eval_set, X, y)
     model.models_ = []
     for k in range(P):
         prog = None if progress is None else (lambda r, nr, k=k: progress(k * nr + r, P * nr))
         evk = None if ev is None else (ev[0], ev[1][:, k], ev[2])
-        model.models_.append(fit_ngboost(model._univariate(), X, y[:, k], sample_weight, evk, prog, binner))
+        model.models_.append(fit_ngboost(model._univariate(), X, y[:, k], w, evk, prog, binner))
     model.n_outputs_, model.n_features_in_ = P, int(X.shape[1])
     model.best_iterations_ = np.array([m.best_iteration_ for m in model.models_])
     model.best_iteration_ = int(model.best_iterations_.max())
