@@ -305,7 +305,8 @@ def test_compiled_domain_is_the_domain_test(coord):
 @pytest.mark.parametrize("family, law, domain", [("exponential", "mgd", "project"), ("poisson", "ngd_mean", "backtrack"),
                                                  ("normal", "mgd", "backtrack"), ("normal", "gd", "project"),
                                                  ("mvn", "ngd", "backtrack"), ("categorical", "mgd", "project"),
-                                                 ("gamma", "mgd", "project"), ("mvn", "mgd", "project")])
+                                                 ("gamma", "mgd", "project"), ("mvn", "mgd", "project"),
+                                                 ("normal", "ngd", "project"), ("normal", "ngd", "backtrack")])
 def test_compiled_prediction_equals_the_round_by_round_update(family, law, domain):
     """predict's one compiled pass (the domain test in the pass) plus the
     replay of the rows that left the domain gives training's iterates and the round-by-round update's, bit for bit,
@@ -582,3 +583,68 @@ def test_weighted_nll_does_not_depend_on_the_blas_threads():
     (m1, nll1), (m2, nll2) = json.loads(run.stdout.strip().splitlines()[-1])
     assert m1 == m2
     assert nll1 == nll2
+
+
+def test_normal_natural_domain_bounded_by_the_data_range():
+    """Normal.with_data_range(a, b): the domain is mean in (a, b) and variance below (b - a)^2 / 4, the compiled test
+    (MEAN_RANGE) is the Python one, a row outside is projected inside with its mean clipped and its variance capped,
+    a row inside is left as it is; unbounded (or a range of no width) the family is as before."""
+    from distviz.families.univariate import Normal
+    from distviz.trees.flat import _inside
+
+    assert get("normal").with_data_range(1.0, 1.0).y_range is None and Normal().y_range is None
+    fam = get("normal").with_data_range(-2.0, 3.0)
+    rng = np.random.default_rng(3)
+    mu, var = rng.uniform(-4, 5, 4000), np.exp(rng.uniform(-3, 3, 4000))
+    eta = np.c_[mu / var, -0.5 / var]
+    eta[::9, 1] = rng.uniform(-0.01, 0.5, eta[::9].shape[0])   # eta_2 near or above 0: no law, or a huge variance
+    eta[::31, 0] = np.nan
+    want = (mu > -2) & (mu < 3) & (var < 6.25) & np.isfinite(eta).all(axis=1)
+    want[::9] = False
+    ok = fam.in_natural_domain(eta)
+    np.testing.assert_array_equal(ok, want)
+    kind, lo, hi, scale = fam.domain("natural")
+    M = np.zeros((0, 0))
+    np.testing.assert_array_equal([_inside(r, kind, lo, hi, scale, M, M) for r in eta], ok)
+    fin = np.isfinite(eta).all(axis=1)
+    proj = fam.project_natural(eta[fin])
+    assert fam.in_natural_domain(proj).all()
+    np.testing.assert_array_equal(proj[ok[fin]], eta[fin][ok[fin]])
+    pm, pv = fam.mean_and_variance(proj)
+    law = fin & (eta[:, 1] < 0) & ~ok   # laws outside: their mean clipped, their variance capped
+    v = -0.5 / eta[law, 1]
+    np.testing.assert_allclose(pm[law[fin]], np.clip(eta[law, 0] * v, -2 + 5e-6, 3 - 5e-6), rtol=1e-9)
+    np.testing.assert_allclose(pv[law[fin]], np.minimum(v, 6.25 * (1 - 1e-6)), rtol=1e-9)
+
+
+def test_ngd_normal_stays_near_its_best_nll_with_sane_means(tmp_path):
+    """Issue 28: Normal NGD with weights, NaN and an eval_set (the data of test_distributed's equality test, 20,000
+    rows) reached train NLL 2.4 with predicted means of 6e4 for y of order 1 (domain="project": rows projected to
+    variance 5e5), and 1e6 with domain="backtrack" at 25 rounds.  With the domain bounded by the targets' range the NLL stays
+    at its best and every predicted mean lies in the range of y; the model file keeps the range."""
+    n = 20_000
+
+    def data(seed):
+        r = np.random.default_rng(seed)
+        X = r.normal(size=(n, 4))
+        y = 0.5 * X[:, 0] - 0.4 * (X[:, 1] > 0.3) + 0.2 * X[:, 2] * X[:, 3] + np.exp(0.3 * X[:, 1]) * r.normal(size=n)
+        return X, y
+
+    (X, y), (Xv, yv) = data(1), data(3)
+    rng = np.random.default_rng(2)
+    w = rng.uniform(0.2, 2.0, n)
+    X[rng.uniform(size=n) < 0.1, 0] = np.nan
+    Xv[rng.uniform(size=n) < 0.1, 0] = np.nan
+    for es, domain in ((2, "project"), (None, "backtrack")):
+        m = DistributionalBoosting("normal", law="ngd", domain=domain, n_estimators=14 if es else 25,
+                                   learning_rate=0.5, max_depth=2, max_bins=16, early_stopping_rounds=es,
+                                   min_weight_leaf=5.0, random_state=0).fit(X, y, sample_weight=w, eval_set=(Xv, yv))
+        tl = m.result_.train_loss
+        assert sum(m.result_.n_projected) > 0 and m.family_.y_range == (y.min(), y.max())
+        assert tl[-1] < min(tl) + 0.01 < 1.48, (es, domain, tl[-1])
+        mean = m.predict(X, max_iter=m.n_iter_)
+        assert (mean > y.min()).all() and (mean < y.max()).all()
+    m.save(tmp_path / "ngd.nc")
+    m2 = DistributionalBoosting.load(tmp_path / "ngd.nc")
+    assert m2.family_.y_range == m.family_.y_range
+    np.testing.assert_array_equal(m2.predict_natural(Xv, max_iter=m.n_iter_), m.predict_natural(Xv, max_iter=m.n_iter_))

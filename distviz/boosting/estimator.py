@@ -142,6 +142,7 @@ class DistributionalBoosting(Estimator):
         X, y, w, valid = self._validation_rows(X, y, w, eval_set, split=self.validation_fraction is not None,
                                                check_y=lambda v, n, name: _family_y(fam, v, n, name),
                                                random_state=rng)
+        fam = bind_data_range(fam, self.law, lambda: (np.min(y), np.max(y)))   # NGD: y's range bounds the domain
         law = make_law(self.law, fam, domain=self.domain)
         binner = Binner(max_bins=self.max_bins)
         Xb = binner.fit_transform(X) if w is None else binner.fit(X, sample_weight=w).transform(X)
@@ -279,8 +280,11 @@ class DistributionalBoosting(Estimator):
         if not isinstance(fam, str):
             params["family_params"] = {k: int(getattr(self.family_, k)) for k in ("K", "P")
                                        if hasattr(self.family_, k) and self.family_.name in ("categorical", "mvn")}
-        fitted = {"n_iter": int(self.n_iter_), "best_iteration": int(self.best_iteration_),
-                  "n_features": int(self.n_features_in_)}
+        fitted: dict = {"n_iter": int(self.n_iter_), "best_iteration": int(self.best_iteration_),
+                        "n_features": int(self.n_features_in_)}
+        y_range = getattr(self.family_, "y_range", None)
+        if y_range is not None:   # the training targets' range that bounded the domain (predictions replay it)
+            fitted["y_range_lo"], fitted["y_range_hi"] = float(y_range[0]), float(y_range[1])
         flat = self.forest_.flat
         flat.n_features = int(self.n_features_in_)  # the fit's feature count (a forest of no trees cannot tell)
         w = ModelWriter(self, params, fitted, trace=self.trace_)
@@ -311,6 +315,8 @@ class DistributionalBoosting(Estimator):
         if flat.n_rounds != n_iter or flat.n_trees != n_iter:
             raise f.fail(f"its forest has {flat.n_rounds} rounds, not n_iter={n_iter}")
         m.best_iteration_ = f.value("best_iteration", int, 0, n_iter)
+        if "y_range_lo" in f.fitted:
+            fam = fam.with_data_range(f.value("y_range_lo", float), f.value("y_range_hi", float))
         m.family_ = fam
         m._law = make_law(m.law, fam, domain=m.domain)
         if m._law.dim != init.shape[0]:
@@ -320,6 +326,20 @@ class DistributionalBoosting(Estimator):
         m._names_from_file(f, p)
         m.trace_ = f.trace()
         return m
+
+
+def bind_data_range(fam, law: str, y_range):
+    """``fam.with_data_range(lo, hi)`` with (lo, hi) = y_range() when the law's fits bound the domain by the
+    training targets' range (``ExpFamilyLaw.data_domain``: NGD) and the family has such a bound (``Normal``);
+    else fam as it is, y_range not called (the Dask fit's range is a pass over y)."""
+    from distviz.families.base import ExponentialFamily
+
+    cls = LAWS.get(str(law).lower())
+    if (cls is None or not cls.data_domain or not isinstance(fam, ExponentialFamily)
+            or type(fam).with_data_range is ExponentialFamily.with_data_range):
+        return fam
+    lo, hi = y_range()
+    return fam.with_data_range(float(lo), float(hi))
 
 
 class _Forest:

@@ -65,6 +65,8 @@ class ExpFamilyLaw(Law):
     """
 
     coord = "mean"          # coordinate of the additive model: "mean" (eta*) or "natural" (eta)
+    #: whether a fit bounds the family's domain by the training targets' range (``ExponentialFamily.with_data_range``)
+    data_domain = False
 
     def __init__(self, family, domain: str = "project"):
         """Bind the law to an exponential family; `domain` says how updates that leave the domain are handled."""
@@ -190,6 +192,10 @@ class NGD(ExpFamilyLaw):
 
     name, coord, gain_name = "ngd", "natural", "Gain^NGD"
     description = "N-law additive in eta: tree on U = g(eta_t)^-1 (T(y) - eta*_t)"
+    #: a leaf's step in eta is shared by rows whose Fisher metrics differ: for the Normal a row whose variance is far
+    #: above its leaf's can see its eta_2 reach 0- and its variance and mean grow without limit (issue 28), so a fit
+    #: bounds the natural domain by the targets' range (``Normal`` class doc)
+    data_domain = True
 
     def targets(self, F, data, learning_rate):
         """U_i = g(eta_i)^-1 (T(y_i) - eta*_i)."""

@@ -182,6 +182,7 @@ def _disp_rows(chunks, idx):
 @releases_workers
 def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=None, binner=None):
     """Fit a DistributionalBoosting on the current Client's workers (see module doc); returns the model."""
+    from distviz.boosting.estimator import bind_data_range
     from distviz.boosting.laws import make_law, partition_entropy
     from distviz.boosting.trace import TraceRecorder, display_subset
 
@@ -189,12 +190,13 @@ def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=
     client = current_client()
     load_client_kernels()
     cl = _Cluster(client)
-    fam = model._family_obj()
-    law = make_law(model.law, fam, domain=model.domain)
     X, y, w = dask_inputs(X, y, sample_weight, 1)
     rng = np.random.default_rng(model.random_state)   # the split's seed, then the display rows (as in memory)
     X, y, w, ev = validation_rows(model, X, y, w, eval_set, split=model.validation_fraction is not None,
                                   random_state=rng)
+    # the training targets' range bounds the family's domain, as in memory (one pass over y, for Normal NGD only)
+    fam = bind_data_range(model._family_obj(), model.law, lambda: client.compute([y.min(), y.max()], sync=True))
+    law = make_law(model.law, fam, domain=model.domain)
     binner = fit_binner(X, model.max_bins, binner)
     check = functools.partial(check_chunk, fam)
     n = int(X.shape[0])

@@ -53,7 +53,9 @@ class Domain(NamedTuple):
     * ``SPD_SCALED``: the symmetric matrix with upper triangle (row by row) x[P:] * scale is positive definite
       (multivariate Normal natural parameters: the precision);
     * ``SPD_CENTRED``: the matrix with upper triangle x[P:] minus x[:P] x[:P]^T is positive definite
-      (multivariate Normal means: the covariance).
+      (multivariate Normal means: the covariance);
+    * ``MEAN_RANGE``: x[0] + 2 scale[0] x[1] > 0 and x[0] + 2 scale[1] x[1] < 0 (Normal natural parameters with
+      x[1] < 0: the mean -x[0] / (2 x[1]) lies in (scale[0], scale[1])).
     """
 
     kind: int
@@ -62,7 +64,7 @@ class Domain(NamedTuple):
     scale: np.ndarray
 
 
-BOX, PARABOLA, LOG, SIMPLEX, SPD_SCALED, SPD_CENTRED = range(6)
+BOX, PARABOLA, LOG, SIMPLEX, SPD_SCALED, SPD_CENTRED, MEAN_RANGE = range(7)
 
 
 def box(lo, hi, kind: int = BOX, scale=()) -> Domain:
@@ -237,6 +239,11 @@ class ExponentialFamily:
         if coord == "natural" and type(self).in_natural_domain is ExponentialFamily.in_natural_domain:
             return box([-np.inf] * self.dim, [np.inf] * self.dim)
         raise NotImplementedError(f"{type(self).__name__} gives no compiled {coord} domain")
+
+    def with_data_range(self, lo: float, hi: float) -> "ExponentialFamily":
+        """This family with its domain bounded by the training targets' range [lo, hi] (a copy), for the families
+        whose domain a fit bounds (``Normal``); the others return themselves."""
+        return self
 
     def project_natural(self, eta) -> np.ndarray:
         """A nearby natural parameter at least `margin` inside the natural domain (NaN rows stay NaN)."""

@@ -7,13 +7,15 @@ eta* = grad A(eta), eta = grad A*(eta*), g(eta) = hess A(eta).  The Poisson exam
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 from numba import njit, prange
 from scipy.special import digamma, expit, gammaln, xlogy
 
 from ._linalg import trigamma
 from ._rowmath import NORMAL_MIN, lane_sum, log_normal
-from .base import LOG, PARABOLA, ExponentialFamily, as_rng, box, finite_rows
+from .base import LOG, MEAN_RANGE, PARABOLA, ExponentialFamily, as_rng, box, finite_rows
 
 __all__ = ["Poisson", "Bernoulli", "Normal", "Gamma", "Exponential"]
 
@@ -257,12 +259,44 @@ class Bernoulli(ExponentialFamily):
 
 
 class Normal(ExponentialFamily):
-    """Normal(mu, sigma^2): T(y) = (y, y^2), eta = (mu/sigma^2, -1/(2 sigma^2)), h = (2 pi)^-1/2."""
+    """Normal(mu, sigma^2): T(y) = (y, y^2), eta = (mu/sigma^2, -1/(2 sigma^2)), h = (2 pi)^-1/2.
+
+    Natural domain: eta_2 < 0.  An NGD fit (``distviz.boosting.laws.NGD.data_domain``) bounds it by the training
+    targets' range [a, b] (:meth:`with_data_range`):
+    the laws with mean a < mu < b and variance sigma^2 < (b - a)^2 / 4.  Every weighted maximum-likelihood Normal
+    of a subset of the rows (a tree leaf's exact fit, the start) lies there: its mean is a weighted mean of the
+    y_i, its variance that of a law on [a, b], at most (b - a)^2 / 4 (Popoviciu's inequality).  In eta the bound
+    is three half-planes, eta_2 < -2 / (b - a)^2, eta_1 + 2 a eta_2 > 0 and eta_1 + 2 b eta_2 < 0, so the domain
+    stays convex (the backtracking rule of ``distviz.boosting.laws`` needs that).  Unbounded, a row's
+    eta_2 can reach 0- under NGD's leaf-shared steps (a leaf's step in eta_2 is large for a row whose variance is
+    far above the leaf's), its variance then grows without limit and its mean eta_1 sigma^2 with it (issue 28:
+    means of 2e3 for y of order 1).  :meth:`project_natural` maps a row that left
+    the domain to the nearest law in (mean, variance): the mean clipped into (a, b), the variance to below the cap.
+    """
 
     name = "normal"
     dim = 2
     stat_names = ("y", "y^2")
     support = "y in R"
+    #: the training targets' range (lo, hi) that bounds the natural domain, None when unbounded
+    y_range: tuple | None = None
+
+    def with_data_range(self, lo: float, hi: float) -> "Normal":
+        """A copy whose natural domain is bounded by the range [lo, hi] of the training targets (class doc); itself
+        when the range is not finite or has no width (constant y: no variance to bound)."""
+        lo, hi = float(lo), float(hi)
+        if not (np.isfinite(lo) and np.isfinite(hi) and hi > lo):
+            return self
+        out = copy.copy(self)
+        out.y_range = (lo, hi)
+        return out
+
+    def _eta2_cap(self) -> float:
+        """The upper bound of eta_2: -2 / (b - a)^2 (variance below (b - a)^2 / 4), 0 when unbounded."""
+        if self.y_range is None:
+            return 0.0
+        lo, hi = self.y_range
+        return -2.0 / ((hi - lo) * (hi - lo))
 
     @property
     def natural_names(self):
@@ -338,13 +372,23 @@ class Normal(ExponentialFamily):
         return mu + np.sqrt(s) * as_rng(rng).standard_normal(mu.shape)
 
     def in_natural_domain(self, eta):
+        """eta_2 < 0, and with a data range [a, b] eta_2 < -2 / (b - a)^2 and a < mu < b (class doc)."""
         eta = self._params(eta)
-        return finite_rows(eta) & (eta[..., 1] < 0)
+        e1, e2 = eta[..., 0], eta[..., 1]
+        ok = finite_rows(eta) & (e2 < self._eta2_cap())
+        if self.y_range is not None:
+            lo, hi = self.y_range
+            with np.errstate(invalid="ignore", over="ignore"):
+                ok &= (e1 + 2.0 * lo * e2 > 0.0) & (e1 + 2.0 * hi * e2 < 0.0)   # the compiled MEAN_RANGE test's terms
+        return ok
 
     def domain(self, coord):
-        """Natural parameters R x (-inf, 0); means with E[y^2] - E[y]^2 > 0."""
+        """Natural parameters R x (-inf, 0) (with a data range: the three half-planes of the class doc); means with
+        E[y^2] - E[y]^2 > 0."""
         if coord == "natural":
-            return box([-np.inf, -np.inf], [np.inf, 0.0])
+            if self.y_range is None:
+                return box([-np.inf, -np.inf], [np.inf, 0.0])
+            return box([-np.inf, -np.inf], [np.inf, self._eta2_cap()], MEAN_RANGE, self.y_range)
         return box([-np.inf, -np.inf], [np.inf, np.inf], PARABOLA)
 
     def in_mean_domain(self, mean):
@@ -352,8 +396,28 @@ class Normal(ExponentialFamily):
         return finite_rows(m) & (m[..., 1] - m[..., 0] ** 2 > 0)
 
     def project_natural(self, eta):
+        """Without a data range: eta_2 lowered to -margin.  With one: a row outside the domain becomes the law of
+        mean mu clipped into [a + m, b - m] and variance min(sigma^2, (1 - margin) (b - a)^2 / 4), m = margin (b - a)
+        (a row with eta_2 >= 0 is no law: its mean is the limit of mu as eta_2 -> 0-, the bound on eta_1's side,
+        its variance the cap); rows inside are returned as they are."""
         eta = self._params(eta).copy()
-        eta[..., 1] = np.minimum(eta[..., 1], -self.margin)
+        if self.y_range is None:
+            eta[..., 1] = np.minimum(eta[..., 1], -self.margin)
+            return eta
+        out = ~self.in_natural_domain(eta)
+        if not out.any():
+            return eta
+        lo, hi = self.y_range
+        e1, e2 = eta[out, 0], eta[out, 1]
+        law = e2 < 0.0
+        var = np.full(e1.shape, np.inf)
+        var[law] = -0.5 / e2[law]
+        mu = np.where(e1 > 0.0, hi, np.where(e1 < 0.0, lo, 0.5 * (lo + hi)))
+        mu[law] = e1[law] * var[law]
+        m = self.margin * (hi - lo)
+        mu = np.clip(mu, lo + m, hi - m)
+        var = np.minimum(var, (1.0 - self.margin) * 0.25 * (hi - lo) ** 2)
+        eta[out] = np.stack([mu / var, -0.5 / var], axis=-1)
         return eta
 
     def project_mean(self, mean):

@@ -21,7 +21,7 @@ from numba import njit, prange
 
 from distviz.errors import DataError
 from distviz.families._linalg import _chol
-from distviz.families.base import BOX, LOG, PARABOLA, SIMPLEX, SPD_CENTRED, SPD_SCALED, Domain
+from distviz.families.base import BOX, LOG, MEAN_RANGE, PARABOLA, SIMPLEX, SPD_CENTRED, SPD_SCALED, Domain
 
 from .record import NODE_DTYPE
 
@@ -111,6 +111,8 @@ def _inside_shape(v, kind, scale, M, L):
     C = v.shape[0]
     if kind == PARABOLA:
         return v[1] - v[0] * v[0] > 0.0
+    if kind == MEAN_RANGE:
+        return v[0] + 2.0 * scale[0] * v[1] > 0.0 and v[0] + 2.0 * scale[1] * v[1] < 0.0
     if kind == LOG:
         lg = np.log(v[1])
         return v[0] < lg - _LOG_TOL * (1.0 + abs(lg))
@@ -378,7 +380,7 @@ class FlatForest:
     def _add(self, X, out, t0, t1, stop, domain: Domain | None = None, bad=None):
         """Add trees t0..t1-1 to out (see _accumulate); domain with bad: the per-round check."""
         kind, lo, hi, scale = domain if domain is not None else (0, _NONE_F, _NONE_F, _NONE_F)
-        P = int(round((np.sqrt(8 * out.shape[1] + 9) - 3) / 2)) if domain is not None and kind >= SPD_SCALED else 0
+        P = int(round((np.sqrt(8 * out.shape[1] + 9) - 3) / 2)) if domain is not None and kind in (SPD_SCALED, SPD_CENTRED) else 0
         kids, feat, thr, nan_to, depth = self._tables()
         _accumulate(X, kids, feat, thr, nan_to, depth, self.value, self.tree_offsets, self.multiplier, self.out_col,
                     self._tree_round, stop, t0, t1, out, kind, lo, hi, scale, P, _NONE_U8 if bad is None else bad)
