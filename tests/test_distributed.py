@@ -133,15 +133,17 @@ def test_workers_come_from_the_scheduler_not_the_clients_cache(client, monkeypat
             _Cluster(empty)
 
 
-def test_weights_missing_values_eval_set_early_stopping_and_dask_predict(client):
-    """Weighted rows, NaN in X and a validation set with early stopping: the same model; predict on dask gives dask."""
+@pytest.mark.parametrize("law", ["mgd", "ngd"])
+def test_weights_missing_values_eval_set_early_stopping_and_dask_predict(client, law):
+    """Weighted rows, NaN in X and a validation set with early stopping: the same model, Normal NGD included (its
+    domain bounded by the range of y, found by a pass over the dask y); predict on dask gives dask."""
     X, y = _data("normal", 1)
     rng = np.random.default_rng(2)
     w = rng.uniform(0.2, 2.0, N)
     X[rng.uniform(size=N) < 0.1, 0] = np.nan
     Xv, yv = _data("normal", 3)
     Xv[rng.uniform(size=N) < 0.1, 0] = np.nan
-    kw = {"law": "mgd", "n_estimators": 40, "learning_rate": 0.5, "max_depth": 2, "max_bins": 16, "early_stopping_rounds": 2,
+    kw = {"law": law, "n_estimators": 40, "learning_rate": 0.5, "max_depth": 2, "max_bins": 16, "early_stopping_rounds": 2,
               "min_weight_leaf": 5.0, "random_state": 0}
     m0 = DistributionalBoosting("normal", **kw).fit(X, y, sample_weight=w, eval_set=(Xv, yv))
     b0 = Binner(max_bins=16).fit(X, sample_weight=w)
