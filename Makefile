@@ -9,7 +9,7 @@ SUM := $(shell cksum pyproject.toml | cut -d' ' -f1)
 RUN_STAMP := $(VENV)/.installed-run-$(SUM)
 ALL_STAMP := $(VENV)/.installed-all-$(SUM)
 
-.PHONY: run serve test lint bench install clean
+.PHONY: run serve test lint bench docs install clean
 
 $(ALL_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -62,5 +62,12 @@ test: $(ALL_STAMP)
 bench: $(ALL_STAMP)
 	for f in benchmarks/[!_]*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
+# the documentation site (docs/): Sphinx with numpydoc, the API reference, the results pages written from the shipped
+# study output, and the sphinx-gallery examples of examples/ executed at build time; any warning fails the build.
+# scripts/check_docs.py then checks what the built site holds.
+docs: $(ALL_STAMP)
+	$(TEST_ENV) $(BIN)/sphinx-build -W --keep-going -b html docs docs/_build/html
+	$(BIN)/python scripts/check_docs.py docs/_build/html
+
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache .ruff_cache docs/_build docs/auto_examples docs/api/generated docs/results/generated

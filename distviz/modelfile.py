@@ -443,7 +443,7 @@ class ModelFile:
         return a.astype(object)
 
     def construct(self, cls, params: dict, check=None, **extra):
-        """cls(**params, **extra), then `check(est)` (the estimator's own range checks); DataError on failure."""
+        """``cls(**params, **extra)``, then ``check(est)`` (the estimator's own range checks); DataError on failure."""
         try:
             est = cls(**params, **extra)
             if check is not None:

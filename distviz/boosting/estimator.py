@@ -200,7 +200,7 @@ class DistributionalBoosting(Estimator):
         return self.forest_.predict(self._law, X, self._rounds(max_iter))
 
     def predict_natural(self, X, max_iter=None) -> np.ndarray:
-        """Natural parameter eta(x), shape (n, d); max_iter (the rounds to use) defaults to best_iteration_."""
+        """Natural parameter eta(x), shape (n, d); max_iter (the rounds to use) defaults to ``best_iteration_``."""
         if is_dask_collection(X):   # a dask array of predictions, chunk by chunk
             self._check_fitted()
             return dask_backend().predict_blocks(self.predict_natural, X, self._law.dim, max_iter=max_iter)
@@ -208,7 +208,7 @@ class DistributionalBoosting(Estimator):
         return np.asarray(self._law.natural(F))
 
     def predict_mean(self, X, max_iter=None) -> np.ndarray:
-        """Mean parameter eta*(x) = E[T(y) | x], shape (n, d); max_iter (the rounds to use) defaults to best_iteration_."""
+        """Mean parameter eta*(x) = E[T(y) | x], shape (n, d); max_iter (the rounds to use) defaults to ``best_iteration_``."""
         if is_dask_collection(X):   # a dask array of predictions, chunk by chunk
             self._check_fitted()
             return dask_backend().predict_blocks(self.predict_mean, X, self._law.dim, max_iter=max_iter)
@@ -241,7 +241,7 @@ class DistributionalBoosting(Estimator):
         return from_natural(self.family_, eta)
 
     def staged_predict_natural(self, X):
-        """Yield eta(x) after rounds 1, 2, ..., n_iter_."""
+        """Yield eta(x) after rounds 1, 2, ..., ``n_iter_``."""
         self._check_fitted()
         X = self._validate_X(X, reset=False, allow_nan=True)
         for r, F in enumerate(self.forest_.staged(self._law, X, self.n_iter_)):
@@ -249,7 +249,7 @@ class DistributionalBoosting(Estimator):
                 yield np.asarray(self._law.natural(F))
 
     def staged_predict_mean(self, X):
-        """Yield eta*(x) after rounds 1, 2, ..., n_iter_."""
+        """Yield eta*(x) after rounds 1, 2, ..., ``n_iter_``."""
         self._check_fitted()
         X = self._validate_X(X, reset=False, allow_nan=True)
         for r, F in enumerate(self.forest_.staged(self._law, X, self.n_iter_)):

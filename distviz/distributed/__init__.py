@@ -46,8 +46,24 @@ def fit(model, X, y, sample_weight=None, eval_set=None, progress=None, *, binner
 
 
 def predict_blocks(method, X, n_out, **kw):
-    """method(block, **kw) on every row chunk of the dask collection X: a float64 dask array (n, n_out), or (n,)
-    and so on as method returns it when n_out is None (its shape read from one probe row)."""
+    """Apply a prediction method to every row chunk of a dask collection.
+
+    Parameters
+    ----------
+    method : callable
+        ``method(block, **kw)`` maps a numpy block of rows to one prediction per row.
+    X : dask array or dask DataFrame of shape (n, p)
+        The rows.
+    n_out : int or None
+        Columns of the output; None: the shape ``method`` returns, read from one probe row of zeros.
+    **kw
+        Keyword arguments passed on to ``method``.
+
+    Returns
+    -------
+    dask array of float64
+        Shape (n, n_out), or (n,) and so on as ``method`` returns it when ``n_out`` is None.
+    """
     import numpy as np
 
     from .collections import as_dask_array

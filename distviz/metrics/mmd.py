@@ -34,7 +34,24 @@ def _check_h(h) -> float:
 
 
 def gaussian_kernel_mean(a, b, h) -> np.ndarray:
-    """mean_{j,k} exp(-|a_ij - b_ik|^2 / h) per input i, for a (n, N, d) and b (n, M, d)."""
+    r"""Mean Gaussian kernel between two particle sets, per input.
+
+    .. math:: \frac{1}{N M} \sum_{j,k} \exp(-\lVert a_{ij} - b_{ik} \rVert^2 / h)
+
+    Parameters
+    ----------
+    a : array of shape (n, N, d) or (n, N)
+        N particles per input (a 2-D array: scalar particles).
+    b : array of shape (n, M, d) or (n, M)
+        M particles per input, of the same dimension d.
+    h : float
+        Kernel scale, positive.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The mean kernel value of each input.
+    """
     a, b = _particles(a, "a"), _particles(b, "b")
     if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[2]:
         raise ConfigError(f"particle sets must agree in inputs and dimension, got {a.shape} and {b.shape}.")
@@ -47,18 +64,53 @@ def gaussian_kernel_mean(a, b, h) -> np.ndarray:
 
 
 def mmd2(a, b, h) -> np.ndarray:
-    """V-statistic MMD^2 = mean k(a, a') - 2 mean k(a, b) + mean k(b, b') per input, shape (n,)."""
+    """V-statistic of the squared MMD between two particle sets, per input.
+
+    ``MMD^2 = mean k(a, a') - 2 mean k(a, b) + mean k(b, b')`` with the Gaussian kernel ``k(x, y) = exp(-|x - y|^2 / h)``.
+
+    Parameters
+    ----------
+    a, b : array of shape (n, N, d) or (n, N)
+        Particle sets per input (their sizes N may differ, their dimension d may not).
+    h : float
+        Kernel scale, positive.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
     return gaussian_kernel_mean(a, a, h) - 2.0 * gaussian_kernel_mean(a, b, h) + gaussian_kernel_mean(b, b, h)
 
 
 def mmd2_gaussian(particles, mean, cov, h) -> np.ndarray:
-    """MMD^2 between particle sets and Gaussian targets N(mean_i, cov_i) in closed form, shape (n,).
+    r"""Squared MMD between particle sets and Gaussian targets :math:`N(m_i, S_i)`, in closed form.
 
-    With k(x, y) = exp(-|x - y|^2 / h) = (pi h)^{d/2} N(y; x, (h/2) I):
-      E_Y k(x, Y)   = det(I + 2 S / h)^{-1/2} exp(-(x - m)^T (S + (h/2) I)^{-1} (x - m) / 2),
-      E_{Y,Y'} k(Y, Y') = det(I + 4 S / h)^{-1/2}   (Y - Y' ~ N(0, 2 S)),
-    so MMD^2 = mean_{j,k} k(x_j, x_k) - 2 mean_j E k(x_j, Y) + E k(Y, Y')  (WGBoost App. E).
-    Univariate: particles (n, N), mean (n,), cov = variance (n,); multivariate: (n, N, d), (n, d), (n, d, d).
+    With :math:`k(x, y) = \exp(-\lVert x - y \rVert^2 / h) = (\pi h)^{d/2} N(y; x, (h/2) I)` and
+    :math:`Y, Y' \sim N(m, S)` independent (so :math:`Y - Y' \sim N(0, 2 S)`):
+
+    .. math::
+
+       E_Y\, k(x, Y) &= \det(I + 2 S / h)^{-1/2} \exp\left(-\tfrac12 (x - m)^T (S + \tfrac{h}{2} I)^{-1} (x - m)\right),
+
+       E_{Y,Y'}\, k(Y, Y') &= \det(I + 4 S / h)^{-1/2},
+
+    so :math:`\mathrm{MMD}^2 = \operatorname{mean}_{j,k} k(x_j, x_k) - 2 \operatorname{mean}_j E\, k(x_j, Y)
+    + E\, k(Y, Y')` (WGBoost paper, App. E).
+
+    Parameters
+    ----------
+    particles : array of shape (n, N) or (n, N, d)
+        N particles per input, scalar or d-dimensional.
+    mean : array of shape (n,) or (n, d)
+        Target means.
+    cov : array of shape (n,) or (n, d, d)
+        Target variances (scalar particles) or covariance matrices.
+    h : float
+        Kernel scale, positive.
+
+    Returns
+    -------
+    ndarray of shape (n,)
     """
     x = _particles(particles, "particles")
     h = _check_h(h)

@@ -250,7 +250,7 @@ class Binner:
         return self
 
     def transform(self, X) -> BinnedX:
-        """Bin codes of X (values beyond the fitted range fall into the first / last bin, NaN into missing_bin_)."""
+        """Bin codes of X (values beyond the fitted range fall into the first / last bin, NaN into ``missing_bin_``)."""
         if not hasattr(self, "n_bins_"):
             raise ConfigError("this Binner is not fitted yet; call fit(X) before transform(X).")
         if isinstance(X, BinnedX):

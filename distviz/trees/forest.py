@@ -73,7 +73,7 @@ class Forest:
         return np.take_along_axis(self.value_, self.apply(X)[:, :, None], axis=1)
 
     def set_leaf_values(self, values) -> "Forest":
-        """Replace all node values with values (B, M, K) (as value_; only leaf rows matter)."""
+        """Replace all node values with values (B, M, K) (as ``value_``; only leaf rows matter)."""
         v = np.asarray(values, dtype=np.float64)
         if v.shape != self.value_.shape:
             raise DataError(f"values must have shape {self.value_.shape} like value_, got {v.shape}.")

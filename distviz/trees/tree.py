@@ -312,7 +312,7 @@ class HistTree(BaseEstimator):
 
     @property
     def value_(self) -> np.ndarray:
-        """Node values (node_count_, K): S_C / (W_C + l2) (leaves' values are the predictions)."""
+        """Node values (``node_count_``, K): S_C / (W_C + l2) (leaves' values are the predictions)."""
         self._check_fitted()
         return self.record_.value
 
@@ -353,7 +353,7 @@ class HistTree(BaseEstimator):
         return self.record_
 
     def set_leaf_values(self, values) -> "HistTree":
-        """Replace the leaf values: (n_leaves_, K) in leaf_ids_ order, or (node_count_, K) indexed by node id."""
+        """Replace the leaf values: (``n_leaves_``, K) in ``leaf_ids_`` order, or (``node_count_``, K) indexed by node id."""
         self._check_fitted()
         v = np.asarray(values, dtype=np.float64)
         if v.ndim == 1:
