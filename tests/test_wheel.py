@@ -1,15 +1,20 @@
-"""The wheel on its own (issue 31, item 2): built from the package's files, installed into a fresh virtual environment
-outside the checkout, then used from another folder, as a new user would.
+"""The wheel on its own (issue 31, items 2 and 5): built from the package's files, installed into a fresh virtual
+environment outside the checkout at the LOWEST versions ``pyproject.toml`` declares, then used from another folder, as a
+new user would.
 
 The wheel is built from a copy of ``pyproject.toml``, ``README.md`` and ``distviz/`` (so nothing else of the checkout
-can leak into it and the build leaves no ``build/`` folder behind), the environment is made with uv (``uv`` is a test
-dependency; its cache keeps the dependency install fast) and gets ``distviz[app,data]`` from the wheel.  Every command
-then runs in an empty folder with no PYTHONPATH, so the checkout is out of reach: `distviz study drifters` reads the
-shipped sample, and `distviz app` serves the packaged pages with the packaged settings on 127.0.0.1: its Drifters
-page draws the shipped sample's precomputed comparison over the shipped Natural Earth coastlines.
+can leak into it and the build leaves no ``build/`` folder behind).  The environment is made with uv (a test
+dependency; its cache keeps the install fast): ``uv pip compile --resolution lowest-direct`` turns the declared floors of
+``distviz[app,data]`` into pins, and the wheel is installed under those pins, so every floor is a version the package
+is run with (the main suite runs the newest versions).  Every command then runs in an empty folder with no PYTHONPATH,
+so the checkout is out of reach: `distviz study drifters` reads the shipped sample, and `distviz app` serves the
+packaged pages with the packaged settings on 127.0.0.1: its Drifters page draws the shipped sample's precomputed
+comparison over the shipped Natural Earth coastlines.
 
-`make test` runs this file on its own, beside the numba warm-up (the main suite ignores it); the installed package
-compiles its own numba kernels on first use, so the study is kept small (NGB, 5 rounds).
+`make test` runs this file on its own, beside the numba warm-up (the main suite ignores it).  The study runs with
+numba's JIT off (the same Python code, interpreted: the kernels' compiled results are the main suite's business and a
+fresh environment would spend minutes of CPU compiling them; 3,000 training rows keep the interpreted fit short); one
+kernel with a parallel loop is compiled at the floor numba and checked against numpy.
 """
 
 from __future__ import annotations
@@ -29,6 +34,27 @@ from test_browser import CHROMIUM, SHOTS, browser, open_page, server_log, servin
 ROOT = Path(__file__).resolve().parents[1]
 #: what the wheel is built from (the package and the two files pyproject.toml names)
 SOURCES = ["pyproject.toml", "README.md", "distviz"]
+#: the extras installed from the wheel
+EXTRAS = ["app", "data"]
+#: packages whose lowest versions must come as wheels (never built from source here)
+ONLY_BINARY = ("numpy,scipy,scikit-learn,numba,llvmlite,pandas,netcdf4,tables,cartopy,shapely,matplotlib,statsmodels,"
+               "river,pyarrow,pyproj,cftime,contourpy,kiwisolver,pillow,blosc2,numexpr")
+
+
+def _floors(extras: list[str]) -> dict[str, str]:
+    """{normalised name: declared minimum} of the core dependencies and the named extras in pyproject.toml."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    reqs = [Requirement(r) for r in project["dependencies"] + [r for e in extras
+                                                                for r in project["optional-dependencies"][e]]]
+    out = {}
+    for r in reqs:
+        (low,) = [s.version for s in r.specifier if s.operator == ">="]
+        out[r.name.lower().replace("_", "-")] = low
+    return out
 
 
 def _env() -> dict:
@@ -36,15 +62,16 @@ def _env() -> dict:
     folder of the checkout's (the installed package compiles its kernels into its own), no Python download by uv.
 
     NUMBA_OPT=0: LLVM compiles the installed package's kernels without its optimisation passes, about a third less
-    CPU for this one-off environment (what is checked here is that the installed package runs, not its speed).
+    CPU for the one kernel compiled here.
     """
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NUMBA_CACHE_DIR", "VIRTUAL_ENV")}
     return env | {"UV_PYTHON_DOWNLOADS": "never", "NUMBA_OPT": "0", "OPENBLAS_NUM_THREADS": "1",
                   "OMP_WAIT_POLICY": "PASSIVE"}
 
 
-def _run(cmd: list, cwd: Path, timeout: float) -> subprocess.CompletedProcess:
-    r = subprocess.run([str(c) for c in cmd], cwd=cwd, env=_env(), capture_output=True, text=True, timeout=timeout)
+def _run(cmd: list, cwd: Path, timeout: float, extra_env: dict | None = None) -> subprocess.CompletedProcess:
+    r = subprocess.run([str(c) for c in cmd], cwd=cwd, env=_env() | (extra_env or {}), capture_output=True, text=True,
+                       timeout=timeout)
     assert r.returncode == 0, f"{' '.join(map(str, cmd))} failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
     return r
 
@@ -68,7 +95,12 @@ def installed(tmp_path_factory) -> dict:
     (wheel,) = (base / "dist").glob("distviz-*.whl")
     venv = base / "venv"
     _run([*uv, "venv", "--quiet", "--python", sys.executable, venv], base, 120)
-    _run([*uv, "pip", "install", "--quiet", "--python", venv / "bin" / "python", f"{wheel}[app,data]"], base, 600)
+    extras = ",".join(EXTRAS)
+    _run([*uv, "pip", "compile", "--quiet", "--resolution", "lowest-direct", "--only-binary", ONLY_BINARY,
+          "--python", venv / "bin" / "python", *[a for e in EXTRAS for a in ("--extra", e)], src / "pyproject.toml",
+          "-o", base / "lowest.txt"], base, 300)
+    _run([*uv, "pip", "install", "--quiet", "--only-binary", ONLY_BINARY, "--python", venv / "bin" / "python",
+          "-c", base / "lowest.txt", f"{wheel}[{extras}]"], base, 600)
     elsewhere = base / "elsewhere"
     elsewhere.mkdir()
     return {"bin": venv / "bin", "elsewhere": elsewhere, "venv": venv}
@@ -80,9 +112,44 @@ def test_the_installed_package_is_imported_not_the_checkout(installed):
     assert where.is_relative_to(installed["venv"].resolve()) and not where.is_relative_to(ROOT), where
 
 
+def test_the_environment_holds_the_declared_floors(installed):
+    """Each direct dependency of distviz[app,data] is installed at exactly its declared minimum: the floors are
+    versions that exist as wheels for this Python and that the commands below run with."""
+    floors = _floors(EXTRAS)
+    code = ("import json, sys; from importlib.metadata import version; "
+            "print(json.dumps({n: version(n) for n in sys.argv[1:]}))")
+    r = _run([installed["bin"] / "python", "-c", code, *floors], installed["elsewhere"], 60)
+    from packaging.version import Version
+
+    got = json.loads(r.stdout)
+    off = {n: (floors[n], v) for n, v in got.items() if Version(v).release[:len(Version(floors[n]).release)]
+           != Version(floors[n]).release}
+    assert not off, f"declared floor vs installed lowest version (raise the floor to the lowest that installs): {off}"
+
+
+def test_a_parallel_kernel_compiles_at_the_floor_numba(installed):
+    code = """
+import numpy as np
+from distviz.trees.histogram import hist_parallel
+rng = np.random.default_rng(0)
+codes = rng.integers(0, 8, (3, 500)).astype(np.uint8)
+G = rng.normal(size=(500, 2))
+out = np.empty((3, 8, 2))
+hist_parallel(codes, np.arange(500, dtype=np.int32), 0, 500, G, 0, False, out)
+ref = np.zeros_like(out)
+for f in range(3):
+    np.add.at(ref[f], codes[f], G)
+assert np.allclose(out, ref), np.abs(out - ref).max()
+print("ok")
+"""
+    r = _run([installed["bin"] / "python", "-c", code], installed["elsewhere"], 300)
+    assert r.stdout.strip() == "ok"
+
+
 def test_study_runs_on_the_shipped_sample_from_another_folder(installed):
     r = _run([installed["bin"] / "distviz", "study", "drifters", "--data", "sample", "--rounds", "5", "--methods", "NGB",
-              "--json"], installed["elsewhere"], 900)
+              "--max-train", "3000", "--json"], installed["elsewhere"], 900,
+             {"NUMBA_DISABLE_JIT": "1"})
     res = json.loads(r.stdout)
     from distviz.data.drifters import SAMPLE_FILE, load_sample
 

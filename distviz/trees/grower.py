@@ -528,18 +528,18 @@ def _pack(n_nodes, feature, split_bin, left, right, missing_left, depth, gain, s
         for j in range(n_nodes[t]):
             r = nodes[t, j]
             inner = left[t, j] >= 0
-            r.feature = feature[t, j]
-            r.bin = split_bin[t, j]
-            r.threshold = thr_table[feature[t, j], split_bin[t, j]] if inner else np.nan
-            r.left = left[t, j]
-            r.right = right[t, j]
-            r.depth = depth[t, j]
-            r.weight = sums[t, j, 0]
-            r.n_samples = np.int64(sums[t, j, o - 1])
-            r.gain = gain[t, j]
-            r.gain_reg = gain[t, j]
-            r.gain_ent = np.nan
-            r.missing_left = missing_left[t, j]
+            r["feature"] = feature[t, j]
+            r["bin"] = split_bin[t, j]
+            r["threshold"] = thr_table[feature[t, j], split_bin[t, j]] if inner else np.nan
+            r["left"] = left[t, j]
+            r["right"] = right[t, j]
+            r["depth"] = depth[t, j]
+            r["weight"] = sums[t, j, 0]
+            r["n_samples"] = np.int64(sums[t, j, o - 1])
+            r["gain"] = gain[t, j]
+            r["gain_reg"] = gain[t, j]
+            r["gain_ent"] = np.nan
+            r["missing_left"] = missing_left[t, j]
             for k in range(K):
                 value[t, j, k] = sums[t, j, o + k] / (sums[t, j, 0] + l2)
             for f in range(p):
