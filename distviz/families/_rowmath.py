@@ -1,20 +1,18 @@
 """Row kernels' building blocks that LLVM can vectorise: a natural log and a fixed-order sum.
 
 numba compiles ``np.log`` to a scalar libm call and a running ``s += x[i]`` to one chain of
-dependent adds (about four cycles a row).  The fused Poisson pass over 1e6 rows took 4.9 ms
-without the log term (its running sums, not memory, set the pace) and 10.1 ms with the log term
-in its loop, unvectorised, so numpy's SIMD ``log`` and an einsum added it afterwards (1.3 ms, one
-thread).
+dependent adds, so a fused row pass with a log term in its loop does not vectorise, and its running
+sums, not memory, set its pace.
 :func:`log_normal` is written with bit operations and a polynomial only, so a loop over it
 vectorises, and :func:`lane_sum` adds in eight interleaved lanes, which LLVM turns into vector
-adds without fast-math: the pass with the log term now takes 2.4 ms (1.2 ms on two threads).
+adds without fast-math (``benchmarks/families.py`` times the fused passes).
 Both give the same bits on every run and at every thread count: the order of each sum is fixed by
 this code, not by the compiler or the number of threads.
 
 Kernels that use them compile with ``error_model="numpy"`` (Python's error model checks every
 division for zero, and that check stops a loop from vectorising) and index from 0, in slices of
 the block they work on: numba wraps a negative index around, and for ``range(lo, hi)`` it cannot
-rule one out, so such a loop does not vectorise either (3.6 ms against 1.0 ms for 1e6 logs).
+rule one out, so such a loop does not vectorise either.
 """
 
 from __future__ import annotations

@@ -150,7 +150,7 @@ class Poisson(ExponentialFamily):
         return self._params(v) * np.exp(-self._params(eta))
 
     def log_base_measure(self, y):
-        """log h(y) = -log y!, the counts below 1024 from a table of the same values (gammaln on 1e6 rows: 21 ms)."""
+        """log h(y) = -log y!, the counts below 1024 from a table of the same values."""
         y = self._y(y)
         if y.ndim != 1 or y.shape[0] < 4096:
             return -gammaln(y + 1.0)

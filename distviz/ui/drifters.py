@@ -143,9 +143,8 @@ def predict_nn_seconds(rows: int) -> float:
     """Predicted wall time (s) of the NN baseline (NN_DEFAULTS: the authors' six hidden-layer structures,
     Adam at 0.01, batches of 256, patience 50): 1 + 3e-3 rows, whatever the boosting rounds.
 
-    Timed on this 2-core machine (2026-11-25, shared with other jobs, the shipped sample): 1000 rows ->
-    2.4 s, 2000 -> 4.9 s, 5000 -> 11.4 s, 10000 -> 21.5 s (about 2.2e-3 s per training row); the real
-    subset (799 training rows) 0.8 s.
+    The coefficients are an upper envelope of timings of the NN on the shipped sample; the app uses this only
+    to warn before a long fit.
     """
     return 1.0 + 3e-3 * max(int(rows), 1)
 
@@ -153,8 +152,8 @@ def predict_nn_seconds(rows: int) -> float:
 def predict_drifter_seconds(rows: int, rounds: int, nn: bool = False) -> float:
     """Predicted wall time (s) of the NGB + IndepNGB comparison: 1 + 3e-6 rows rounds (plus the NN's when `nn`).
 
-    Timed on this 2-core machine (2026-11-25, the shipped sample, early stopping at patience 10):
-    2000 x 30 -> 0.5 s, 10000 x 100 -> 2.8 s, 30000 x 300 -> 25 s (2.8e-6 s per row-round).
+    The coefficient is an upper envelope of timings on the shipped sample (early stopping at patience 10); the
+    app uses this only to warn before a long fit.
     """
     secs = 1.0 + 3e-6 * max(int(rows), 1) * max(int(rounds), 1)
     return secs + (predict_nn_seconds(rows) if nn else 0.0)

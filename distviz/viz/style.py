@@ -122,7 +122,7 @@ def style_layout(layout: dict, names, *, title: str | None = None, height: int =
         chars = sum(len(n) + 6 for n in names)
         lay["height"] = height + 40 * max(1, -(-chars // 70))
     layout = dict(layout)
-    layout.pop("template", None)  # re-validating the default template costs ~40 ms; plotly adds it back lazily
+    layout.pop("template", None)  # re-validating the default template is slow; plotly adds it back lazily
     for k, v in lay.items():  # merge one level deep (keep e.g. margin keys set by the caller)
         layout[k] = {**layout[k], **v} if isinstance(v, dict) and isinstance(layout.get(k), dict) else v
     if presenter_on():
@@ -157,7 +157,7 @@ def axis_grid(rows: int, cols: int, *, titles=None, hspace: float = 0.08, vspace
               col_widths=None, shared_x: bool = False) -> tuple[dict, Callable[[int, int], dict]]:
     """Layout entries for a rows x cols grid of x/y axes and a function (row, col) -> trace axis refs.
 
-    A light replacement for plotly's make_subplots (which costs ~0.1 s per figure): traces get
+    A light replacement for plotly's make_subplots (which is slow to build): traces get
     `**ref(r, c)` (xaxis / yaxis names), the layout gets the returned axes and subplot-title annotations.
     """
     widths = list(col_widths) if col_widths else [1.0] * cols

@@ -69,7 +69,7 @@ if source == "sample":
 nn = st.sidebar.toggle("Add the neural-network baseline (NN)", key=qp_key(PAGE, "nn", False),
                        help="The paper's NN row (Sec. 4): an MLP that outputs the bivariate Gaussian in NGB's chart, "
                             "Adam at 0.01, patience 50, hidden layers chosen on the validation drifters from the "
-                            "authors' grid. It adds about 2-3 ms per training row to the fit.")
+                            "authors' grid. It adds to the fit a time that grows with the training rows.")
 
 if source == "sample":
     st.info("**Synthetic data**: simulated drifters whose noise correlation is known (the *Oracle* row), "
