@@ -44,16 +44,6 @@ exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints"]
 root_doc = "index"
 default_role = "obj"
 
-# -- pieces written by other commits ------------------------------------------------------------------------------------
-# The user guide (docs/user_guide) and the gallery's scripts (examples/) may be absent from a checkout for a while;
-# the root toctree names them anyway, so that the site's shape is fixed here. While one is absent its toctree entry
-# would warn: that one warning is silenced until the folder exists (scripts/check_docs.py fails a site without it).
-HAS_USER_GUIDE = (DOCS / "user_guide" / "index.rst").is_file()
-HAS_EXAMPLES = (ROOT / "examples").is_dir() and any((ROOT / "examples").glob("*.py"))
-suppress_warnings: list[str] = []
-if not (HAS_USER_GUIDE and HAS_EXAMPLES):
-    suppress_warnings += ["toc.not_readable", "ref.doc"]
-
 # -- autodoc / autosummary / numpydoc -----------------------------------------------------------------------------------
 autosummary_generate = True
 autosummary_imported_members = True
@@ -68,8 +58,8 @@ numpydoc_xref_param_type = False
 
 # -- sphinx-gallery -----------------------------------------------------------------------------------------------------
 sphinx_gallery_conf = {
-    "examples_dirs": ["../examples"] if HAS_EXAMPLES else [],
-    "gallery_dirs": ["auto_examples"] if HAS_EXAMPLES else [],
+    "examples_dirs": "../examples",
+    "gallery_dirs": "auto_examples",
     # "Examples using X" at the end of each API page (the autosummary templates' minigallery)
     "doc_module": ("distviz",),
     "backreferences_dir": "api/generated/backreferences",
@@ -87,6 +77,7 @@ sphinx_gallery_conf = {
     "reset_modules": ("matplotlib",),
     "within_subsection_order": "FileNameSortKey",
     "capture_repr": ("_repr_html_", "__repr__"),
+    "ignore_repr_types": r"matplotlib[.]",  # a block ending in ax.legend() shows no "<matplotlib.legend.Legend ...>"
     "plot_gallery": "True",
 }
 

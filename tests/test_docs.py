@@ -92,3 +92,22 @@ def test_check_docs_reads_the_root_toctree():
                                                         "api/index", "results/index"]
     assert check.toctree_entries(DOCS / "results" / "index.rst") == ["results/generated/drifters",
                                                                      "results/generated/posterior_ood"]
+
+
+def test_docstring_examples_run():
+    """Every ``Examples`` section of the API reference's objects runs and prints what it shows (doctest)."""
+    import doctest
+    import importlib
+
+    check = _load("check_docs", ROOT / "scripts" / "check_docs.py")
+    finder, runner = doctest.DocTestFinder(recurse=True), doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    seen, n = set(), 0
+    for name in check.public_names():
+        mod, _, attr = name.rpartition(".")
+        for t in finder.find(getattr(importlib.import_module(mod), attr), name):
+            if t.examples and t.name not in seen and id(t.docstring) not in seen:
+                seen.update((t.name, id(t.docstring)))
+                n += 1
+                runner.run(t)
+    assert n >= 3
+    assert runner.failures == 0, f"{runner.failures} docstring examples failed (see the output above)"

@@ -37,34 +37,97 @@ __all__ = ["DistributionalBoosting"]
 
 
 class DistributionalBoosting(Estimator):
-    """Gradient boosting of an exponential-family distribution (MGD, NGD, GD, crossed laws) with a full trace.
+    r"""Gradient boosting of an exponential-family distribution (MGD, NGD, GD, crossed laws) with a full trace.
 
-    Parameters: ``family`` (a name of ``distviz.families.get`` or a family object); ``law`` (one of
-    mgd, ngd, gd, mgd_natural, ngd_mean; see ``distviz.boosting.laws``); ``n_estimators`` (rounds),
-    ``learning_rate``; tree settings ``max_depth``, ``max_bins`` (or "exact"), ``min_weight_leaf``
-    (absolute weight), ``l2``; ``early_stopping_rounds`` with ``eval_set`` or
-    ``validation_fraction``; ``domain``, what happens to a row whose update leaves the domain (MGD
-    can: a leaf mean is shared by rows with different iterates): "backtrack" (default) shortens that
-    row's step by halving until it goes at most half way to the boundary, so its slack (variance,
-    rate, ...) at least halves and the NLL stays moderate; "project" maps it back with the family's
-    project_mean / project_natural, i.e. to within the family's ``margin`` (1e-6) of the boundary,
-    which can make the NLL explode (e.g. a Normal variance of 1e-6); both count the rows in
-    ``trace_.n_projected`` and give bit-identical fits when no row leaves; ``trace_rows`` (size of
-    the display subset);
-    ``random_state``; ``family_params``, a dict of the family's options (``{"K": 3}`` for categorical,
-    ``{"P": 2}`` for mvn).
+    Each round fits one regression tree to the law's pseudo-responses and adds its leaf values to the iterate:
+    mirror-descent boosting (``law="mgd"``) is additive in the mean coordinate :math:`\eta^* = E[T(y) \mid x]`
+    with tree target :math:`T(y) - \eta^*_t`; natural-gradient boosting (``"ngd"``) is additive in the natural
+    coordinate :math:`\eta` with target :math:`g(\eta_t)^{-1} (T(y) - \eta^*_t)`, :math:`g` the Fisher
+    information (mirror_vs_natural_boosting.tex, "Boosting of MGD" and "Boosting of NGD").
 
-    A scikit-learn estimator (``distviz.contract.Estimator``): every parameter but ``family`` is keyword-only and
-    stored unchanged (checked in fit against ``_parameter_constraints``; an unknown keyword is a TypeError), so
-    ``clone``, ``GridSearchCV`` and ``cross_val_score`` work.  ``predict`` returns
-    E[y | x] (shape (n,), or (n, P) for the mvn family); the distribution is ``predict_dist`` (a
-    ``distviz.families.dist`` object), ``predict_moments`` (y-scale mean and variance), ``predict_natural`` /
-    ``predict_mean`` (eta, eta*).  ``score`` returns the mean
-    log-likelihood, minus the mean NLL (higher is better).  Methods used before fit raise
+    Parameters
+    ----------
+    family : str or ExponentialFamily, default="normal"
+        The output law: a name of :func:`distviz.families.get` (poisson, bernoulli, normal, gamma, exponential,
+        categorical, mvn) or a family object.
+    law : {"mgd", "ngd", "gd", "mgd_natural", "ngd_mean"}, default="mgd"
+        The boosting law (see ``distviz.boosting.laws``): mirror descent, natural gradient, plain gradient descent
+        in :math:`\eta`, and the two crossed (biased) realisations.
+    n_estimators : int, default=500
+        Boosting rounds (one tree each).
+    learning_rate : float, default=0.1
+        Shrinkage of every tree's leaf values.
+    max_depth : int, default=3
+        Depth of each tree.
+    max_bins : int or "exact", default=255
+        Histogram bins per feature, or one bin per distinct value.
+    min_weight_leaf : float, default=1.0
+        Least sum of sample weights in a leaf (an absolute weight).
+    l2 : float, default=0.0
+        L2 penalty on the leaf values.
+    early_stopping_rounds : int or None, default=None
+        Stop when the validation NLL has not improved for this many rounds; needs ``eval_set`` in :meth:`fit` or
+        ``validation_fraction``.
+    validation_fraction : float or None, default=None
+        Share of the training rows held out as validation data when no ``eval_set`` is given.
+    domain : {"backtrack", "project"}, default="backtrack"
+        What happens to a row whose update leaves the family's domain (MGD can: a leaf mean is shared by rows with
+        different iterates). "backtrack" halves that row's step until it goes at most half way to the boundary, so
+        its slack (variance, rate, ...) at least halves and the NLL stays moderate; "project" maps it back with the
+        family's ``project_mean`` / ``project_natural`` to within the family's margin of the boundary, which can
+        make the NLL explode. Both count the rows in ``trace_.n_projected`` and give identical fits when no row
+        leaves.
+    trace_rows : int, default=2000
+        Size of the subset of training rows whose iterates the trace records.
+    random_state : int, RandomState or None, default=None
+        Seed of the validation split and of the trace's subset.
+    family_params : dict or None, default=None
+        The family's options, such as ``{"K": 3}`` for categorical or ``{"P": 2}`` for mvn.
+
+    Attributes
+    ----------
+    family_ : ExponentialFamily
+        The fitted family object.
+    n_iter_ : int
+        Rounds fitted.
+    best_iteration_ : int
+        The round with the least validation NLL after an early-stopped fit (else ``n_iter_``); the ``predict_*``
+        methods use it by default.
+    trace_ : xarray.Dataset
+        Train and validation NLL, generalised entropy, rows projected, :math:`\eta` and :math:`\eta^*` of the
+        trace's rows per round, and every tree's node table (see ``distviz.boosting.trace``).
+    result_ : BoostingResult
+        The engine's record of the fit.
+    n_features_in_ : int
+        Features seen in :meth:`fit`.
+
+    See Also
+    --------
+    distviz.boosting.NGB : NGBoost in a chart, univariate or multivariate.
+    distviz.dask.DaskDistributionalBoosting : the same estimator fitted on a Dask cluster.
+
+    Notes
+    -----
+    A scikit-learn estimator: every parameter but ``family`` is keyword-only and stored unchanged (checked in
+    :meth:`fit`), so ``clone``, ``GridSearchCV`` and ``cross_val_score`` work. :meth:`predict` returns
+    :math:`E[y \mid x]` (shape (n,), or (n, P) for the mvn family); :meth:`predict_dist` returns the predicted
+    distribution (a ``distviz.families.dist`` object), :meth:`predict_moments` its mean and variance,
+    :meth:`predict_natural` / :meth:`predict_mean` the iterates :math:`\eta` / :math:`\eta^*`. :meth:`score` is
+    the mean log-likelihood (minus the mean NLL; higher is better). Methods used before fit raise
     ``distviz.errors.NotFittedError``.
-    After an early-stopped fit, ``predict_*`` use the best round (``best_iteration_``) by default;
-    without validation data they use all fitted rounds.  Fitted attributes: ``trace_`` (xarray.Dataset, see
-    ``distviz.boosting.trace``), ``result_`` (the engine's BoostingResult), ``best_iteration_``, ``n_iter_``, ``family_``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from distviz.boosting import DistributionalBoosting
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(500, 2))
+    >>> y = rng.poisson(np.exp(1 + X[:, 0]))
+    >>> est = DistributionalBoosting("poisson", law="ngd", n_estimators=50).fit(X, y)
+    >>> est.predict(X[:3]).shape
+    (3,)
+    >>> est.predict_dist(X[:3]).interval(0.9)[0].shape
+    (3,)
     """
 
     def __init__(self, family="normal", *, law="mgd", n_estimators=500, learning_rate=0.1, max_depth=3, max_bins=255,

@@ -253,29 +253,52 @@ def _resolve_chart(chart, P):
 
 # ---------------------------------------------------------------------------------------------
 class NGBoost(Estimator):
-    """Natural-gradient boosting of a chart's theta with depth-3 histogram trees (Duan et al. 2020; paper Alg. 1).
+    r"""Natural-gradient boosting of a chart's :math:`\theta` with histogram trees (Duan et al. 2020; O'Malley et al.
+    2023, Algorithm 1).
 
-    A scikit-learn estimator (``distviz.contract.Estimator``): parameters after ``chart`` are keyword-only.
-    ``predict`` returns the
-    mean E[y | x] as an array ((n,) for one output, (n, P) for P outputs); ``predict_dist`` gives the
-    predicted law (a ``distviz.families.dist`` object), ``predict_params`` the chart parameters; ``score`` is
-    the mean log-likelihood (higher is better).  Methods used before fit raise ``distviz.errors.NotFittedError``.
+    Each round fits one tree per parameter (or one multi-output tree) to minus the natural gradient
+    :math:`\mathcal{I}(\theta)^{-1} \nabla_\theta \mathrm{NLL}` and scales the step by a line search.
 
     Parameters
     ----------
-    chart : chart name ("mvn_cholesky", "normal", "poisson", "gamma", "eta:<family>") or chart object.
-    natural_gradient : fit trees to Fisher^-1 grad (True) or to the plain gradient (False: the paper's GB).
-    n_estimators, learning_rate : rounds and shrinkage (paper: learning rate 0.01).
-    max_depth, min_samples_leaf, max_bins : tree settings (ngboost's default learner is depth 3).
-    tree_mode : "separate" = one tree per parameter (ngboost, paper) or "shared" = one multi-output tree.
-    line_search : "ngboost" (its doubling / halving rule, default), "grow" (the engine's: grow while the
-        loss falls), or False (scale 1).
-    early_stopping_rounds : patience on the validation NLL (paper: 50); None to disable.
-    validation_fraction : share of the training rows held out when no eval_set is given.
-    per_parameter_early_stopping : each parameter keeps its own number of rounds, chosen on the validation
-        data after the joint fit (select_rounds_per_param); ``best_iteration_per_param_`` holds them.
-    use_best : predict with the best validation round (True) or with all fitted rounds.
-    random_state : seed of the validation split.
+    chart : str or chart object, default="mvn_cholesky"
+        A chart name ("mvn_cholesky", "normal", "poisson", "gamma", "eta:<family>"; see
+        :func:`distviz.families.charts.get`) or a chart object.
+    natural_gradient : bool, default=True
+        Fit the trees to the natural gradient (True) or to the plain gradient in :math:`\theta` (False: the
+        paper's GB).
+    n_estimators : int, default=500
+        Boosting rounds.
+    learning_rate : float, default=0.01
+        Shrinkage of every round's step (the paper's 0.01).
+    max_depth : int, default=3
+        Depth of each tree (ngboost's default learner is depth 3).
+    min_samples_leaf : int, default=1
+        Least number of rows in a leaf.
+    max_bins : int or "exact", default=255
+        Histogram bins per feature.
+    tree_mode : {"separate", "shared"}, default="separate"
+        One tree per parameter (ngboost, the paper) or one multi-output tree per round.
+    line_search : {"ngboost", "grow", False}, default="ngboost"
+        The step's scale: ngboost's doubling / halving rule, the engine's rule (grow while the loss falls), or 1.
+    early_stopping_rounds : int or None, default=50
+        Patience on the validation NLL (the paper's 50); None disables early stopping.
+    validation_fraction : float or None, default=0.1
+        Share of the training rows held out when :meth:`fit` gets no ``eval_set``.
+    per_parameter_early_stopping : bool, default=False
+        Each parameter keeps its own number of rounds, chosen on the validation data after the joint fit
+        (``best_iteration_per_param_`` holds them).
+    use_best : bool, default=True
+        Predict with the best validation round (True) or with all fitted rounds.
+    random_state : int, RandomState or None, default=None
+        Seed of the validation split.
+
+    Notes
+    -----
+    A scikit-learn estimator: parameters after ``chart`` are keyword-only. :meth:`predict` returns the mean
+    :math:`E[y \mid x]` ((n,) for one output, (n, P) for P outputs); :meth:`predict_dist` gives the predicted law
+    (a ``distviz.families.dist`` object), :meth:`predict_params` the chart parameters; :meth:`score` is the mean
+    log-likelihood (higher is better). Methods used before fit raise ``distviz.errors.NotFittedError``.
     """
 
     def __init__(self, chart="mvn_cholesky", *, natural_gradient=True, n_estimators=500, learning_rate=0.01,
@@ -489,7 +512,54 @@ class NGBoost(Estimator):
 
 
 class NGB(NGBoost):
-    """Multivariate Gaussian NGBoost in the Cholesky-of-precision chart (the paper's NGB, Sec. 3)."""
+    """Multivariate Gaussian NGBoost in the Cholesky-of-precision chart (the paper's NGB, Sec. 3).
+
+    :class:`NGBoost` with ``chart="mvn_cholesky"`` and the natural gradient: y of shape (n, P), one bivariate (or
+    P-variate) Normal with full covariance per row.
+
+    Parameters
+    ----------
+    n_estimators : int, default=500
+        Boosting rounds.
+    learning_rate : float, default=0.01
+        Shrinkage of every round's step (the paper's 0.01).
+    max_depth : int, default=3
+        Depth of each tree (ngboost's default learner is depth 3).
+    min_samples_leaf : int, default=1
+        Least number of rows in a leaf.
+    max_bins : int or "exact", default=255
+        Histogram bins per feature.
+    tree_mode : {"separate", "shared"}, default="separate"
+        One tree per parameter (the paper) or one multi-output tree per round.
+    line_search : {"ngboost", "grow", False}, default="ngboost"
+        The step's scale: ngboost's doubling / halving rule, the engine's rule (grow while the loss falls), or 1.
+    early_stopping_rounds : int or None, default=50
+        Patience on the validation NLL (the paper's 50); None disables early stopping.
+    validation_fraction : float or None, default=0.1
+        Share of the training rows held out when :meth:`fit` gets no ``eval_set``.
+    per_parameter_early_stopping : bool, default=False
+        Each parameter keeps its own number of rounds, chosen on the validation data after the joint fit.
+    use_best : bool, default=True
+        Predict with the best validation round (True) or with all fitted rounds.
+    random_state : int, RandomState or None, default=None
+        Seed of the validation split.
+
+    See Also
+    --------
+    IndepNGB : P independent univariate NGBoosts, the paper's baseline.
+    distviz.dask.DaskNGB : the same estimator fitted on a Dask cluster.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from distviz.boosting import NGB
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(400, 2))
+    >>> Y = np.c_[X[:, 0], X[:, 0] + X[:, 1]] + rng.normal(size=(400, 2))
+    >>> est = NGB(n_estimators=30, learning_rate=0.1, early_stopping_rounds=None).fit(X, Y)
+    >>> est.predict(X[:5]).shape
+    (5, 2)
+    """
 
     _parameter_constraints: dict = {k: v for k, v in NGBoost._parameter_constraints.items()
                                     if k not in ("chart", "natural_gradient")}
@@ -507,7 +577,35 @@ class NGB(NGBoost):
 
 
 class GB(NGB):
-    """NGB without the natural gradient: trees fit the plain NLL gradient in theta (the paper's GB)."""
+    """NGB without the natural gradient: trees fit the plain NLL gradient in theta (the paper's GB).
+
+    Parameters
+    ----------
+    n_estimators : int, default=500
+        Boosting rounds.
+    learning_rate : float, default=0.01
+        Shrinkage of every round's step (the paper's 0.01).
+    max_depth : int, default=3
+        Depth of each tree (ngboost's default learner is depth 3).
+    min_samples_leaf : int, default=1
+        Least number of rows in a leaf.
+    max_bins : int or "exact", default=255
+        Histogram bins per feature.
+    tree_mode : {"separate", "shared"}, default="separate"
+        One tree per parameter or one multi-output tree per round.
+    line_search : {"ngboost", "grow", False}, default="ngboost"
+        The step's scale: ngboost's doubling / halving rule, the engine's rule (grow while the loss falls), or 1.
+    early_stopping_rounds : int or None, default=50
+        Patience on the validation NLL (the paper's 50); None disables early stopping.
+    validation_fraction : float or None, default=0.1
+        Share of the training rows held out when :meth:`fit` gets no ``eval_set``.
+    per_parameter_early_stopping : bool, default=False
+        Each parameter keeps its own number of rounds, chosen on the validation data after the joint fit.
+    use_best : bool, default=True
+        Predict with the best validation round (True) or with all fitted rounds.
+    random_state : int, RandomState or None, default=None
+        Seed of the validation split.
+    """
 
     _dask_estimator = None
 
@@ -581,8 +679,37 @@ class _MultiOutputGaussian(Estimator):
 class IndepNGB(_MultiOutputGaussian):
     """P independent univariate Normal NGBoosts in (mu, log sigma), each with its own early stopping (paper Sec. 4).
 
-    Fitted attributes: ``models_`` (the P NGBoosts), ``n_iter_`` and ``best_iterations_`` (per output),
-    ``best_iteration_`` (the largest of ``best_iterations_``: the rounds the combined prediction reaches).
+    Parameters
+    ----------
+    n_estimators : int, default=500
+        Boosting rounds.
+    learning_rate : float, default=0.01
+        Shrinkage of every round's step (the paper's 0.01).
+    max_depth : int, default=3
+        Depth of each tree (ngboost's default learner is depth 3).
+    min_samples_leaf : int, default=1
+        Least number of rows in a leaf.
+    max_bins : int or "exact", default=255
+        Histogram bins per feature.
+    line_search : {"ngboost", "grow", False}, default="ngboost"
+        The step's scale: ngboost's doubling / halving rule, the engine's rule (grow while the loss falls), or 1.
+    early_stopping_rounds : int or None, default=50
+        Patience on the validation NLL (the paper's 50); None disables early stopping.
+    validation_fraction : float or None, default=0.1
+        Share of the training rows held out when :meth:`fit` gets no ``eval_set``.
+    use_best : bool, default=True
+        Predict with each output's best validation round (True) or with all fitted rounds.
+    random_state : int, RandomState or None, default=None
+        Seed of the validation split.
+
+    Attributes
+    ----------
+    models_ : list of NGBoost
+        The P univariate NGBoosts.
+    n_iter_, best_iterations_ : ndarray of int, shape (P,)
+        Rounds fitted and best validation round, per output.
+    best_iteration_ : int
+        The largest of ``best_iterations_``: the rounds the combined prediction reaches.
     """
 
     _parameter_constraints: dict = _NGB_PARAMS

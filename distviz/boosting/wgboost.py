@@ -44,25 +44,79 @@ SHARING = ("shared", "per_particle")
 
 
 class WGBoost(Estimator):
-    """Wasserstein gradient boosting: N particles per input approximating the pointwise posteriors pi_i.
+    r"""Wasserstein gradient boosting: N particles per input approximating the pointwise posteriors :math:`\pi_i`.
 
-    A scikit-learn estimator (``distviz.contract.Estimator``): parameters after ``target`` are keyword-only.
-    ``predict`` is the point
-    prediction (the mean of the eq. 6 predictive), ``predict_dist`` (a ``distviz.families.dist``
-    object), ``predict_particles`` / ``predict_density`` the distribution, ``score`` the mean log
-    predictive density (higher is better); methods used before fit raise ``distviz.errors.NotFittedError``.
+    Each round fits trees to the kernelised Wasserstein gradient direction of every input's particles towards
+    its posterior (WGBoost paper, eq. 5) and moves the particles along it; the prediction is the particles'
+    predictive mixture (eq. 6).
 
-    Initial particles (App. F.4): ``init="flow"`` (default) runs the data-averaged particle flow for
-    ``init_rounds`` steps (M0 = 5000) from standard-normal draws; ``"normal"`` keeps the draws, ``"zeros"``
-    starts at 0, an (N, d) array gives them.  ``init_flow`` picks the flow: ``"authors"`` (default, the
-    authors' code, src/swgboost.py) averages the gradient and Hessian over the data *before* forming the
-    SKA ratio and steps with nu0 = 0.1; ``"paper"`` follows App. F.4's text, averaging each datum's
-    direction (1/D) sum_i G_i with nu0 = 0.01 (D times the work per step).  ``init_lr`` is nu0; None takes
-    the variant's own (0.1 authors, 0.01 paper).  See `distviz.boosting.wg_init`.
+    Parameters
+    ----------
+    target : str, dict or Target
+        The pointwise posterior: "normal", "categorical" or "poisson", a spec dict, or a
+        ``distviz.families.posteriors.Target`` object.
+    n_particles : int, default=10
+        Particles N per input.
+    method : {"ska", "fka", "nka", "langevin"}, default="ska"
+        The direction: SKA (eq. 7-9), FKA (eq. 7), NKA (eq. 17; only for small dimension, d <= 8) or Langevin
+        (App. B).
+    bandwidth : float, default=0.1
+        The kernel bandwidth h.
+    learning_rate : float, default=0.1
+        Step of every round.
+    n_estimators : int, default=500
+        Boosting rounds.
+    max_depth : int, default=3
+        Depth of each tree.
+    tree_sharing : {"shared", "per_particle"}, default="shared"
+        One multi-output tree for all particles per round, or one tree per particle.
+    init : {"flow", "normal", "zeros"} or array of shape (N, d), default="flow"
+        Initial particles (App. F.4): "flow" runs the data-averaged particle flow for ``init_rounds`` steps from
+        standard-normal draws, "normal" keeps the draws, "zeros" starts at 0; an array gives them.
+    init_rounds : int, default=5000
+        Steps of the initial flow.
+    init_lr : float or None, default=None
+        Step :math:`\nu_0` of the initial flow; None takes the variant's own (0.1 for "authors", 0.01 for
+        "paper").
+    subsample : float, default=1.0
+        Share of the rows each round's trees see.
+    early_stopping_rounds : int or None, default=None
+        Patience on the validation metric; needs ``eval_set`` in :meth:`fit`.
+    random_state : int, Generator or None, default=None
+        Seed of the initial draws, the Langevin noise and the row subsampling.
+    max_bins : int or "exact", default=255
+        Histogram bins per feature.
+    trace_rows : int, default=50
+        Training rows whose particles the trace records each round.
+    split_criterion : {"variance", "friedman_sum"}, default="variance"
+        The trees' split gain: the squared-error reduction summed over all outputs, or splits chosen on the rows'
+        sums over outputs (scikit-learn's multi-output "friedman_mse" before 1.8: the trees of the authors' code).
+    early_stopping_metric : {"nll", "rmse", "both"}, default="nll"
+        The validation metric early stopping watches.
+    init_flow : {"authors", "paper"}, default="authors"
+        The initial flow: the authors' code (src/swgboost.py) averages the gradient and Hessian over the data
+        before forming the SKA ratio; "paper" follows App. F.4's text, averaging each datum's direction (D times
+        the work per step). See ``distviz.boosting.wg_init``.
 
-    Fitted attributes: ``n_iter_`` (rounds kept), ``best_iteration_`` (the best validation round of the first
-    watched metric; the last round without eval_set), ``best_iterations_`` (metric -> its best round),
-    ``trace_`` (particles of ``trace_rows`` training rows per round), ``feature_names_in_`` (pandas X).
+    Attributes
+    ----------
+    n_iter_ : int
+        Rounds kept.
+    best_iteration_ : int
+        The best validation round of the first watched metric; the last round without ``eval_set``.
+    best_iterations_ : dict
+        Each watched metric's best round.
+    trace_ : xarray.Dataset
+        Particles of ``trace_rows`` training rows per round.
+    feature_names_in_ : ndarray of str
+        Column names of a pandas X.
+
+    Notes
+    -----
+    A scikit-learn estimator: parameters after ``target`` are keyword-only. :meth:`predict` is the point prediction
+    (the mean of the eq. 6 predictive), :meth:`predict_dist` the predicted law (a ``distviz.families.dist``
+    object), ``predict_particles`` / ``predict_density`` the particles and their density, :meth:`score` the mean
+    log predictive density (higher is better). Methods used before fit raise ``distviz.errors.NotFittedError``.
     """
 
     def __init__(self, target, *, n_particles=10, method="ska", bandwidth=0.1, learning_rate=0.1, n_estimators=500,

@@ -202,7 +202,7 @@ class SparseGP(Estimator):
 
     def fit(self, X, y, progress=None):
         """Fit q(u) (and hyperparameters) to data; `progress(step, total)` is called during optimisation."""
-        # the matrices are small (M x n): multithreaded BLAS only adds contention (80x slower on 2 cores)
+        # the matrices are small (M x n): multithreaded BLAS only adds contention
         with threadpool_limits(1, user_api="blas"):
             return self._fit(X, y, progress)
 

@@ -51,6 +51,20 @@ def pit(dist, y, random_state=None) -> np.ndarray:
     drawn from ``random_state`` (Czado, Gneiting & Held 2009, eq. 1), uniform when the law is right.
     A multivariate Normal: the chi-square cdf (P degrees of freedom) of the squared Mahalanobis
     distance of y, uniform under the law.
+
+    Parameters
+    ----------
+    dist : distribution object
+        The predicted laws, one per row (an estimator's ``predict_dist(X)``, a ``distviz.families.dist`` object).
+    y : array-like of shape (rows,) or (rows, P)
+        The observations, one per row (P columns for a multivariate Normal).
+    random_state : int, Generator or None, default=None
+        Seed of the uniform draws of a discrete law's randomised PIT.
+
+    Returns
+    -------
+    ndarray of shape (rows,)
+        Values in [0, 1].
     """
     y = observed(dist, y)
     if isinstance(dist, MultivariateNormalDist):
@@ -69,6 +83,20 @@ def coverage(dist, y, levels=(0.5, 0.8, 0.9, 0.95)) -> np.ndarray:
     its mass, so its coverage can exceed the level even for a right law.  A multivariate Normal uses
     its ``level`` prediction ellipsoid, squared Mahalanobis distance <= chi2_P^-1(level)
     (``distviz.metrics.regions``).
+
+    Parameters
+    ----------
+    dist : distribution object
+        The predicted laws, one per row (an estimator's ``predict_dist(X)``, a ``distviz.families.dist`` object).
+    y : array-like of shape (rows,) or (rows, P)
+        The observations, one per row (P columns for a multivariate Normal).
+    levels : sequence of float, default=(0.5, 0.8, 0.9, 0.95)
+        Nominal levels, each strictly between 0 and 1.
+
+    Returns
+    -------
+    ndarray of shape (len(levels),)
+        The share of rows covered at each level.
     """
     y = observed(dist, y)
     lv = np.atleast_1d(np.asarray(levels, dtype=float))

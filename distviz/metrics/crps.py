@@ -50,10 +50,31 @@ _TAIL = 1e-12
 
 
 def crps(dist, y, n_samples: int = 2000, random_state=None) -> np.ndarray:
-    """CRPS of each row's predictive law at its observed y, shape (rows,) (lower is better; module docstring).
+    r"""Continuous ranked probability score of each row's predictive law at its observed y (lower is better).
 
-    ``n_samples`` and ``random_state`` are used only where no closed form applies (a continuous law other
-    than those listed, and the multivariate Normal's energy score).
+    .. math:: \mathrm{CRPS}(F, y) = \int (F(x) - 1\{x \ge y\})^2\,dx = E|X - y| - \tfrac12 E|X - X'|
+
+    with :math:`X, X' \sim F` independent (Gneiting & Raftery 2007, eq. 20-21), in the units of y. Closed forms
+    for the Normal (eq. 5), the Gamma and Exponential (Scheuerer & Moeller 2015, eq. 9), the Poisson (Wei & Held
+    2014), a mixture of Normals (Grimit et al. 2006, eq. 3) and point masses; an exact sum over the support for
+    other integer laws; the energy form on samples for any other continuous law; the energy score (eq. 22) for a
+    multivariate Normal.
+
+    Parameters
+    ----------
+    dist : distribution object
+        The predicted laws, one per row (an estimator's ``predict_dist(X)``, a ``distviz.families.dist`` object).
+    y : array-like of shape (rows,) or (rows, P)
+        The observations, one per row (P columns for a multivariate Normal).
+    n_samples : int, default=2000
+        Draws used where no closed form applies (a continuous law other than those above, and the multivariate
+        Normal's energy score).
+    random_state : int, Generator or None, default=None
+        Seed of those draws.
+
+    Returns
+    -------
+    ndarray of shape (rows,)
     """
     y = observed(dist, y)
     if isinstance(dist, MultivariateNormalDist):
