@@ -156,13 +156,17 @@ def _read_ood() -> dict:
 
 def ood_page(out: Path) -> None:
     """results/generated/posterior_ood.rst: accuracy and OOD PR-AUC of categorical WGBoost, with its score histogram."""
+    import numpy as np
+
     res = _read_ood()
     s = res.get("settings", {})
     text = [_heading("Out-of-distribution detection with Wasserstein boosting", "=")]
     text.append(
         "Categorical Wasserstein gradient boosting (:class:`distviz.boosting.WGBoost`) on the UCI image-segment data "
-        "with the class 'sky' held out of training, as in Section 4.3 of the WGBoost paper: the spread of each row's "
-        "posterior particles is its out-of-distribution score. The numbers are read, when this site is built, from "
+        "with the class 'sky' held out of training, as in Section 4.3 of the WGBoost paper. A row's score is "
+        ":math:`1 / \\max_j \\mathrm{Var}_n[q_j^n(x)]`, the inverse of the largest variance over its particles of a "
+        "class probability: high in distribution, low where the particles disagree. The numbers are read, when this "
+        "site is built, from "
         "``distviz/data/sample/posterior_ood_default.json``, the precomputed first view of the app's Posterior page "
         "(written by ``scripts/make_posterior_ood_default.py``).\n")
     text.append(_heading("Scores", "-"))
@@ -177,7 +181,8 @@ def ood_page(out: Path) -> None:
         text.append(f"Classes learnt: {', '.join(res['classes'])}.\n")
     fig = _ood_histogram(res, out.parent)
     text.append(f".. figure:: {fig}\n   :width: 80%\n   :alt: histograms of the OOD score\n\n"
-                "   The OOD score of the in-distribution test rows and of the held-out class (log scale).\n")
+                "   The score of the in-distribution test rows and of the held-out class (log scale); median "
+                f"{_fmt(float(np.median(res['score_in'])))} and {_fmt(float(np.median(res['score_out'])))}.\n")
     out.write_text("\n".join(text))
 
 
