@@ -61,10 +61,18 @@ def _dask_class(base, name: str):
         new.client = client
         return new
 
+    def __getstate__(self):
+        """The state without the Client (a prediction on dask rows ships the model to the workers; a Client does
+        not pickle, and the workers need none)."""
+        state = dict(base.__getstate__(self))
+        state["client"] = None
+        return state
+
     doc = (f"{base.__name__} fitted on a dask.distributed cluster (see the module doc); the parameters of "
            f":class:`{base.__module__}.{base.__name__}` and ``client`` (a Client; None: the current one).")
     constraints = {**base._parameter_constraints, "client": "no_validation"}
     return type(name, (base,), {"__init__": __init__, "fit": fit, "__sklearn_clone__": __sklearn_clone__,
+                                "__getstate__": __getstate__,
                                 "__doc__": doc, "__module__": __name__, "_parameter_constraints": constraints})
 
 

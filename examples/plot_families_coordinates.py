@@ -44,6 +44,7 @@ axes[0].set_ylabel("mean parameter eta* = E[y]")
 axes[0].set_title("eta -> eta* = A'(eta)")
 axes[0].set_ylim(0, 8)
 axes[0].legend()
+# sphinx_gallery_defer_figures
 
 # %%
 # The Normal: one grid, two pictures

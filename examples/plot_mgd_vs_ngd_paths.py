@@ -51,6 +51,7 @@ ax.set_ylabel("E[y$^2$]  (second dual coordinate)")
 ax.set_title("Dual iterate eta* per round, three rows")
 ax.margins(0.12)
 ax.legend()
+# sphinx_gallery_defer_figures
 
 # %%
 # Both laws reach about the same training NLL; the dashed line is the NLL of the true distribution (a fit can go

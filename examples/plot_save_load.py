@@ -60,6 +60,7 @@ ax.set_xlabel("feature x1")
 ax.set_ylabel("y")
 ax.set_title("Predictions of the saved and the loaded model")
 ax.legend(fontsize=8)
+# sphinx_gallery_defer_figures
 
 # %%
 # The trace travels with the model, so a loaded model can still be inspected round by round.

@@ -52,6 +52,9 @@ def test_dask_estimator_equals_the_distributed_fit_of_the_core_estimator(client,
     assert m1.get_params()["client"] is client and clone(m1).get_params()["client"] is client
     m1.fit(Xd, yd, eval_set=[ev])        # lightgbm.dask's form: a list of one tuple
     np.testing.assert_array_equal(m1.predict(X), m0.predict(X))
+    if dask_cls is DaskDistributionalBoosting:   # a dask array of predictions, chunk by chunk on the workers: the
+        # tasks carry the model without its Client (a Client does not pickle)
+        np.testing.assert_array_equal(m1.predict_mean(Xd).compute(), m0.predict_mean(X))
     with pytest.raises(TypeError):
         dask_cls(no_such_option=1)
 
