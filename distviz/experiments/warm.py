@@ -8,7 +8,8 @@ once per installation (``make test``, ``distviz warm``), not by the first fit of
 On a Dask cluster whose workers run on other machines, each machine has its own installation and cache:
 ``distviz warm --scheduler ADDRESS`` runs :func:`warm_kernels` on every worker of that cluster once.
 
-Groups: ``common`` is every usual fit on 8-bit bin codes; ``wide`` the tree grower on 16-bit codes
+Groups: ``common`` is every usual fit on 8-bit bin codes (and a small fit on a Dask cluster of threads where dask
+is installed); ``wide`` the tree grower on 16-bit codes
 (``max_bins="exact"`` with more than 256 distinct values, as WGBoost's studies use), which numba compiles as a
 separate specialisation.
 """
@@ -55,6 +56,27 @@ def _common() -> None:
         HistTree(max_depth=3).fit(Xb, ys["normal"], sample_weight=ww).predict(Xn[:50])
         HistTree(max_depth=3, max_leaves=5).fit(Xb, Y2, sample_weight=ww)
     WGBoost(gaussian_location_target(0.5), n_estimators=3, max_depth=2, random_state=0).fit(X[:200], ys["normal"][:200])
+    # early stopping on an eval_set: the binned prediction of the validation rows
+    DistributionalBoosting("normal", n_estimators=3, early_stopping_rounds=2).fit(
+        X[:1500], ys["normal"][:1500], eval_set=(Xn[1500:], ys["normal"][1500:]))
+    _dask_fit(X[:800], ys["poisson"][:800])
+
+
+def _dask_fit(X, y) -> None:
+    """A small Poisson fit on a LocalCluster of two thread workers (the shard kernels), where dask is installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("distributed") is None:
+        return
+    import dask.array as da
+    from distributed import Client, LocalCluster
+
+    from distviz.dask import DaskDistributionalBoosting
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        Xd, yd = da.from_array(X, chunks=(len(X) // 2, X.shape[1])), da.from_array(y, chunks=len(y) // 2)
+        DaskDistributionalBoosting("poisson", n_estimators=2, max_depth=2, client=client).fit(Xd, yd)
 
 
 def _wide() -> None:
