@@ -69,7 +69,13 @@ def _dask_fit(X, y) -> None:
     if importlib.util.find_spec("distributed") is None:
         return
     import dask.array as da
-    from distributed import Client, LocalCluster
+    from distributed import Client, LocalCluster, get_worker
+
+    try:
+        get_worker()
+        return   # `distviz warm --scheduler`: on a worker, where no cluster is started inside the cluster
+    except ValueError:
+        pass
 
     from distviz.dask import DaskDistributionalBoosting
 
