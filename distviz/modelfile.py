@@ -187,7 +187,48 @@ def header_or_fail(path, name: str, writer: str) -> _Header:
 
 
 class ModelWriter:
-    """Collects arrays, forests and attributes of one estimator and writes them as one NetCDF file."""
+    """Collects arrays, forests and attributes of one estimator and writes them as one NetCDF file.
+
+    An estimator's ``save`` makes one, adds its arrays (:meth:`array`) and forests (:meth:`forest`), then calls
+    :meth:`write`.  The file's attributes ``distviz_schema``, ``distviz_class`` (the estimator's class name),
+    ``distviz_params`` and ``distviz_fitted`` (both JSON) are set here; a pandas fit's ``feature_names_in_`` is
+    stored as the array ``feature_names``.
+
+    Parameters
+    ----------
+    est : estimator
+        The fitted estimator (its class name and ``feature_names_in_`` are read).
+    params : dict
+        Constructor parameters; JSON-able after numpy scalars and tuples are converted (``ConfigError``
+        otherwise).
+    fitted : dict
+        Scalar fitted attributes, JSON-able likewise.
+    trace : xarray.Dataset or None, default=None
+        The estimator's trace, copied into the file under its own variable names (a name starting with
+        ``model_`` raises ``ConfigError``; its ``distviz_*`` attributes are dropped).
+
+    Attributes
+    ----------
+    ds : xarray.Dataset
+        The dataset being assembled, written by :meth:`write`.
+
+    See Also
+    --------
+    ModelFile : Reads and checks such a file.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from distviz.persistence import ModelWriter
+    >>> class Est:
+    ...     pass
+    >>> w = ModelWriter(Est(), {"n_estimators": 5}, {"n_iter_": 5})
+    >>> w.array("weights", np.arange(3.0))
+    >>> w.write(os.path.join(tempfile.mkdtemp(), "est.nc"))
+    >>> w.ds.attrs["distviz_class"], list(w.ds.data_vars)
+    ('Est', ['model_weights'])
+    """
 
     def __init__(self, est, params: dict, fitted: dict, trace: xr.Dataset | None = None):
         """`params` are constructor parameters, `fitted` scalar fitted attributes (both JSON-able)."""
@@ -232,7 +273,61 @@ class ModelFile:
     """A model file opened for loading: every read is checked, every problem a DataError naming the file.
 
     The header is checked before any variable is read (see the module docstring): a file declaring more
-    than its class's parameters imply, or more than MAX_BYTES in all, is refused unread.
+    than its class's parameters imply, or more than MAX_BYTES in all, is refused unread.  Opening checks the
+    file's size, the schema version (SCHEMA), the class name, every text attribute's length and JSON nesting,
+    the declared sizes, data types and filters of the variables, then parses ``distviz_params`` and
+    ``distviz_fitted`` with json.loads and reads the whole file into memory.  An estimator's ``load`` then takes
+    what it needs through :meth:`value`, :meth:`array`, :meth:`forest`, :meth:`feature_names`,
+    :meth:`construct` and :meth:`trace`, each of which checks what it returns.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file, as written by :class:`ModelWriter`.
+    cls_name : str
+        The estimator class the file must hold (its ``distviz_class`` attribute).
+
+    Attributes
+    ----------
+    name : str
+        The file's name (no folder), used in every error message.
+    cls_name : str
+        As given.
+    params : dict
+        The constructor parameters read from ``distviz_params`` (not yet range-checked: see :meth:`construct`).
+    fitted : dict
+        The scalar fitted attributes read from ``distviz_fitted`` (checked one by one by :meth:`value`).
+    ds : xarray.Dataset
+        The file's contents, loaded into memory.
+
+    Raises
+    ------
+    DataError
+        When the file cannot be read or fails a check; one sentence naming the file and the first problem.
+
+    See Also
+    --------
+    ModelWriter : Writes such a file.
+    distviz.persistence.load : Opens any model file with its estimator class.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from distviz.persistence import ModelFile, ModelWriter
+    >>> class Est:
+    ...     pass
+    >>> path = os.path.join(tempfile.mkdtemp(), "est.nc")
+    >>> w = ModelWriter(Est(), {"n_estimators": 5}, {"n_iter_": 5})
+    >>> w.array("weights", np.arange(3.0))
+    >>> w.write(path)
+    >>> f = ModelFile(path, "Est")
+    >>> f.params, f.value("n_iter_", int, low=0), f.array("weights", shape=(3,)).tolist()
+    ({'n_estimators': 5}, 5, [0.0, 1.0, 2.0])
+    >>> ModelFile(path, "NGB")
+    Traceback (most recent call last):
+    ...
+    distviz.errors.DataError: est.nc is not a usable NGB model file: it holds a Est, not a NGB; ...
     """
 
     def __init__(self, path, cls_name: str):

@@ -23,8 +23,47 @@ __all__ = ["fit", "is_dask_collection", "predict_blocks"]
 
 
 def fit(model, X, y, sample_weight=None, eval_set=None, progress=None, *, binner=None):
-    """Fit `model` on the current Client's workers; binner: a fitted ``distviz.trees.Binner`` whose edges to use
-    (e.g. ``Binner.from_edges``), else the edges come from a distributed quantile sketch."""
+    """Fit `model` on the workers of the current dask.distributed Client from row-chunked dask collections.
+
+    The trainer behind the ``fit`` of :class:`distviz.dask.DaskDistributionalBoosting`, :class:`distviz.dask.DaskNGB`
+    and :class:`distviz.dask.DaskIndepNGB`: the boosting loop runs with the rows on the workers
+    (``distviz.distributed.boosting`` for a ``DistributionalBoosting``, ``distviz.distributed.ngb`` for an
+    ``NGBoost`` such as ``NGB`` or ``GB`` and for an ``IndepNGB``, whose P univariate fits run one after another
+    on shared bin edges); the workers send node histograms and the client grows each tree and keeps the
+    ordinary in-memory model.
+
+    Parameters
+    ----------
+    model : DistributionalBoosting, NGBoost or IndepNGB
+        The estimator to fit, in place (a ``distviz.dask`` class or its in-memory base class); its parameters
+        are validated as in an in-memory fit. Any other class raises ``ConfigError``.
+    X : dask array, dask DataFrame or dask-backed xarray DataArray of shape (n, p)
+        The features, chunked by rows.
+    y : dask collection
+        The targets, one per row of ``X``: shape (n,), or (n, P) for ``IndepNGB`` and the multivariate laws.
+    sample_weight : dask array of shape (n,) or None, default=None
+        Row weights; None: every row weighs 1.
+    eval_set : tuple or None, default=None
+        ``(X_val, y_val[, w_val])`` as dask collections. None: a seeded ``validation_fraction`` share of the rows
+        is held out on the workers (``distviz.distributed.split``) when ``model.validation_fraction`` is set
+        (``DistributionalBoosting``) or ``model.early_stopping_rounds`` is set (``NGBoost``, ``IndepNGB``).
+    progress : callable or None, default=None
+        Called as ``progress(round, n_rounds)`` after each boosting round.
+    binner : distviz.trees.Binner or None, default=None
+        Keyword-only. A fitted ``Binner`` whose edges to use (e.g. ``Binner.from_edges``), checked against X's
+        columns; None: the edges come from a distributed quantile sketch of X with ``model.max_bins`` bins.
+
+    Returns
+    -------
+    model
+        The same estimator, fitted.
+
+    Raises
+    ------
+    ConfigError
+        When ``model`` is of another class, when no Client runs, or when a parameter is unavailable on dask
+        input (``NGBoost`` takes ``tree_mode="separate"`` and ``line_search`` "ngboost" or False only).
+    """
     from distviz.boosting.estimator import DistributionalBoosting
     from distviz.errors import ConfigError
 

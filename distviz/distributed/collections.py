@@ -11,7 +11,28 @@ __all__ = ["as_dask_array", "current_client", "dask_eval_set", "dask_inputs", "h
 
 
 def is_dask_collection(x) -> bool:
-    """True for a dask array / DataFrame / Series or an xarray object backed by dask (False when dask is not loaded)."""
+    """Whether `x` is a dask collection: a dask array / DataFrame / Series or an xarray object backed by dask.
+
+    This never loads dask: when no module has imported it yet, no object can be a dask collection and the answer
+    is False at once.
+
+    Parameters
+    ----------
+    x : object
+        Any input, e.g. the ``X`` given to a ``fit`` or ``predict``.
+
+    Returns
+    -------
+    bool
+        ``dask.is_dask_collection(x)`` when dask is loaded, else False.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from distviz.distributed import is_dask_collection
+    >>> is_dask_collection(np.zeros((3, 2)))
+    False
+    """
     if "dask" not in sys.modules:
         return False
     import dask

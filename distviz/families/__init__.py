@@ -45,7 +45,36 @@ def available() -> list[str]:
 
 
 def get(name, **kwargs) -> ExponentialFamily:
-    """A family by name (aliases such as 'gaussian' and 'multivariate_normal' accepted); K= / P= / margin=."""
+    """A family by name (aliases such as 'gaussian' and 'multivariate_normal' accepted).
+
+    Parameters
+    ----------
+    name : str or ExponentialFamily
+        One of :func:`available` ("poisson", "bernoulli", "normal", "gamma", "exponential", "categorical",
+        "mvn") or an alias ("gaussian", "binary", "expon", "multiclass", "multivariate_normal", ...); case,
+        spaces and hyphens are ignored.  A family object is returned unchanged (no options allowed then).
+    **kwargs
+        The family's options: ``margin`` for every family, ``K`` for "categorical", ``P`` for "mvn"; any
+        other option raises ``ConfigError``.
+
+    Returns
+    -------
+    ExponentialFamily
+        A new family object (or ``name`` itself when it is one).
+
+    Raises
+    ------
+    ConfigError
+        For an unknown name, a name that is not a string, or an option the family does not take.
+
+    Examples
+    --------
+    >>> from distviz.families import get
+    >>> get("gaussian")
+    Normal()
+    >>> get("multiclass", K=4)
+    Categorical(K=4)
+    """
     if isinstance(name, ExponentialFamily):
         if kwargs:
             raise ConfigError(f"options {sorted(kwargs)} cannot be applied to an existing family {name!r}; "

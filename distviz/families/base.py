@@ -74,7 +74,54 @@ def box(lo, hi, kind: int = BOX, scale=()) -> Domain:
 
 
 class ExponentialFamily:
-    """A regular exponential family in natural coordinates eta and mean coordinates eta*."""
+    """A regular exponential family in natural coordinates eta and mean coordinates eta*.
+
+    The base class of every family: p(y | eta) = h(y) exp(<eta, T(y)> - A(eta)) with the mean coordinate
+    eta* = grad A(eta), its inverse eta = grad A*(eta*), the Fisher metric g(eta) = hess A(eta) = Cov[T(y)] and the
+    Legendre conjugate A*(eta*) = <eta, eta*> - A(eta) (mirror_vs_natural_boosting.tex, Sec. 1 and "Natural gradient
+    descent").  A subclass defines T (``sufficient_stats``), A (``log_partition``), both coordinate maps, the Fisher
+    metric, log h, sampling and its domains; this class derives the log-likelihood, the NLL
+    A(eta) - <eta, T(y)> - log h(y) and its gradient eta* - T(y), the natural gradient g(eta)^-1 (eta* - T(y)) and
+    the KL divergence (the Bregman divergence of A).  Every map is batched over rows: parameters have shape
+    (n, dim), metrics (n, dim, dim), y (n,) (or (n, P) for the multivariate Normal).
+
+    Parameters
+    ----------
+    margin : float or None, default=None
+        Positive distance that ``project_mean`` / ``project_natural`` keep from the domain's boundary; None: the
+        class's ``default_margin`` (1e-6).
+
+    Attributes
+    ----------
+    name : str
+        Registry name, as :func:`distviz.families.get` accepts it.
+    dim : int
+        Length of T(y), of eta and of eta*.
+    margin : float
+        The ``margin`` in use.
+    y_dim : int
+        Dimension of one observation y (P for the multivariate Normal, else 1).
+    vector_y : bool
+        True when y has shape (n, y_dim) (the multivariate Normal), False for y of shape (n,).
+    support : str
+        The support of y, in words.
+
+    See Also
+    --------
+    get : A family by name.
+    distviz.families.dist.from_natural : The predictive distribution object at natural parameters.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from distviz.families import Poisson
+    >>> fam = Poisson()
+    >>> eta = np.log([[2.0], [5.0]])
+    >>> fam.to_mean(eta)[:, 0].round(6).tolist()
+    [2.0, 5.0]
+    >>> (fam.nll_grad([1, 5], eta)[:, 0].round(6) + 0.0).tolist()
+    [1.0, 0.0]
+    """
 
     #: registry name, e.g. "poisson"
     name: str = ""

@@ -21,7 +21,41 @@ __all__ = ["Categorical"]
 
 
 class Categorical(ExponentialFamily):
-    """Categorical over labels 0..K-1, logits against the LAST class (ngboost's k_categorical: class 0)."""
+    """Categorical over labels 0..K-1, logits against the LAST class (ngboost's k_categorical: class 0).
+
+    T(y) is the one-hot vector of the first K-1 classes, eta_k = log(p_k / p_{K-1}) for k < K-1,
+    A(eta) = log(1 + sum_k e^eta_k), eta* = (p_0, ..., p_{K-2}) and A*(p) = sum_k p_k log p_k
+    (mirror_vs_natural_boosting.tex, Sec. 1); the Fisher metric diag(p) - p p^T has the closed-form inverse
+    diag(1/p) + 1 1^T / p_{K-1} (Sherman-Morrison; see the module doc).  Targets are the integer labels 0..K-1.
+
+    Parameters
+    ----------
+    K : int, default=3
+        Number of classes, an integer K >= 2 (``ConfigError`` otherwise).
+    margin : float or None, default=None
+        Positive distance that ``project_mean`` / ``project_natural`` keep from the domain's boundary; None: the
+        class's ``default_margin`` (1e-6).
+
+    Attributes
+    ----------
+    K : int
+        Number of classes.
+    name : str
+        Registry name, as :func:`distviz.families.get` accepts it.
+    dim : int
+        Length of T(y), of eta and of eta*.
+    margin : float
+        The ``margin`` in use.
+
+    Examples
+    --------
+    >>> from distviz.families import Categorical
+    >>> fam = Categorical(K=3)
+    >>> fam.dim
+    2
+    >>> fam.probabilities([[0.0, 0.0]]).round(4).tolist()
+    [[0.3333, 0.3333, 0.3333]]
+    """
 
     name = "categorical"
     y_dim = 1

@@ -111,7 +111,45 @@ def _weights(n, sample_weight):
 
 
 class ExponentialFamilyChart(Chart):
-    """The natural chart theta = eta of an exponential family (NGBoost here is NGD boosting in eta)."""
+    """The natural chart theta = eta of an exponential family (NGBoost here is NGD boosting in eta).
+
+    Every chart method is the family's own in eta: the per-row NLL A(eta) - <eta, T(y)> - log h(y), its gradient
+    eta* - T(y), the Fisher metric hess A(eta) and the natural gradient g(eta)^-1 (eta* - T(y)), so NGBoost in
+    this chart is the NGD boosting of mirror_vs_natural_boosting.tex ("Boosting of NGD").  ``init_theta`` is the
+    moment-matching start eta = grad A*(weighted mean of T(y)), projected into the mean domain first.
+
+    Parameters
+    ----------
+    family : ExponentialFamily
+        The family whose natural parameters are the chart's coordinates (``ConfigError`` for anything else).
+
+    Attributes
+    ----------
+    family : ExponentialFamily
+        The wrapped family.
+    dim : int
+        Number of coordinates, the family's ``dim``.
+    y_dim : int
+        Dimension of one observation, the family's ``y_dim``.
+    vector_y : bool
+        Whether y has shape (n, y_dim), as the family's.
+    name : str
+        ``"eta:<family name>"`` (the registry's ``get`` renames the charts it builds, e.g. "bernoulli").
+    param_names : list of str
+        The family's ``natural_names``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from distviz.families import Poisson
+    >>> from distviz.families.charts import ExponentialFamilyChart
+    >>> chart = ExponentialFamilyChart(Poisson())
+    >>> theta = chart.init_theta(np.array([1, 2, 3]))
+    >>> bool(np.isclose(theta[0], np.log(2.0)))
+    True
+    >>> chart.natural_gradient(np.array([3.0]), theta[None]).tolist()
+    [[-0.5]]
+    """
 
     def __init__(self, family: ExponentialFamily):
         """Wrap an ExponentialFamily instance."""
@@ -386,10 +424,40 @@ def available() -> list[str]:
 
 
 def get(name, **kwargs) -> Chart:
-    """A chart by name: ngboost's charts 'normal' (mu, log sigma), 'poisson' (log rate), 'gamma' (log alpha,
-    log beta), 'exponential' (log scale), 'bernoulli' (logit), 'categorical' (K=..., the K-1 logits log(p_k / p_K)
-    against the last class K-1, where ngboost's k_categorical takes class 0 as the reference), 'mvn_cholesky'
-    (P=...), or 'eta:<family>' (the natural chart, family kwargs such as K= or P=)."""
+    """A chart by name, for NGBoost-style fitting.
+
+    Parameters
+    ----------
+    name : str, Chart or ExponentialFamily
+        One of ngboost's charts 'normal' (mu, log sigma), 'poisson' (log rate), 'gamma' (log alpha, log beta),
+        'exponential' (log scale), 'bernoulli' (logit), 'categorical' (the K-1 logits log(p_k / p_K) against the
+        last class K-1, where ngboost's k_categorical takes class 0 as the reference), 'mvn_cholesky' (the
+        multivariate Normal's Cholesky-of-precision chart), or 'eta:<family>' (the natural chart
+        :class:`ExponentialFamilyChart` of that family; 'natural:' works too); aliases such as 'gaussian',
+        'logit' or 'mvn' are accepted, case, spaces and hyphens ignored (see :func:`available`).  A Chart is
+        returned unchanged, an ExponentialFamily wrapped in its natural chart.
+    **kwargs
+        Options of the charts that take them: ``K`` for 'categorical', ``P`` for 'mvn_cholesky', the family's
+        options (``K``, ``P``, ``margin``) for 'eta:<family>'; the other charts take none (``ConfigError``).
+
+    Returns
+    -------
+    Chart
+        A new chart object (or ``name`` itself when it is a Chart).
+
+    Raises
+    ------
+    ConfigError
+        For an unknown name, a name that is not a string, or options the chart does not take.
+
+    Examples
+    --------
+    >>> from distviz.families import charts
+    >>> charts.get("normal").param_names
+    ['mu', 'log sigma']
+    >>> charts.get("eta:categorical", K=3)
+    ExponentialFamilyChart(Categorical(K=3))
+    """
     if isinstance(name, Chart):
         return name
     if isinstance(name, ExponentialFamily):

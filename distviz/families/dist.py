@@ -122,7 +122,35 @@ class UnivariateDistribution:
 
 
 class ScipyDistribution(UnivariateDistribution):
-    """A scipy.stats frozen distribution whose parameters are arrays of shape (rows,)."""
+    """A scipy.stats frozen distribution whose parameters are arrays of shape (rows,): one law per row.
+
+    Every method of ``UnivariateDistribution`` calls the frozen law's own (``logpmf`` for a discrete law),
+    vectorised over the rows.
+
+    Parameters
+    ----------
+    frozen : scipy.stats frozen distribution
+        E.g. ``scipy.stats.norm(loc, scale)`` with loc, scale of shape (rows,); the rows are the broadcast
+        shape of its parameters.
+    discrete : bool, default=False
+        Whether the law has a probability mass function (``logpdf`` is then ``frozen.logpmf``).
+
+    Attributes
+    ----------
+    frozen : scipy.stats frozen distribution
+        The law, as given.
+    discrete : bool
+        As given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import stats
+    >>> from distviz.families.dist import ScipyDistribution
+    >>> d = ScipyDistribution(stats.norm(np.zeros(3), np.ones(3)))
+    >>> len(d), d.cdf(0.0).tolist()
+    (3, [0.5, 0.5, 0.5])
+    """
 
     def __init__(self, frozen, discrete: bool = False):
         """frozen: e.g. ``scipy.stats.norm(loc, scale)`` with loc, scale of shape (rows,)."""
@@ -157,7 +185,32 @@ class ScipyDistribution(UnivariateDistribution):
 
 
 class NormalDist(ScipyDistribution):
-    """Normal(loc, scale^2) per row (``scipy.stats.norm``)."""
+    """Normal(loc, scale^2) per row (``scipy.stats.norm``).
+
+    Parameters
+    ----------
+    loc : array-like of shape (rows,)
+        Means.
+    scale : array-like of shape (rows,)
+        Standard deviations (not variances); broadcast against ``loc``.
+
+    Attributes
+    ----------
+    loc, scale : ndarray of shape (rows,)
+        The parameters as float arrays.
+    frozen : scipy.stats frozen distribution
+        ``scipy.stats.norm(loc, scale)``.
+
+    Examples
+    --------
+    >>> from distviz.families.dist import NormalDist
+    >>> d = NormalDist([0.0, 1.0], [1.0, 2.0])
+    >>> d.mean().tolist(), d.var().tolist()
+    ([0.0, 1.0], [1.0, 4.0])
+    >>> lo, hi = d.interval(0.9)
+    >>> lo.round(4).tolist()
+    [-1.6449, -2.2897]
+    """
 
     name = "normal"
 
@@ -168,7 +221,26 @@ class NormalDist(ScipyDistribution):
 
 
 class PoissonDist(ScipyDistribution):
-    """Poisson(rate) per row (``scipy.stats.poisson``), on the counts 0, 1, 2, ..."""
+    """Poisson(rate) per row (``scipy.stats.poisson``), on the counts 0, 1, 2, ...
+
+    Parameters
+    ----------
+    rate : array-like of shape (rows,)
+        The rates (means).
+
+    Attributes
+    ----------
+    rate : ndarray of shape (rows,)
+        The rates as a float array.
+    frozen : scipy.stats frozen distribution
+        ``scipy.stats.poisson(rate)``.
+
+    Examples
+    --------
+    >>> from distviz.families.dist import PoissonDist
+    >>> PoissonDist([2.0]).ppf(0.5).tolist()
+    [2.0]
+    """
 
     name = "poisson"
 
@@ -179,7 +251,27 @@ class PoissonDist(ScipyDistribution):
 
 
 class BernoulliDist(ScipyDistribution):
-    """Bernoulli(p) per row (``scipy.stats.bernoulli``), on {0, 1}."""
+    """Bernoulli(p) per row (``scipy.stats.bernoulli``), on {0, 1}.
+
+    Parameters
+    ----------
+    p : array-like of shape (rows,)
+        P(Y = 1).
+
+    Attributes
+    ----------
+    p : ndarray of shape (rows,)
+        P(Y = 1) as a float array.
+    frozen : scipy.stats frozen distribution
+        ``scipy.stats.bernoulli(p)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from distviz.families.dist import BernoulliDist
+    >>> np.exp(BernoulliDist([0.25]).logpdf(1)).tolist()
+    [0.25]
+    """
 
     name = "bernoulli"
 
@@ -190,7 +282,29 @@ class BernoulliDist(ScipyDistribution):
 
 
 class GammaDist(ScipyDistribution):
-    """Gamma(shape alpha, rate beta) per row (``scipy.stats.gamma(alpha, scale=1/beta)``)."""
+    """Gamma(shape alpha, rate beta) per row (``scipy.stats.gamma(alpha, scale=1/beta)``).
+
+    Parameters
+    ----------
+    shape : array-like of shape (rows,)
+        Shapes alpha.
+    rate : array-like of shape (rows,)
+        Rates beta (the inverse of scipy's scale); broadcast against ``shape``.
+
+    Attributes
+    ----------
+    shape, rate : ndarray of shape (rows,)
+        The parameters as float arrays.
+    frozen : scipy.stats frozen distribution
+        ``scipy.stats.gamma(shape, scale=1 / rate)``.
+
+    Examples
+    --------
+    >>> from distviz.families.dist import GammaDist
+    >>> d = GammaDist([2.0], [4.0])
+    >>> d.mean().tolist(), d.var().tolist()
+    ([0.5], [0.125])
+    """
 
     name = "gamma"
 
@@ -201,7 +315,27 @@ class GammaDist(ScipyDistribution):
 
 
 class ExponentialDist(ScipyDistribution):
-    """Exponential(rate) per row (``scipy.stats.expon(scale=1/rate)``)."""
+    """Exponential(rate) per row (``scipy.stats.expon(scale=1/rate)``).
+
+    Parameters
+    ----------
+    rate : array-like of shape (rows,)
+        The rates (inverse means).
+
+    Attributes
+    ----------
+    rate : ndarray of shape (rows,)
+        The rates as a float array.
+    frozen : scipy.stats frozen distribution
+        ``scipy.stats.expon(scale=1 / rate)``.
+
+    Examples
+    --------
+    >>> from distviz.families.dist import ExponentialDist
+    >>> d = ExponentialDist([2.0])
+    >>> d.mean().tolist(), d.var().tolist()
+    ([0.5], [0.25])
+    """
 
     name = "exponential"
 
@@ -216,6 +350,25 @@ class CategoricalDist(UnivariateDistribution):
 
     ``probs`` (rows, K) are the class probabilities; ``mean()`` / ``var()`` are those of the label
     (sum_k k p_k), ``cdf`` accumulates the classes in label order.
+
+    Parameters
+    ----------
+    probs : array-like of shape (rows, K)
+        Class probabilities, each row summing to 1 (not checked; the cumulative sum's last entry is set to 1).
+
+    Attributes
+    ----------
+    probs : ndarray of shape (rows, K)
+        The class probabilities as a float array.
+    K : int
+        Number of classes.
+
+    Examples
+    --------
+    >>> from distviz.families.dist import CategoricalDist
+    >>> d = CategoricalDist([[0.2, 0.3, 0.5]])
+    >>> d.mean().tolist(), d.cdf(1).tolist(), d.ppf(0.6).tolist()
+    ([1.3], [0.5], [2.0])
     """
 
     name = "categorical"
@@ -281,6 +434,35 @@ class MixtureDist(UnivariateDistribution):
     ``scipy.stats.norm(loc (rows, N), scale (rows, N))``).  mean and var combine the components' moments;
     ppf bisects the mixture cdf between the smallest and largest component quantile (a continuous
     law to double resolution, a discrete one over the integers).
+
+    Parameters
+    ----------
+    components : scipy.stats frozen distribution
+        The components, with parameters of shape (rows, N) (``ConfigError`` for another shape).
+    weights : array-like of shape (rows, N) or None, default=None
+        Mixture weights, broadcast to (rows, N) and normalised per row; None: 1/N each.
+    discrete : bool, default=False
+        Whether the components have a probability mass function.
+
+    Attributes
+    ----------
+    components : scipy.stats frozen distribution
+        As given.
+    weights : ndarray of shape (rows, N)
+        The normalised weights.
+    discrete : bool
+        As given.
+    n_components : int
+        N.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import stats
+    >>> from distviz.families.dist import MixtureDist
+    >>> d = MixtureDist(stats.norm(np.array([[-1.0, 1.0]]), np.ones((1, 2))))
+    >>> d.n_components, d.mean().tolist(), d.var().tolist()
+    (2, [0.0], [2.0])
     """
 
     name = "mixture"
@@ -371,6 +553,23 @@ class EmpiricalDist(UnivariateDistribution):
     A discrete law on real points: ``logpdf(y)`` is log of the share of points equal to y (-inf off
     the points), ``cdf`` the share at or below y, ``ppf(q)`` the ceil(q N)-th smallest point (-inf at
     q = 0), ``sample`` draws points with replacement.
+
+    Parameters
+    ----------
+    points : array-like of shape (rows, N)
+        The points of each row (sorted per row when stored).
+
+    Attributes
+    ----------
+    points : ndarray of shape (rows, N)
+        The points, sorted within each row.
+
+    Examples
+    --------
+    >>> from distviz.families.dist import EmpiricalDist
+    >>> d = EmpiricalDist([[3.0, 1.0, 2.0, 4.0]])
+    >>> d.mean().tolist(), d.cdf(2.0).tolist(), d.ppf(0.5).tolist()
+    ([2.5], [0.5], [2.0])
     """
 
     name = "empirical"
@@ -417,7 +616,34 @@ class EmpiricalDist(UnivariateDistribution):
 
 
 class MultivariateNormalDist:
-    """A P-variate Normal per row: mean (rows, P), covariance (rows, P, P)."""
+    """A P-variate Normal per row: mean (rows, P), covariance (rows, P, P).
+
+    Not a ``UnivariateDistribution``: ``mean()`` is (rows, P), ``cov()`` (rows, P, P), ``var()`` / ``std()``
+    (rows, P), ``logpdf(Y)`` takes Y of shape (rows, P), ``sample`` returns (n, rows, P), and ``marginal(j)`` is
+    the ``NormalDist`` of output j.
+
+    Parameters
+    ----------
+    mean : array-like of shape (rows, P)
+        Means, kept as given (``mean()`` returns this array).
+    cov : array-like of shape (rows, P, P)
+        Covariance matrices, kept as given (``ConfigError`` when the shapes disagree).
+
+    Attributes
+    ----------
+    P : int
+        Number of outputs.
+    rho : ndarray of shape (rows,)
+        Correlation of the first two outputs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from distviz.families.dist import MultivariateNormalDist
+    >>> d = MultivariateNormalDist(np.zeros((1, 2)), np.array([[[1.0, 0.5], [0.5, 4.0]]]))
+    >>> d.P, d.rho.tolist(), d.std().tolist()
+    (2, [0.25], [[1.0, 2.0]])
+    """
 
     name = "mvn"
 
@@ -502,7 +728,39 @@ class MultivariateNormalDist:
 
 
 def from_natural(family, eta):
-    """The distribution object of an exponential family (``distviz.families``) at natural parameters eta (rows, dim)."""
+    """The distribution object of an exponential family (``distviz.families``) at natural parameters eta.
+
+    The family's own parameters from eta: Poisson rate e^eta, Bernoulli p = 1 / (1 + e^-eta), Normal mean and
+    standard deviation (``mean_and_variance``; a row outside the domain gives a NaN law), Gamma shape eta_1 + 1
+    and rate -eta_2, Exponential rate -eta, Categorical probabilities, multivariate Normal mean and covariance.
+
+    Parameters
+    ----------
+    family : ExponentialFamily
+        One of the families of ``distviz.families`` (matched by its ``name``).
+    eta : array-like of shape (rows, dim)
+        Natural parameters, one row per law.
+
+    Returns
+    -------
+    UnivariateDistribution or MultivariateNormalDist
+        ``PoissonDist``, ``BernoulliDist``, ``NormalDist``, ``GammaDist``, ``ExponentialDist``,
+        ``CategoricalDist`` or ``MultivariateNormalDist`` with one law per row.
+
+    Raises
+    ------
+    ConfigError
+        For a family of another name.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from distviz.families import get
+    >>> from distviz.families.dist import from_natural
+    >>> d = from_natural(get("poisson"), np.log([[2.0], [3.0]]))
+    >>> type(d).__name__, d.mean().round(6).tolist()
+    ('PoissonDist', [2.0, 3.0])
+    """
     name = getattr(family, "name", "")
     eta = family._params(eta)
     if name == "poisson":

@@ -31,7 +31,45 @@ _LOG_2PI = float(np.log(2.0 * np.pi))
 
 
 class MultivariateNormal(ExponentialFamily):
-    """P-variate Normal in natural coordinates (Lambda mu, vech of -Lambda/2 with doubled off-diagonals)."""
+    """P-variate Normal in natural coordinates (Lambda mu, vech of -Lambda/2 with doubled off-diagonals).
+
+    T(y) = (y, vech(y y^T)) with vech the upper triangle row by row, eta = (Lambda mu, e) with e_ii = -Lambda_ii / 2
+    and e_ij = -Lambda_ij (i < j), eta* = (mu, vech(Sigma + mu mu^T)), A(eta) = b^T Sigma b / 2 - log det(Lambda) / 2
+    and A*(eta*) = -P/2 - log det(Sigma) / 2 (mirror_vs_natural_boosting.tex, Sec. 1; the conventions are in the
+    module doc).  ``from_mean_cov`` and ``mean_cov`` convert between eta and (mu, Sigma).  y has shape (n, P).
+
+    Parameters
+    ----------
+    P : int, default=2
+        Output dimension, an integer P >= 1 (``ConfigError`` otherwise).
+    margin : float or None, default=None
+        Positive distance that ``project_mean`` / ``project_natural`` keep from the domain's boundary; None: the
+        class's ``default_margin`` (1e-6).
+
+    Attributes
+    ----------
+    P : int
+        Output dimension.
+    q : int
+        P (P + 1) / 2, the length of vech of a P x P matrix.
+    name : str
+        Registry name, as :func:`distviz.families.get` accepts it.
+    dim : int
+        Length of T(y), of eta and of eta*.
+    margin : float
+        The ``margin`` in use.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from distviz.families import MultivariateNormal
+    >>> fam = MultivariateNormal(P=2)
+    >>> fam.dim
+    5
+    >>> eta = fam.from_mean_cov(np.zeros((1, 2)), np.eye(2)[None])
+    >>> (eta + 0.0).tolist()
+    [[0.0, 0.0, -0.5, 0.0, -0.5]]
+    """
 
     name = "mvn"
     vector_y = True

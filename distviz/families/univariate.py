@@ -101,7 +101,38 @@ def _log_factorial_from_table(y, table, out):
 
 
 class Poisson(ExponentialFamily):
-    """Poisson(lambda): T(y) = y, eta = log lambda, A = e^eta, h(y) = 1/y! (note, 'Poisson example')."""
+    """Poisson(lambda): T(y) = y, eta = log lambda, A = e^eta, h(y) = 1/y!.
+
+    The counts family of mirror_vs_natural_boosting.tex ("Poisson example"): the mean coordinate is the rate,
+    eta* = e^eta = lambda, the Fisher metric is g(eta) = e^eta = lambda, A*(lambda) = lambda log lambda - lambda
+    and the mean domain is lambda > 0.  Targets must be whole, non-negative counts (``check_y``).
+
+    Parameters
+    ----------
+    margin : float or None, default=None
+        Positive distance that ``project_mean`` / ``project_natural`` keep from the domain's boundary; None: the
+        class's ``default_margin`` (1e-6).
+
+    Attributes
+    ----------
+    name : str
+        Registry name, as :func:`distviz.families.get` accepts it.
+    dim : int
+        Length of T(y), of eta and of eta*.
+    margin : float
+        The ``margin`` in use.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from distviz.families import Poisson
+    >>> fam = Poisson()
+    >>> eta = fam.to_natural([[3.0]])
+    >>> float(eta[0, 0]) == float(np.log(3.0))
+    True
+    >>> round(float(fam.fisher(eta)[0, 0, 0]), 9)
+    3.0
+    """
 
     name = "poisson"
     dim = 1
@@ -186,7 +217,34 @@ class Poisson(ExponentialFamily):
 
 
 class Bernoulli(ExponentialFamily):
-    """Bernoulli(p): T(y) = y, eta = logit p, A = log(1 + e^eta), h = 1."""
+    """Bernoulli(p): T(y) = y, eta = logit p, A = log(1 + e^eta), h = 1.
+
+    The mean coordinate is the probability eta* = p = 1 / (1 + e^-eta), the Fisher metric g(eta) = p (1 - p),
+    A*(p) = p log p + (1 - p) log(1 - p) (mirror_vs_natural_boosting.tex, Sec. 1); the mean domain is 0 < p < 1.
+    Targets must be 0 or 1.
+
+    Parameters
+    ----------
+    margin : float or None, default=None
+        Positive distance that ``project_mean`` / ``project_natural`` keep from the domain's boundary; None: the
+        class's ``default_margin`` (1e-6).
+
+    Attributes
+    ----------
+    name : str
+        Registry name, as :func:`distviz.families.get` accepts it.
+    dim : int
+        Length of T(y), of eta and of eta*.
+    margin : float
+        The ``margin`` in use.
+
+    Examples
+    --------
+    >>> from distviz.families import Bernoulli
+    >>> fam = Bernoulli()
+    >>> float(fam.to_mean([[0.0]])[0, 0]), float(fam.fisher([[0.0]])[0, 0, 0])
+    (0.5, 0.25)
+    """
 
     name = "bernoulli"
     dim = 1
@@ -272,6 +330,39 @@ class Normal(ExponentialFamily):
     far above the leaf's), its variance then grows without limit and its mean eta_1 sigma^2 with it (issue 28:
     means of 2e3 for y of order 1).  :meth:`project_natural` maps a row that left
     the domain to the nearest law in (mean, variance): the mean clipped into (a, b), the variance to below the cap.
+
+    In mean coordinates eta* = (mu, mu^2 + sigma^2) (mirror_vs_natural_boosting.tex, Sec. 1); ``from_mu_sigma``
+    gives eta from a mean and a standard deviation.
+
+    Parameters
+    ----------
+    margin : float or None, default=None
+        Positive distance that ``project_mean`` / ``project_natural`` keep from the domain's boundary; None: the
+        class's ``default_margin`` (1e-6).
+
+    Attributes
+    ----------
+    name : str
+        Registry name, as :func:`distviz.families.get` accepts it.
+    dim : int
+        Length of T(y), of eta and of eta*.
+    margin : float
+        The ``margin`` in use.
+    y_range : tuple of float or None
+        The training targets' range (a, b) that bounds the natural domain (set by :meth:`with_data_range`), None
+        when unbounded.
+
+    Examples
+    --------
+    >>> from distviz.families import Normal
+    >>> fam = Normal()
+    >>> eta = Normal.from_mu_sigma(1.0, 2.0)
+    >>> eta.tolist()
+    [0.25, -0.125]
+    >>> fam.to_mean(eta).tolist()
+    [[1.0, 5.0]]
+    >>> [float(v[0]) for v in fam.mean_and_variance(eta)]
+    [1.0, 4.0]
     """
 
     name = "normal"
@@ -465,7 +556,39 @@ def _gamma_shape_from_s(s: np.ndarray) -> np.ndarray:
 
 
 class Gamma(ExponentialFamily):
-    """Gamma(alpha, rate beta): T(y) = (log y, y), eta = (alpha - 1, -beta), h = 1."""
+    """Gamma(alpha, rate beta): T(y) = (log y, y), eta = (alpha - 1, -beta), h = 1.
+
+    A(eta) = log Gamma(alpha) - alpha log beta; the mean coordinate is eta* = (psi(alpha) - log beta, alpha / beta)
+    (psi the digamma function), whose domain is E[log y] < log E[y] (Jensen); ``to_natural`` solves
+    log alpha - psi(alpha) = log E[y] - E[log y] by Minka's (2002) Newton iteration, then beta = alpha / E[y]
+    (mirror_vs_natural_boosting.tex, Sec. 1).  ``from_shape_rate`` gives eta
+    from (alpha, beta).  Targets must be positive.
+
+    Parameters
+    ----------
+    margin : float or None, default=None
+        Positive distance that ``project_mean`` / ``project_natural`` keep from the domain's boundary; None: the
+        class's ``default_margin`` (1e-6).
+
+    Attributes
+    ----------
+    name : str
+        Registry name, as :func:`distviz.families.get` accepts it.
+    dim : int
+        Length of T(y), of eta and of eta*.
+    margin : float
+        The ``margin`` in use.
+
+    Examples
+    --------
+    >>> from distviz.families import Gamma
+    >>> fam = Gamma()
+    >>> eta = Gamma.from_shape_rate(2.0, 4.0)
+    >>> eta.tolist()
+    [1.0, -4.0]
+    >>> [float(v[0]) for v in fam.mean_and_variance(eta)]
+    [0.5, 0.125]
+    """
 
     name = "gamma"
     dim = 2
@@ -599,7 +722,33 @@ class Gamma(ExponentialFamily):
 
 
 class Exponential(ExponentialFamily):
-    """Exponential(rate lambda): T(y) = y, eta = -lambda, A = -log(-eta), h = 1."""
+    """Exponential(rate lambda): T(y) = y, eta = -lambda, A = -log(-eta), h = 1.
+
+    The mean coordinate is eta* = -1 / eta = 1 / lambda, the Fisher metric g(eta) = 1 / eta^2
+    (mirror_vs_natural_boosting.tex, Sec. 1); the natural domain is eta < 0.  Targets must be non-negative.
+
+    Parameters
+    ----------
+    margin : float or None, default=None
+        Positive distance that ``project_mean`` / ``project_natural`` keep from the domain's boundary; None: the
+        class's ``default_margin`` (1e-6).
+
+    Attributes
+    ----------
+    name : str
+        Registry name, as :func:`distviz.families.get` accepts it.
+    dim : int
+        Length of T(y), of eta and of eta*.
+    margin : float
+        The ``margin`` in use.
+
+    Examples
+    --------
+    >>> from distviz.families import Exponential
+    >>> fam = Exponential()
+    >>> [float(v[0]) for v in fam.mean_and_variance([[-2.0]])]
+    [0.5, 0.25]
+    """
 
     name = "exponential"
     dim = 1
