@@ -64,8 +64,77 @@ class skGB(_MultiOutputGaussian):
     ``n_estimators`` rounds fitted, then cut at best + patience): much faster for tens of
     thousands of rows, not the paper's learner.
 
-    Fitted attributes: ``n_iter_`` and ``best_iterations_`` (per output), ``best_iteration_`` (the largest of
-    ``best_iterations_``), ``var_`` (the residual variances at the best rounds).
+    The predictive law of a row is ``N(mean(x), diag(var_))`` (``predict_dist``), with the mean
+    of output k the k-th regressor's prediction after its chosen number of rounds.  The fitted
+    trees are kept as one ``distviz.trees.flat.FlatForest`` (``forest_``), which predicts and is
+    written by ``save``.
+
+    Parameters
+    ----------
+    n_estimators : int, default=500
+        Boosting rounds per output (at least 1).
+    learning_rate : float, default=0.01
+        Shrinkage of every tree (> 0).
+    max_depth : int, default=3
+        Depth of the regression trees.
+    early_stopping_rounds : int or None, default=50
+        Patience: stop an output this many rounds after its best validation squared error.  None
+        fits all ``n_estimators`` rounds and holds out no rows.
+    validation_fraction : float, default=0.1
+        Share of the training rows held out for early stopping when :meth:`fit` gets no ``eval_set``.
+    use_best : bool, default=True
+        Predict with each output's best validation round (and ``var_``) rather than with all fitted
+        rounds (and ``var_all_``).
+    random_state : int, RandomState or None, default=None
+        Seed of the validation split and of the scikit-learn regressors.
+    backend : {"gbr", "hist"}, default="gbr"
+        ``GradientBoostingRegressor`` (the paper's learner; no missing values in X) or
+        ``HistGradientBoostingRegressor`` (missing values allowed).
+
+    Attributes
+    ----------
+    models_ : list of sklearn regressors
+        The fitted regressor of every output.
+    n_iter_ : ndarray of shape (P,)
+        Rounds kept per output (``gbr``: those fitted before the stop; ``hist``: at most best +
+        patience).
+    best_iterations_ : ndarray of shape (P,)
+        Each output's round with the least validation squared error (``n_iter_`` without
+        validation rows).
+    best_iteration_ : int
+        The largest of ``best_iterations_``.
+    var_ : ndarray of shape (P,)
+        Weighted variance (mean square) of the training residuals at the best rounds: the diagonal
+        of the predicted covariance.
+    var_all_ : ndarray of shape (P,)
+        The same at ``n_iter_`` rounds.
+    forest_ : distviz.trees.flat.FlatForest
+        The kept trees of all outputs, used for prediction and persistence.
+    init_ : ndarray of shape (P,)
+        The regressors' start values.
+    n_outputs_ : int
+        P, the number of output columns.
+    n_features_in_ : int
+        Number of features seen in fit.
+    fit_seconds_ : float
+        Wall time of the last fit.
+
+    See Also
+    --------
+    distviz.boosting.IndepNGB : the per-dimension NGBoost baseline of the same paper.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from distviz.baselines import skGB
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 3))
+    >>> y = np.c_[X[:, 0], X[:, 1] - X[:, 2]] + 0.1 * rng.normal(size=(200, 2))
+    >>> model = skGB(n_estimators=30, learning_rate=0.1, early_stopping_rounds=5, random_state=0).fit(X, y)
+    >>> model.predict(X[:4]).shape, model.predict_dist(X[:4]).cov().shape
+    ((4, 2), (4, 2, 2))
+    >>> bool((model.best_iterations_ <= model.n_iter_).all())
+    True
     """
 
     _parameter_constraints: dict = {**_ROUND_PARAMS, "n_estimators": [Interval(Integral, 1, None, closed="left")],

@@ -47,7 +47,53 @@ def bmc(lik: Likelihood, y, mu, v, par, n_samples: int, rng: np.random.Generator
 
     Both are consistent as L grows; for small L the "price" form is biased upwards in v
     (E[(1/2)(d2logp + dlogp^2)] at L = 1), which can make v run away during optimisation.
-    Weights w_l = phi_l / sum phi are computed in log space.
+    Weights w_l = phi_l / sum phi are computed in log space; draws with p(y|f) = 0 carry no weight.
+    The value is the Monte Carlo log-mean ``log (1/L) sum_l p(y|f^(l))`` and ``d_par`` is
+    ``sum_l w_l d log p / d par``.
+
+    Parameters
+    ----------
+    lik : Likelihood
+        The likelihood p(y|f) (``distviz.gp.likelihoods``, e.g. ``make_likelihood("gaussian")``).
+    y : array-like of shape (n,)
+        One observation per point.
+    mu : array-like of shape (n,)
+        Means of the Gaussian marginals q(f_i) = N(mu_i, v_i).
+    v : array-like of shape (n,)
+        Their variances (positive).
+    par : ndarray
+        The likelihood's parameters (for the Gaussian likelihood ``[log noise variance]``; empty
+        when ``lik.n_par == 0``).
+    n_samples : int
+        L, the number of draws per point.
+    rng : numpy.random.Generator
+        Source of the standard normal draws eps_l.
+    form : {"reparam", "price"}, default="reparam"
+        The estimator of d_v (see above).
+
+    Returns
+    -------
+    LogExpEstimate
+        Per-point arrays (n,): ``value`` (the estimate of log E_q p(y|f)), ``d_mu``, ``d_v`` and
+        ``d_par`` (the derivative in the likelihood parameter; zeros when ``lik.n_par == 0``).
+
+    Raises
+    ------
+    ValueError
+        If `form` is unknown.
+
+    Examples
+    --------
+    Gaussian likelihood with unit noise, q = N(0, 1), y = 1: the exact gradients are
+    ``d_mu = 0.5`` and ``d_v = -0.125`` (see `quadrature`).
+
+    >>> import numpy as np
+    >>> from distviz.gp import bmc
+    >>> from distviz.gp.likelihoods import make_likelihood
+    >>> est = bmc(make_likelihood("gaussian"), np.array([1.0]), np.array([0.0]), np.array([1.0]),
+    ...           np.array([0.0]), 20000, np.random.default_rng(0))
+    >>> bool(abs(est.d_mu[0] - 0.5) < 0.02), bool(abs(est.d_v[0] + 0.125) < 0.02)
+    (True, True)
     """
     if form not in ("reparam", "price"):
         raise ValueError(f"unknown bMC form {form!r}")
@@ -106,8 +152,57 @@ def sample_tilted(lik: Likelihood, y, mu, v, par, n_samples: int, rng: np.random
                   stats: SamplerStats | None = None) -> np.ndarray:
     """Exact draws f ~ q~(f) ∝ N(f|mu, v) p(y|f), shape (n_points, n_samples).
 
-    First `paper_rounds` vectorised rounds of the Appendix-A sampler (proposal N(mu, n v),
-    K = max p); remaining slots use the exact mode-centred sampler N(f*, v) (module docstring).
+    First `paper_rounds` vectorised rounds of the Appendix-A sampler of dlm_sparse_gp.txt
+    (proposal N(mu, n v) with the width n of ``paper_width``, K = max p); remaining slots use the
+    exact mode-centred sampler N(f*, v) (module docstring), which needs log p(y|f) concave in f.
+    Both are rejection samplers, so every draw is an exact sample of the tilted law.
+
+    Parameters
+    ----------
+    lik : Likelihood
+        The likelihood p(y|f) (``distviz.gp.likelihoods``, e.g. ``make_likelihood("gaussian")``).
+    y : array-like of shape (n,)
+        One observation per point.
+    mu : array-like of shape (n,)
+        Means of the Gaussian marginals q(f_i) = N(mu_i, v_i).
+    v : array-like of shape (n,)
+        Their variances (positive).
+    par : ndarray
+        The likelihood's parameters (for the Gaussian likelihood ``[log noise variance]``; empty
+        when ``lik.n_par == 0``).
+    n_samples : int
+        Draws per point.
+    rng : numpy.random.Generator
+        Source of the proposals and the uniform acceptance draws.
+    paper_rounds : int, default=4
+        Vectorised rounds of the Appendix-A sampler before the fallback takes over.
+    max_rounds : int, default=10000
+        Rounds of the fallback sampler before giving up.
+    stats : SamplerStats, optional
+        Counters updated in place: ``proposals`` (all proposals), ``accepted_paper`` (draws accepted
+        by the Appendix-A sampler) and ``fallback`` (slots left to the fallback).
+
+    Returns
+    -------
+    ndarray of shape (n, n_samples)
+        The draws.
+
+    Raises
+    ------
+    RuntimeError
+        If slots are still empty after `max_rounds` fallback rounds (a degenerate variance).
+
+    Examples
+    --------
+    Gaussian likelihood with unit noise, q = N(0, 1), y = 1: the tilted law is N(0.5, 0.5).
+
+    >>> import numpy as np
+    >>> from distviz.gp import sample_tilted
+    >>> from distviz.gp.likelihoods import make_likelihood
+    >>> f = sample_tilted(make_likelihood("gaussian"), np.array([1.0]), np.array([0.0]), np.array([1.0]),
+    ...                   np.array([0.0]), 20000, np.random.default_rng(0))
+    >>> f.shape, bool(abs(f.mean() - 0.5) < 0.02), bool(abs(f.var() - 0.5) < 0.02)
+    ((1, 20000), True, True)
     """
     y, mu, v = (np.asarray(a, dtype=float) for a in (y, mu, v))
     npts = mu.shape[0]
@@ -162,7 +257,47 @@ def ups(lik: Likelihood, y, mu, v, par, n_samples: int, rng: np.random.Generator
 
     d/dmu log q = (f - mu)/v, d/dv log q = ((f - mu)^2 / v - 1) / (2 v); the likelihood parameter's
     gradient E_{q~}[d log p / d par] uses the same draws. The value reported is a bMC estimate from
-    the same number of plain draws (the value itself is not needed for the gradient).
+    the same number of plain draws (the value itself is not needed for the gradient).  The draws
+    f ~ q~ come from `sample_tilted`; the gradient estimates are unbiased (dlm_sparse_gp.txt
+    Section 3, Proposition 1).
+
+    Parameters
+    ----------
+    lik : Likelihood
+        The likelihood p(y|f) (``distviz.gp.likelihoods``, e.g. ``make_likelihood("gaussian")``).
+    y : array-like of shape (n,)
+        One observation per point.
+    mu : array-like of shape (n,)
+        Means of the Gaussian marginals q(f_i) = N(mu_i, v_i).
+    v : array-like of shape (n,)
+        Their variances (positive).
+    par : ndarray
+        The likelihood's parameters (for the Gaussian likelihood ``[log noise variance]``; empty
+        when ``lik.n_par == 0``).
+    n_samples : int
+        Draws per point from the tilted law (and plain draws for the value).
+    rng : numpy.random.Generator
+        Source of all random draws.
+    stats : SamplerStats, optional
+        Counters of the tilted sampler, updated in place (see `sample_tilted`).
+    value : bool, default=True
+        Also estimate the value by `bmc`; False returns NaN values and saves those draws.
+
+    Returns
+    -------
+    LogExpEstimate
+        Per-point arrays (n,): ``value`` (the estimate of log E_q p(y|f)), ``d_mu``, ``d_v`` and
+        ``d_par`` (the derivative in the likelihood parameter; zeros when ``lik.n_par == 0``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from distviz.gp import ups
+    >>> from distviz.gp.likelihoods import make_likelihood
+    >>> est = ups(make_likelihood("gaussian"), np.array([1.0]), np.array([0.0]), np.array([1.0]),
+    ...           np.array([0.0]), 20000, np.random.default_rng(0))
+    >>> bool(abs(est.d_mu[0] - 0.5) < 0.02), bool(abs(est.d_v[0] + 0.125) < 0.02)
+    (True, True)
     """
     y, mu, v = (np.asarray(a, dtype=float) for a in (y, mu, v))
     f = sample_tilted(lik, y, mu, v, par, n_samples, rng, stats=stats)
@@ -177,7 +312,44 @@ def ups(lik: Likelihood, y, mu, v, par, n_samples: int, rng: np.random.Generator
 def quadrature(lik: Likelihood, y, mu, v, par, n_nodes: int = 200) -> LogExpEstimate:
     """Reference value and gradient of log E_q p(y|f) by Gauss-Hermite quadrature with many nodes.
 
-    d_mu = E_q[p dlogp] / E_q[p], d_v = E_q[p (d2logp + dlogp^2)] / (2 E_q[p]) (eq. 5-6, exact form).
+    d_mu = E_q[p dlogp] / E_q[p], d_v = E_q[p (d2logp + dlogp^2)] / (2 E_q[p]) (dlm_sparse_gp.txt
+    eq. 5-6, exact form); the likelihood parameter's derivative is E_q[p dlogp/dpar] / E_q[p].  The
+    nodes are ``f = mu + sqrt(2 v) t`` for the roots t of the Hermite polynomial, and the sums are
+    taken in log space.  No randomness: it is the reference for `bmc` and `ups`.
+
+    Parameters
+    ----------
+    lik : Likelihood
+        The likelihood p(y|f) (``distviz.gp.likelihoods``, e.g. ``make_likelihood("gaussian")``).
+    y : array-like of shape (n,)
+        One observation per point.
+    mu : array-like of shape (n,)
+        Means of the Gaussian marginals q(f_i) = N(mu_i, v_i).
+    v : array-like of shape (n,)
+        Their variances (positive).
+    par : ndarray
+        The likelihood's parameters (for the Gaussian likelihood ``[log noise variance]``; empty
+        when ``lik.n_par == 0``).
+    n_nodes : int, default=200
+        Number of Gauss-Hermite nodes.
+
+    Returns
+    -------
+    LogExpEstimate
+        Per-point arrays (n,): ``value`` (the estimate of log E_q p(y|f)), ``d_mu``, ``d_v`` and
+        ``d_par`` (the derivative in the likelihood parameter; zeros when ``lik.n_par == 0``).
+
+    Examples
+    --------
+    For the Gaussian likelihood the value is ``log N(y | mu, v + s)``; with s = 1, q = N(0, 1), y = 1:
+
+    >>> import numpy as np
+    >>> from distviz.gp import quadrature
+    >>> from distviz.gp.likelihoods import make_likelihood
+    >>> est = quadrature(make_likelihood("gaussian"), np.array([1.0]), np.array([0.0]), np.array([1.0]),
+    ...                  np.array([0.0]))
+    >>> np.round([est.value[0], est.d_mu[0], est.d_v[0]], 4).tolist()
+    [-1.5155, 0.5, -0.125]
     """
     y, mu, v = (np.atleast_1d(np.asarray(a, dtype=float)) for a in (y, mu, v))
     t, w = np.polynomial.hermite.hermgauss(n_nodes)

@@ -482,7 +482,37 @@ class SparseGP(Estimator):
 
 
 def beta_grid(n: int, low: float = 0.01, factor: float = 2.0) -> list[float]:
-    """The beta grid of Section 6.1: [n, n/2, n/4, ..., 0.01] (factor=4 gives a coarser grid)."""
+    """The beta grid of dlm_sparse_gp.txt Section 6.1: ``[n, n/2, n/4, ..., low]``.
+
+    Starting at ``n`` (the number of training rows), each value is the previous one divided by
+    `factor` while it stays above `low`; `low` itself closes the grid.  ``factor=4`` gives a coarser
+    grid of the same range.
+
+    Parameters
+    ----------
+    n : int
+        Number of training rows: the largest beta.
+    low : float, default=0.01
+        The smallest beta, always the last entry.
+    factor : float, default=2.0
+        Ratio of consecutive values; must be > 1.
+
+    Returns
+    -------
+    list of float
+        The grid, in decreasing order.
+
+    Raises
+    ------
+    distviz.errors.ConfigError
+        If `factor` is not greater than 1.
+
+    Examples
+    --------
+    >>> from distviz.gp import beta_grid
+    >>> beta_grid(100, factor=4)
+    [100.0, 25.0, 6.25, 1.5625, 0.390625, 0.09765625, 0.0244140625, 0.01]
+    """
     if factor <= 1:
         raise ConfigError(f"beta grid factor must be > 1; got {factor}.")
     out, b = [], float(n)
@@ -494,20 +524,110 @@ def beta_grid(n: int, low: float = 0.01, factor: float = 2.0) -> list[float]:
 
 
 def warm_start_params(model: SparseGP) -> dict:
-    """Constructor arguments that start a new SparseGP at a fitted model's parameters (q(u), Z, hyperparameters)."""
+    """Constructor arguments that start a new SparseGP at a fitted model's parameters.
+
+    The fitted hyperparameters (``model.hyperparameters_``: lengthscale(s), kernel variance, prior
+    mean, inducing inputs, input scaling, and the noise variance of a Gaussian likelihood) plus the
+    whitened variational distribution ``q(w) = N(q_mean, q_chol q_chol^T)``.  `select_beta` uses
+    them for its ``warm_start`` option.
+
+    Parameters
+    ----------
+    model : SparseGP
+        A fitted model.
+
+    Returns
+    -------
+    dict
+        Keyword arguments for ``SparseGP(**params)``: the keys of ``model.hyperparameters_`` plus
+        ``q_mean`` (M,) and ``q_chol`` (M, M), copies of the fitted arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from distviz.gp import SparseGP, warm_start_params
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, (40, 1))
+    >>> y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(40)
+    >>> gp = SparseGP(n_inducing=5, max_iter=50, random_state=0).fit(X, y)
+    >>> sorted(warm_start_params(gp))
+    ['inducing', 'input_scaling', 'lengthscale', 'mean', 'noise', 'q_chol', 'q_mean', 'variance']
+    >>> SparseGP(**{**gp.get_params(), **warm_start_params(gp), "beta": 0.5}).fit(X, y).beta
+    0.5
+    """
     hp = model.hyperparameters_
     return {**hp, "q_mean": model.params_["m"].copy(), "q_chol": np.array(obj.lower(model.params_["Lw"]))}
 
 
 def select_beta(estimator: SparseGP, X, y, X_val, y_val, grid=None, metric=None, refit=True, warm_start=False,
                 progress=None):
-    """Pick beta on a validation split (Section 6.1) by log-loss (or squared error for dlm_square).
+    """Pick beta on a validation split (dlm_sparse_gp.txt Section 6.1) by log-loss or squared error.
+
+    For every beta of the grid, a copy of `estimator` (its ``get_params()`` with that ``beta``) is fitted
+    on ``(X, y)`` and scored on ``(X_val, y_val)``: by the validation log-loss ``-estimator.score``
+    (minus the mean log predictive density) or by the mean squared error of ``predict_mean`` against
+    the likelihood's target mean.  The beta with the lowest finite score wins (the grid's first beta
+    when none is finite).
 
     The grid runs from large to small beta; with warm_start each fit starts at the previous beta's
     solution (off by default: a large beta can collapse q(u) to the prior and the kernel variance to
-    zero, a stationary point that warm-started fits then never leave). Returns (fitted estimator, best beta,
-    {beta: validation score}); with refit=True the returned estimator is refitted on X (+) X_val with the chosen
-    beta, else it is the one fitted on X.
+    zero, a stationary point that warm-started fits then never leave).
+
+    Parameters
+    ----------
+    estimator : SparseGP
+        Template; its parameters other than ``beta`` are kept.  It is not fitted itself.
+    X : array-like of shape (n, p)
+        Training inputs.
+    y : array-like of shape (n,)
+        Training targets.
+    X_val : array-like of shape (n_val, p)
+        Validation inputs.
+    y_val : array-like of shape (n_val,)
+        Validation targets.
+    grid : iterable of float, optional
+        The betas to try (sorted into decreasing order); None uses ``beta_grid(n)``.
+    metric : {'log_loss', 'squared_error'}, optional
+        Validation score; None picks ``'squared_error'`` for ``objective='dlm_square'`` and
+        ``'log_loss'`` otherwise.
+    refit : bool, default=True
+        Refit with the chosen beta on the training and validation rows together (``X`` stacked on
+        ``X_val``); otherwise return the model fitted on ``X``.
+    warm_start : bool, default=False
+        Start each fit at the previous (finite-scored) fit's solution (`warm_start_params`); with
+        ``fit_hyperparameters=False`` only q(u) and the inducing inputs are carried over.
+    progress : callable, optional
+        Called as ``progress(done, total)`` after each grid value.
+
+    Returns
+    -------
+    estimator : SparseGP
+        The fitted model with the chosen beta.
+    best : float
+        The chosen beta.
+    scores : dict of float to float
+        Validation score of every beta (lower is better; may be inf or NaN for a failed fit).
+
+    Raises
+    ------
+    distviz.errors.ConfigError
+        If `metric` is unknown.
+
+    See Also
+    --------
+    beta_grid : the default grid.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from distviz.gp import SparseGP, select_beta
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, (60, 1))
+    >>> y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(60)
+    >>> gp = SparseGP(objective="dlm_log", n_inducing=5, max_iter=50, random_state=0)
+    >>> model, best, scores = select_beta(gp, X[:40], y[:40], X[40:], y[40:], grid=[1.0, 0.1])
+    >>> sorted(scores), best in scores, model.beta == best
+    ([0.1, 1.0], True, True)
     """
     X, X_val = _check_X(X), _check_X(X_val, "X_val")
     y, y_val = _check_y(y, X.shape[0]), _check_y(y_val, X_val.shape[0], "y_val")

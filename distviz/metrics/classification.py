@@ -22,11 +22,43 @@ def _binary(y, s, w, method):
 
 
 def pr_auc(y_true, score, sample_weight=None, method: str = "average_precision") -> float:
-    """Area under the precision-recall curve.
+    """Area under the precision-recall curve (PR-AUC), computed with scikit-learn.
 
-    Binary: y in {0, 1}, score (n,) (or (n, 2) class probabilities).  Multiclass: labels 0..K-1 and
-    scores (n, K); the result is the macro average of the one-vs-rest areas over classes present in y.
-    `method` = 'average_precision' (scikit-learn's step-wise area, default) or 'trapezoid'.
+    Binary: labels in {0, 1} and one score per row (or (n, 2) class probabilities, of which the
+    second column is used).  Multiclass: labels 0..K-1 and scores (n, K); the result is the
+    unweighted (macro) mean of the one-vs-rest areas over the classes present in `y_true`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Labels: 0/1 for binary scores, integers 0..K-1 for (n, K) scores.
+    score : array-like of shape (n,), (n, 2) or (n, K)
+        Scores (e.g. predicted probabilities); larger means more likely positive.
+    sample_weight : array-like of shape (n,), optional
+        Finite non-negative row weights with a positive sum; None weighs every row equally.
+    method : {'average_precision', 'trapezoid'}, default='average_precision'
+        ``sklearn.metrics.average_precision_score`` (the step-wise area, default) or the trapezoidal
+        area under ``sklearn.metrics.precision_recall_curve`` (``sklearn.metrics.auc``).
+
+    Returns
+    -------
+    float
+        The area, in [0, 1].
+
+    Raises
+    ------
+    distviz.errors.DataError
+        If `y_true` is not 1-D with one score row per label, or the labels do not match the scores.
+    distviz.errors.ConfigError
+        If `method` is unknown.
+
+    Examples
+    --------
+    >>> from distviz.metrics import pr_auc
+    >>> round(pr_auc([0, 1, 1, 0], [0.1, 0.9, 0.4, 0.5]), 4)
+    0.8333
+    >>> pr_auc([0, 1, 2], [[0.8, 0.1, 0.1], [0.2, 0.7, 0.1], [0.3, 0.3, 0.4]])
+    1.0
     """
     y = np.asarray(y_true)
     s = np.asarray(score, dtype=float)

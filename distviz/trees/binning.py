@@ -97,7 +97,43 @@ def _row_major(codes_T):
 
 @dataclass(frozen=True, eq=False)
 class BinnedX:
-    """Bin codes of a feature matrix plus the Binner that made them (pass it to HistTree.fit to skip re-binning)."""
+    """Bin codes of a feature matrix plus the Binner that made them (pass it to HistTree.fit to skip re-binning).
+
+    Made by ``Binner.fit_transform`` / ``Binner.transform``; a boosting fit bins X once and grows every
+    tree on the same ``BinnedX``.  The codes are stored feature-major, ``codes_T`` (p, n), so that a
+    histogram pass reads one contiguous row per feature; the row-major copy (``row_major``) and the
+    unit-weight root histogram (``unit_root_lead``) are made on first use and kept with the object.
+    It is frozen: the codes are not copied, so do not modify them in place.
+
+    Parameters
+    ----------
+    codes_T : ndarray of shape (p, n), uint8 or uint16
+        C-contiguous bin codes, one row per feature, made by `binner` (``binner.missing_bin_`` for a
+        missing value).
+    binner : Binner
+        The fitted binner that made the codes (its edges map codes back to thresholds).
+
+    Attributes
+    ----------
+    codes_T : ndarray of shape (p, n)
+        The codes, feature-major.
+    binner : Binner
+        The binner that made them.
+    codes : ndarray of shape (n, p)
+        The codes as a row-by-feature (Fortran-ordered) view of ``codes_T``.
+    shape : tuple of int
+        ``(n_samples, n_features)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from distviz.trees import Binner
+    >>> Xb = Binner(max_bins=4).fit_transform(np.arange(8.0).reshape(4, 2))
+    >>> Xb.shape, Xb.codes_T.shape, len(Xb)
+    ((4, 2), (2, 4), 4)
+    >>> Xb.codes[:, 0].tolist()
+    [0, 1, 2, 3]
+    """
 
     codes_T: np.ndarray  # (p, n) uint8/uint16, C-contiguous: one contiguous row of codes per feature
     binner: "Binner"

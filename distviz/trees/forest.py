@@ -20,7 +20,58 @@ class Forest:
     """B independent trees as one (B, M) batch of tree records (record.NODE_DTYPE rows); predict returns (B, n, K).
 
     Tree t owns the first ``n_nodes_[t]`` rows of ``nodes[t]``, ``value_[t]`` and ``feature_gains_[t]``
-    (the rest is padding); ``forest[t]`` is a HistTree around views of them.
+    (the rest is padding); ``forest[t]`` is a HistTree around views of them.  ``fit_many`` (with
+    ``shared=False``) grows the batch in one compiled call and wraps it; all trees share one Binner.
+
+    Parameters
+    ----------
+    params : dict
+        The ``HistTree`` parameters the trees were grown with.
+    binner : Binner
+        The binner of the training rows.
+    n_nodes : ndarray of shape (B,)
+        Node count of every tree.
+    nodes : ndarray of shape (B, M), dtype NODE_DTYPE
+        The node rows of every tree (see ``distviz.trees.record``).
+    value : ndarray of shape (B, M, K)
+        Node values.
+    feature_gains : ndarray of shape (B, M, p)
+        Best gain per feature at every internal node.
+    train_leaf : ndarray of shape (B, n) or None
+        Leaf id of every training row in every tree (None once released).
+
+    Attributes
+    ----------
+    params : dict
+        The trees' ``HistTree`` parameters.
+    binner_ : Binner
+        The binner of the training rows.
+    n_nodes_ : ndarray of shape (B,)
+        Node count of every tree.
+    nodes : ndarray of shape (B, M)
+        The node rows.
+    value_ : ndarray of shape (B, M, K)
+        Node values (replaced by ``set_leaf_values``).
+    feature_gains_ : ndarray of shape (B, M, p)
+        Best gain per feature and node.
+    train_leaf_ : ndarray of shape (B, n) or None
+        Leaf ids of the training rows.
+    n_outputs_ : int
+        K, the number of target columns of every tree.
+    trees : list of HistTree
+        The B trees as ``HistTree`` objects (views into the batch).
+    train_predict_ : ndarray of shape (B, n, K)
+        Predictions on the training rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from distviz.trees import fit_many
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(100, 2))
+    >>> forest = fit_many(X, np.stack([X[:, 0], X[:, 1]]), max_depth=2)
+    >>> len(forest), forest.predict(X[:5]).shape, forest.apply(X[:5]).shape
+    (2, (2, 5, 1), (2, 5))
     """
 
     def __init__(self, params, binner, n_nodes, nodes, value, feature_gains, train_leaf):
@@ -82,7 +133,45 @@ class Forest:
 
 
 class SharedForest:
-    """One multi-output tree on all B*K columns (shared splits across particles); predict returns (B, n, K)."""
+    """One multi-output tree on all B*K columns (shared splits across particles); predict returns (B, n, K).
+
+    ``fit_many(..., shared=True)`` makes it: the B target matrices (n, K) are laid side by side as
+    the (n, B*K) targets of one ``HistTree``, so every particle gets the same partition (the
+    WGBoost reference code's choice) and its own leaf values; predictions are split back into
+    (B, n, K).
+
+    Parameters
+    ----------
+    tree : HistTree
+        The fitted tree with B*K outputs (column ``b*K + k`` is output k of particle b).
+    B : int
+        The number of target matrices (particles).
+    K : int
+        Columns per target matrix.
+
+    Attributes
+    ----------
+    tree : HistTree
+        The shared tree.
+    B : int
+        The number of target matrices.
+    K : int
+        Columns per target matrix.
+    train_leaf_ : ndarray of shape (n,)
+        Leaf id of every training row, the same for all B outputs.
+    train_predict_ : ndarray of shape (B, n, K)
+        Predictions on the training rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from distviz.trees import fit_many
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(100, 2))
+    >>> shared = fit_many(X, np.stack([X[:, 0], X[:, 1]]), shared=True, max_depth=2)
+    >>> len(shared), shared.predict(X[:5]).shape, shared.apply(X[:5]).shape
+    (2, (2, 5, 1), (5,))
+    """
 
     def __init__(self, tree: HistTree, B: int, K: int):
         self.tree = tree

@@ -44,7 +44,55 @@ def _column(name: str, doc: str) -> property:
 
 
 class TreeRecord:
-    """One fitted tree as an array of nodes (see the module docstring); every column is a view of ``nodes``."""
+    """One fitted tree as an array of nodes (see the module docstring); every column is a view of ``nodes``.
+
+    Node 0 is the root and children have larger ids than their parent.  The split rule of an
+    internal node sends ``x[feature] <= threshold`` (bin codes: ``code <= bin``) to the left child;
+    a missing value goes left when ``missing_left`` is 1.  Gain^reg and Gain^ent are those of
+    mirror_vs_natural_boosting.tex ('Split criterion from leaf predictions', 'Entropy and the exact
+    leafwise NLL criterion'; formulas in the module docstring).
+
+    Parameters
+    ----------
+    nodes : ndarray of shape (M,), dtype NODE_DTYPE
+        One structured row per node.
+    value : ndarray of shape (M, K), float64
+        Every node's value ``S_C / (W_C + l2)``; the leaves' values are the tree's predictions.
+    feature_gains : ndarray of shape (M, p), optional
+        The best gain on every feature at every internal node (-inf: no valid split, NaN at
+        leaves); None stores an empty (M, 0) matrix.
+
+    Attributes
+    ----------
+    nodes : ndarray of shape (M,)
+        The structured node array.
+    value : ndarray of shape (M, K)
+        The node values.
+    feature_gains : ndarray of shape (M, p)
+        The per-feature gains (p = 0 when none were recorded).
+    feature, bin, threshold, left, right, depth, weight, n_samples, gain, gain_reg, gain_ent, missing_left : ndarray of shape (M,)
+        Views of the ``nodes`` fields (see the module docstring); -1 / NaN at leaves where a field
+        describes a split.
+    is_leaf : ndarray of bool, shape (M,)
+        True at leaves (``left < 0``).
+    n_nodes : int
+        M, the number of nodes.
+
+    Examples
+    --------
+    A stump: the root splits feature 0 at 0.5 into two leaves.
+
+    >>> import numpy as np
+    >>> from distviz.trees import NODE_DTYPE, TreeRecord
+    >>> nodes = np.zeros(3, dtype=NODE_DTYPE)
+    >>> nodes["left"], nodes["right"], nodes["feature"] = [1, -1, -1], [2, -1, -1], [0, -1, -1]
+    >>> nodes["threshold"], nodes["depth"] = [0.5, np.nan, np.nan], [0, 1, 1]
+    >>> rec = TreeRecord(nodes, np.array([[0.0], [-1.0], [1.0]]))
+    >>> rec.n_nodes, rec.is_leaf.tolist(), rec.feature_gains.shape
+    (3, [False, True, True], (3, 0))
+    >>> float(rec["threshold"][0])
+    0.5
+    """
 
     __slots__ = ("nodes", "value", "feature_gains")
 

@@ -69,7 +69,71 @@ class FitContext:
     """What every tree of one boosting fit shares, checked once: X's bin codes, the weights, and (family, T) for Gain^ent.
 
     Build it with ``FitContext.make(Xb, sample_weight, family=None, T=None)`` and grow each round's
-    tree with ``HistTree(...).fit_context(ctx, R)``.
+    tree with ``HistTree(...).fit_context(ctx, R)``.  ``for_rounds()`` additionally keeps what every
+    tree of a boosting fit can reuse (the root's weight columns, partition scratch, row-major codes).
+    The constructor takes already checked inputs; ``make`` checks them.
+
+    Parameters
+    ----------
+    codes_T : ndarray of shape (p, n)
+        Feature-major bin codes (``BinnedX.codes_T``).
+    binner : Binner
+        The binner that made the codes.
+    w : ndarray of shape (n,)
+        Checked sample weights (ones for unit weights).
+    weights_none : bool
+        True when the caller passed no sample weights.
+    family : ExponentialFamily, optional
+        The family of Gain^ent (mirror_vs_natural_boosting.tex, 'Entropy and the exact leafwise NLL
+        criterion'); given together with `T` or not at all.
+    T : array-like of shape (n, dim), optional
+        The rows' sufficient statistics, checked here.
+
+    Attributes
+    ----------
+    codes_T : ndarray of shape (p, n)
+        The bin codes.
+    binner : Binner
+        Their binner.
+    w : ndarray of shape (n,)
+        The sample weights.
+    family : ExponentialFamily or None
+        The family of Gain^ent.
+    T : ndarray of shape (n, dim) or None
+        The sufficient statistics.
+    unit : bool
+        Whether every weight is 1 (no weights given, or all equal to 1).
+    W_root : float
+        The sum of the weights.
+    row_major_ok : bool
+        Whether trees with several outputs may use row-major codes (set by ``for_rounds``).
+    root_lead, root_tot : ndarray
+        The root's weight and count histogram columns and totals kept by ``for_rounds`` (empty
+        stand-ins before).
+    work : ndarray
+        Partition scratch kept by ``for_rounds`` (an empty stand-in before).
+    codes_R : ndarray
+        Row-major codes (n, p) once made by ``row_codes``, else an empty stand-in.
+    GT : ndarray
+        Row statistics ``[w, 1{w>0}, w*T]`` of T, computed on first use and kept.
+
+    Raises
+    ------
+    distviz.errors.ConfigError
+        If only one of `family` and `T` is given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from distviz.trees import Binner, FitContext, HistTree
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(100, 2))
+    >>> ctx = FitContext.make(Binner(max_bins=16).fit_transform(X)).for_rounds()
+    >>> ctx.unit, ctx.W_root
+    (True, 100.0)
+    >>> tree = HistTree(max_depth=2).fit_context(ctx, X[:, :1] ** 2)
+    >>> tree.predict(X[:3]).shape
+    (3, 1)
     """
 
     def __init__(self, codes_T, binner, w, weights_none, family=None, T=None):
