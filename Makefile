@@ -12,20 +12,21 @@ ALL_STAMP := $(VENV)/.installed-all-$(SUM)
 .PHONY: run serve test lint bench docs install clean
 
 # the packages are installed by uv (pip only installs uv itself into the new environment): the same resolution from
-# PyPI, several times faster than pip on a fresh environment of this size
+# PyPI, several times faster than pip on a fresh environment of this size; --compile-bytecode writes the .pyc files as
+# pip does (uv does not by default, and with PYTHONDONTWRITEBYTECODE set every process would compile its imports)
 UV_BOOT := test -x $(BIN)/uv || $(BIN)/python -m pip install -q "uv>=0.5"
 
 $(ALL_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(UV_BOOT)
-	$(BIN)/uv pip install --python $(BIN)/python -q -e ".[all]"
+	$(BIN)/uv pip install --python $(BIN)/python --compile-bytecode -q -e ".[all]"
 	rm -f $(VENV)/.installed-*
 	touch $(ALL_STAMP) $(RUN_STAMP)
 
 $(RUN_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(UV_BOOT)
-	$(BIN)/uv pip install --python $(BIN)/python -q -e ".[app,data,gp,dask]"
+	$(BIN)/uv pip install --python $(BIN)/python --compile-bytecode -q -e ".[app,data,gp,dask]"
 	find $(VENV) -maxdepth 1 -name '.installed-*' ! -name '*-$(SUM)' -delete
 	touch $(RUN_STAMP)
 
