@@ -99,8 +99,8 @@ def installed(tmp_path_factory) -> dict:
     _run([*uv, "pip", "compile", "--quiet", "--resolution", "lowest-direct", "--only-binary", ONLY_BINARY,
           "--python", venv / "bin" / "python", *[a for e in EXTRAS for a in ("--extra", e)], src / "pyproject.toml",
           "-o", base / "lowest.txt"], base, 300)
-    _run([*uv, "pip", "install", "--quiet", "--compile-bytecode", "--only-binary", ONLY_BINARY, "--python", venv / "bin" / "python",
-          "-c", base / "lowest.txt", f"{wheel}[{extras}]"], base, 600)
+    _run([*uv, "pip", "install", "--quiet", "--compile-bytecode", "--only-binary", ONLY_BINARY,
+          "--python", venv / "bin" / "python", "-c", base / "lowest.txt", f"{wheel}[{extras}]"], base, 600)
     elsewhere = base / "elsewhere"
     elsewhere.mkdir()
     return {"bin": venv / "bin", "elsewhere": elsewhere, "venv": venv}
