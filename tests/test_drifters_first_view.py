@@ -123,3 +123,26 @@ def test_publication_buttons_on_the_page(at):
         for fmt in ("png", "pdf"):
             assert f"drift.pub.{which}.{fmt}" in ids, (which, fmt)
     assert all(b.proto.deferred_file_id or b.proto.url for b in at.get("download_button"))
+
+
+def test_model_checks_and_row_downloads_on_the_page(at):
+    """Folded at first paint (no check computed); opened, the PIT histogram and coverage curve of every bivariate
+    Normal method and the table; the per-row CSV / NetCDF buttons are deferred and the precomputed result says how
+    to get model files.  (Runs last: it opens the checks panel in the module's page.)"""
+    import json
+
+    ids = " ".join(b.proto.id for b in at.get("download_button"))
+    assert "drift.dl.csv" in ids and "drift.dl.nc" in ids
+    assert any("Refit now" in c.value and "fitted models" in c.value for c in at.caption)
+    n0 = len(at.get("plotly_chart"))
+    at.session_state["drift.checks_open"] = True
+    at.run()
+    assert not at.exception
+    specs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    assert len(specs) == n0 + 2
+    by_title = {s["layout"].get("title", {}).get("text", "").split(",")[0]: s for s in specs}
+    assert "PIT histogram" in by_title and "Coverage vs nominal level" in by_title
+    assert "3,868 held-out rows" in by_title["PIT histogram"]["layout"]["title"]["text"]
+    names = {t.get("name") for t in by_title["Coverage vs nominal level"]["data"]}
+    assert {"NGB", "IndepNGB", "Oracle"} <= names and "Mix-global" not in names
+    assert any(m.value.startswith("| method | held-out rows | NLL (nats) | energy score (cm/s)") for m in at.markdown)

@@ -229,6 +229,9 @@ class DrifterComparison:
     zoom: Any  # xarray.Dataset over 0.5 degree bins of the Gulf Stream box
     predictions: Any  # xarray.Dataset over test rows (obs): positions, observed and predicted laws
     info: dict = field(default_factory=dict)
+    #: the fitted estimators by method (kept in memory for downloads; not written by save(), so a loaded or the
+    #: shipped precomputed comparison has none)
+    models: dict = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict:
         """JSON-able summary: {method: {metric: value}} plus subsets, averaging and run info."""
@@ -644,7 +647,7 @@ def run_drifter_comparison(data="sample", *, rounds: int = 300, learning_rate: f
                if "NN" in fitted else {}),
             "seconds": round(time.perf_counter() - t_start, 1)}
     say(1.0, "done")
-    return DrifterComparison(table, subsets, averaging, binned, zoom, pred, info)
+    return DrifterComparison(table, subsets, averaging, binned, zoom, pred, info, models=fitted)
 
 
 #: The paper's protocol (Sec. 4 and 5.3): learning rate 0.01, patience 50, 10 by-drifter splits; tree grid.

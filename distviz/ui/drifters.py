@@ -251,3 +251,44 @@ def publication_downloads(res, drifter_id=None, box=None) -> None:
                 col.download_button(fmt.upper(), data=functools.partial(publication_bytes, res, which, fmt, drifter_id),
                                     file_name=f"{name}.{fmt}", mime=MIME[fmt], on_click="ignore",
                                     key=f"drift.pub.{which}.{fmt}")
+
+
+# ---------------------------------------------------------------------------------------------- per-row and model files
+def prediction_downloads(res, box=None) -> None:
+    """Download buttons for the test rows' predictions (CSV, NetCDF) and the fitted models (.nc), each file made
+    only when its button is clicked; the names say the data and settings (`export_stem`)."""
+    import functools
+
+    from distviz.experiments.drifter_exports import (
+        export_stem,
+        model_file_bytes,
+        per_row_csv,
+        per_row_netcdf,
+        saveable_models,
+    )
+
+    box = st if box is None else box
+    stem = export_stem(res.info)
+    with box.expander("Downloads: per-row test predictions and fitted models", icon=":material/download:"):
+        st.caption("One row per test row: drifter id, time (days since 1970), lon, lat, the observed (u, v) in cm/s "
+                   "and for each method the predicted mean, variances, covariance and correlation ρ of (u, v) and the "
+                   "row's NLL in nats. Each file is made when you click.")
+        left, right = st.columns(2)
+        left.download_button("Per-row predictions (CSV)", data=functools.partial(per_row_csv, res.predictions),
+                                file_name=f"{stem}-test-predictions.csv", mime="text/csv", on_click="ignore",
+                                icon=":material/table:", key="drift.dl.csv")
+        right.download_button("Per-row predictions (NetCDF)", data=functools.partial(per_row_netcdf, res.predictions),
+                                file_name=f"{stem}-test-predictions.nc", mime="application/x-netcdf",
+                                on_click="ignore", icon=":material/dataset:", key="drift.dl.nc")
+        models = saveable_models(getattr(res, "models", {}) or {})
+        if not models:
+            st.caption("This comparison holds no fitted models (the shipped result is precomputed): press *Refit now* "
+                       "to fit them here, then download them.")
+            return
+        st.caption("Fitted models, one NetCDF file each (no pickle); `distviz.persistence.load(path)` reads one back "
+                   "and predicts as here (inputs as the drifter features, velocities in cm/s).")
+        for col, (m, est) in zip(st.columns(max(len(models), 2)), models.items()):
+            col.download_button(f"{m} model (.nc)", data=functools.partial(model_file_bytes, est),
+                                file_name=f"{stem}-{m.lower()}-model.nc", mime="application/x-netcdf",
+                                on_click="ignore", icon=":material/model_training:", key=f"drift.dl.model.{m}")
+

@@ -111,6 +111,8 @@ class FitConfig:
     upload_hash: str = ""
     x_cols: tuple = ()
     y_col: str = ""
+    #: share of the rows held out before the fit (never seen by it, not even for early stopping), 0 for none
+    test_fraction: float = 0.0
 
     def family_kwargs(self) -> dict:
         """Options passed to families.get (K for categorical, P=2 for mvn)."""
@@ -140,6 +142,19 @@ class LabData:
     name: str
     truth: object = None
     feature_names: list = field(default_factory=list)
+
+    def split(self, fraction: float, seed: int) -> tuple["LabData", "LabData"]:
+        """(train, test): a random share `fraction` of the rows (at least one, seeded by `seed`) held out.
+
+        The synthetic truth stays with the training part (it describes the law, not the rows)."""
+        n = len(self.y)
+        n_test = min(max(int(round(float(fraction) * n)), 1), n - 1)
+        test = np.zeros(n, dtype=bool)
+        test[np.random.default_rng([int(seed), 29]).permutation(n)[:n_test]] = True
+
+        def part(mask, truth):
+            return replace(self, X=np.asarray(self.X)[mask], y=np.asarray(self.y)[mask], truth=truth)
+        return part(~test, self.truth), part(test, None)
 
 
 def compatible(algorithm: str, family: str) -> str | None:
@@ -246,6 +261,8 @@ class FitResult:
     data: LabData
     seconds: float
     kind: str
+    #: the held-out rows when the config holds some out (`FitConfig.test_fraction`), else None
+    test: LabData | None = None
 
 
 #: Output coordinates a tree predicts per row for each family (categorical: K - 1; mvn with P = 2: 2 + 3).
@@ -467,12 +484,15 @@ def fit_model(cfg: FitConfig, upload: bytes | None = None, *, progress_container
             data = load_data(cfg, upload)
             if shape is None:
                 check_fit_budget(cfg, *np.asarray(data.X).reshape(len(data.y), -1).shape)
+            test = None
+            if cfg.test_fraction > 0:
+                data, test = data.split(cfg.test_fraction, cfg.seed)
             est = make_estimator(cfg)
 
             def work(progress):
                 t0 = time.perf_counter()
                 est.fit(data.X, data.y, progress=progress)
-                return FitResult(cfg, est, data, time.perf_counter() - t0, ALGORITHMS[cfg.algorithm][1])
+                return FitResult(cfg, est, data, time.perf_counter() - t0, ALGORITHMS[cfg.algorithm][1], test)
             return work
 
         hit = run_fit(key, factory, label=f"fitting {ALGORITHMS[cfg.algorithm][0]}", box=progress_container,

@@ -37,6 +37,9 @@ this exact view. The first plot shows the data (grey), the fitted mean (coloured
 second plot shows the training and validation negative log-likelihood per boosting round and the
 generalised entropy of each round's tree partition. WGBoost shows its particles per input instead:
 each input carries N particles that flow to the posterior of the output's parameters.
+**Model checks** (folded at the bottom) refit the same settings with 20% of the rows held out and score those
+rows: a PIT histogram (flat when the predicted laws are right), the coverage of the central intervals at
+levels 10% to 95% against the diagonal, the CRPS and the held-out NLL.
 Go to **Evolution** to replay the rounds, to **Split gains & entropy** for the trees.
 """
 
@@ -64,6 +67,12 @@ def lab():
     for i, fig in enumerate(f for f, w in zip(figs, wide) if not w):
         with cols[i % 2]:
             charts().plotly_chart(fig, key=f"lab.fig{i}")
+    from distviz.ui.checks import TEST_FRACTION, checks_expander, lab_checks
+
+    exp = checks_expander(st, f"Model checks on {TEST_FRACTION:.0%} held-out rows: PIT, coverage, CRPS, test NLL",
+                          key="lab.checks_open")
+    if exp is not None:
+        lab_checks(cfg, upload, box=exp)
 
 
 from distviz.ui.lessons import NAV, back_to_lesson  # noqa: E402

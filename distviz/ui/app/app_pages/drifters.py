@@ -4,6 +4,7 @@ import numpy as np
 import streamlit as st
 
 from distviz.experiments.drifters import APP_DEFAULTS
+from distviz.ui.checks import drifter_checks_panel
 from distviz.ui.common import explainer, static_table
 from distviz.ui.drifters import (
     RATES,
@@ -19,6 +20,7 @@ from distviz.ui.drifters import (
     metrics_frame,
     precomputed,
     predict_drifter_seconds,
+    prediction_downloads,
     publication_downloads,
     run_comparison,
 )
@@ -121,6 +123,8 @@ if res is not None:
                                       "90% region area (cm²/s²)": ",.0f", "fit (s)": ".1f"})
     if source == "sample":
         st.info(SYNTHETIC_FINDING + " " + REAL_FINDING, icon=":material/compare_arrows:")
+    with user_errors():
+        drifter_checks_panel(res)
     pred = res.predictions
     ids = [int(i) for i in np.unique(pred["id"].values)]
     default_id = maps.pick_trajectory(pred)[0]
@@ -129,5 +133,6 @@ if res is not None:
                        help="Default: the held-out window with the fastest mean speed.")
     with user_errors():
         show_figure(maps.trajectory_ellipses_plotly(pred, did), key="drift.trajfig")
+    prediction_downloads(res)
     publication_downloads(res, did)
 sync_query_params(PAGE)
