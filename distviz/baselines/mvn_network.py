@@ -229,11 +229,36 @@ class MVNNetwork(Estimator):
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, Y, eval_set=None, progress=None):
-        """Fit on X (n, d) and Y (n, P); eval_set=(X_val, Y_val) drives early stopping and the grid choice.
+        """Train the network(s) on X and Y by Adam on the mean NLL (O'Malley et al., Sec. 4 and eq. A.2).
 
-        Without eval_set, ``validation_fraction`` of the rows is held out.  ``progress(done, total)`` is
-        called after every epoch, counting epochs over all structures of the grid (total = structures x
-        max_epochs).
+        Each structure of the grid (one with ``hidden_layer_sizes`` given, ``hidden_grid`` with "auto") is trained with
+        early stopping on the validation NLL and its best epoch's weights restored; the structure with the least
+        validation NLL is kept.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training features (no missing values).
+        Y : array-like of shape (n_samples, P) or (n_samples,)
+            Targets, one column per output.
+        eval_set : tuple (X_val, Y_val) or None, default=None
+            Validation rows for early stopping and the grid choice; without it ``validation_fraction`` of the rows is
+            held out.
+        progress : callable or None, default=None
+            Called as ``progress(done, total)`` after every epoch, counting epochs over all structures of the grid
+            (total = structures x ``max_epochs``).
+
+        Returns
+        -------
+        self : MVNNetwork
+            The fitted estimator.
+
+        Raises
+        ------
+        ConfigError
+            A parameter out of range.
+        DataError
+            Y is None or has another length than X, X holds NaN, or there are fewer than P + 1 training rows.
         """
         from distviz.boosting.ngboost import _check_y
         from distviz.families.mvn_cholesky import MVNCholesky
@@ -337,7 +362,28 @@ class MVNNetwork(Estimator):
 
     # ------------------------------------------------------------------ predict
     def predict_params(self, X) -> np.ndarray:
-        """Chart parameters theta (n, dim) = (mu, v) on X, with the best epoch's weights."""
+        r"""The chart parameters :math:`\theta(x) = (\mu, v)` per row, with the best epoch's weights.
+
+        The Cholesky-of-precision chart :math:`\Sigma^{-1} = U^\top U` of the paper's eq. 3 (as NGB's
+        ``mvn_cholesky``): :math:`\mu` the P means, :math:`v` the entries of U (log of its diagonal).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features (no missing values).
+
+        Returns
+        -------
+        theta : ndarray of shape (n_samples, P + P (P + 1) / 2)
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X has another number of features than the fit's, holds NaN, or has a row so far from the training
+            features that its prediction overflows.
+        """
         self._check_fitted()
         X = self._validate_X(X, reset=False, allow_nan=False)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -347,20 +393,78 @@ class MVNNetwork(Estimator):
         return F
 
     def predict_dist(self, X):
-        """Predicted Gaussian per row, a ``distviz.families.dist.MultivariateNormalDist`` (as NGB's)."""
+        """The predicted Gaussian per row (as NGB's).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features (no missing values).
+
+        Returns
+        -------
+        dist : MultivariateNormalDist
+            Mean (n_samples, P) and covariance (n_samples, P, P).
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X has another number of features than the fit's, holds NaN, or has a row so far from the training
+            features that its prediction overflows.
+        """
         from distviz.families.dist import MultivariateNormalDist
 
         F = self.predict_params(X)
         return MultivariateNormalDist(self.chart_.mean(F), self.chart_.cov(F))
 
     def predict(self, X) -> np.ndarray:
-        """Predicted mean: (n, P), or (n,) for a single output (predict_dist has the covariance)."""
+        """The predicted mean (scikit-learn's ``predict``; :meth:`predict_dist` has the covariance).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features (no missing values).
+
+        Returns
+        -------
+        mean : ndarray of shape (n_samples, P), or (n_samples,) for a single output
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X has another number of features than the fit's, holds NaN, or has a row so far from the training
+            features that its prediction overflows.
+        """
         F = self.predict_params(X)
         m = self.chart_.mean(F)
         return m[:, 0].copy() if self.n_outputs_ == 1 else m
 
     def nll(self, X, Y) -> np.ndarray:
-        """Per-row NLL of Y under the prediction at X (the chart's, paper eq. A.2)."""
+        """Per-row negative log-likelihood of Y under the prediction at X (the chart's NLL, paper eq. A.2).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features (no missing values).
+        Y : array-like of shape (n_samples, P) or (n_samples,)
+            One target row per row of X.
+
+        Returns
+        -------
+        nll : ndarray of shape (n_samples,)
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X has another number of features than the fit's, holds NaN, or has a row so far from the training
+            features that its prediction overflows.
+            Also when Y has another length than X or a row's NLL overflows.
+        """
         from distviz.boosting.ngboost import _check_y
 
         F = self.predict_params(X)
@@ -371,7 +475,29 @@ class MVNNetwork(Estimator):
         return v
 
     def score(self, X, y, sample_weight=None) -> float:
-        """Weighted mean log-likelihood of the (n, P) outputs y, i.e. minus the mean NLL (higher is better)."""
+        """Weighted mean log-likelihood of the outputs y, i.e. minus the mean NLL (higher is better).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features (no missing values).
+        y : array-like of shape (n_samples, P) or (n_samples,)
+            One target row per row of X.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Row weights of the average; None weighs every row 1.
+
+        Returns
+        -------
+        score : float
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X has another number of features than the fit's, holds NaN, or has a row so far from the training
+            features that its prediction overflows.
+        """
         from distviz.validation import check_sample_weight
 
         v = self.nll(X, y)
@@ -379,7 +505,22 @@ class MVNNetwork(Estimator):
 
     # ------------------------------------------------------------------ persistence
     def save(self, path) -> None:
-        """Write the fitted network to a NetCDF file (weights as float64 arrays, parameters as JSON; no pickle)."""
+        """Write the fitted network to a NetCDF file (weights as float64 arrays, parameters as JSON; no pickle).
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write; an existing file is replaced.
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        """
         import xarray as xr
 
         from distviz.modelfile import engine as _engine
@@ -410,7 +551,23 @@ class MVNNetwork(Estimator):
 
     @classmethod
     def load(cls, path) -> "MVNNetwork":
-        """Read a network written by save(); DataError when the file is not a valid one."""
+        """Read a network written by :meth:`save`; every weight array is checked before use.
+
+        Parameters
+        ----------
+        path : str or path-like
+            A NetCDF file written by ``MVNNetwork.save``.
+
+        Returns
+        -------
+        model : MVNNetwork
+            The fitted estimator, predicting as the saved one did.
+
+        Raises
+        ------
+        DataError
+            When the file cannot be read as NetCDF or is not a valid MVNNetwork file.
+        """
         import xarray as xr
 
         from distviz.families.mvn_cholesky import MVNCholesky

@@ -158,7 +158,36 @@ class skGB(_MultiOutputGaussian):
         return tags
 
     def fit(self, X, y, sample_weight=None, eval_set=None, progress=None):
-        """Fit one GradientBoostingRegressor per output column with early stopping on eval_set."""
+        """Fit one scikit-learn gradient boosting regressor per output column, with early stopping on ``eval_set``.
+
+        The covariance is the diagonal of each output's training residual variance (at its best round and at all
+        rounds), constant over x (the paper's skGB baseline, Sec. 4).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training features; NaN only with ``backend="hist"``.
+        y : array-like of shape (n_samples,) or (n_samples, P)
+            Targets, one column per output.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Non-negative row weights; None weighs every row 1.
+        eval_set : tuple (X_val, y_val) or (X_val, y_val, w_val), or None, default=None
+            Validation rows whose squared error picks each output's best round.
+        progress : callable or None, default=None
+            Called as ``progress(k, P)`` after output k is fitted.
+
+        Returns
+        -------
+        self : skGB
+            The fitted estimator.
+
+        Raises
+        ------
+        ConfigError
+            A parameter out of range.
+        DataError
+            y is None or has another length than X; X holds NaN (``backend="gbr"``) or values beyond float32's range.
+        """
         from sklearn.ensemble import GradientBoostingRegressor, HistGradientBoostingRegressor
 
         t0 = time.perf_counter()
@@ -224,8 +253,28 @@ class skGB(_MultiOutputGaussian):
         return cov
 
     def predict_dist(self, X, max_iter=None) -> MultivariateNormalDist:
-        """Mean from each dimension's boosting, constant diagonal covariance from training residuals
-        (``distviz.families.dist.MultivariateNormalDist``)."""
+        """The predicted Gaussian per row: each output's boosted mean, a constant diagonal covariance of training residuals.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN (a missing value) only with ``backend="hist"``.
+        max_iter : int, "best", "all" or None, default=None
+            Rounds per output: None follows ``use_best``; "best" each output's best validation round (with the
+            residual variance at it), "all" every fitted round, an int caps every output's rounds at it.
+
+        Returns
+        -------
+        dist : MultivariateNormalDist
+            Mean (n_samples, P), covariance (n_samples, P, P), the same diagonal on every row.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X has another number of features than the fit's (or NaN with ``backend="gbr"``).
+        """
         self._check_fitted()
         X = self._validate_X(X, reset=False, allow_nan=self.backend == "hist")
         stops, var = self._stops(max_iter)
@@ -234,7 +283,28 @@ class skGB(_MultiOutputGaussian):
         return MultivariateNormalDist(mean, self._cov(X.shape[0], var))
 
     def staged_predict_dist(self, X, max_iter=None):
-        """Yield the MultivariateNormalDist after 1, 2, ... rounds (constant covariance)."""
+        """The predicted Gaussian after each round (constant covariance; an output past its round count stays put).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN (a missing value) only with ``backend="hist"``.
+        max_iter : int, "best", "all" or None, default=None
+            Rounds per output: None follows ``use_best``; "best" each output's best validation round (with the
+            residual variance at it), "all" every fitted round, an int caps every output's rounds at it.
+
+        Yields
+        ------
+        dist : MultivariateNormalDist
+            The n_samples laws after rounds 1, 2, ...
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X has another number of features than the fit's (or NaN with ``backend="gbr"``).
+        """
         self._check_fitted()
         X = self._validate_X(X, reset=False, allow_nan=self.backend == "hist")
         stops, var = self._stops(max_iter)
@@ -249,7 +319,24 @@ class skGB(_MultiOutputGaussian):
 
     # ------------------------------------------------------------------ persistence
     def save(self, path) -> None:
-        """Write the per-dimension trees to one NetCDF file (distviz.persistence); load() predicts bit-identically."""
+        """Write the per-output trees to one NetCDF file (``distviz.persistence``; no pickle).
+
+        :meth:`load` reads it back and predicts bit-identically.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write; an existing file is replaced.
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        """
         from distviz.modelfile import ModelWriter
 
         self._check_fitted()
@@ -262,7 +349,26 @@ class skGB(_MultiOutputGaussian):
 
     @classmethod
     def load(cls, path) -> "skGB":
-        """Read a model written by save(); DataError naming the file and the first problem of a bad one."""
+        """Read a model written by :meth:`save`.
+
+        Every array of the file is checked (shapes, finite values, tree structure) before a compiled kernel sees it.
+
+        Parameters
+        ----------
+        path : str or path-like
+            A NetCDF file written by ``skGB.save``.
+
+        Returns
+        -------
+        model : skGB
+            The fitted estimator, predicting as the saved one did.
+
+        Raises
+        ------
+        DataError
+            Naming the file and its first problem: not a distviz model file, a file of another estimator, or a
+            malformed parameter, array or forest.
+        """
         from distviz.modelfile import ModelFile
 
         f = ModelFile(path, cls.__name__)

@@ -189,7 +189,42 @@ class DistributionalBoosting(Estimator):
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, sample_weight=None, eval_set=None, progress=None) -> "DistributionalBoosting":
-        """Boost on (X, y); eval_set = (X_val, y_val[, w_val]) enables validation NLL and early stopping."""
+        r"""Boost the family's distribution on (X, y): one tree per round, the law's update of the iterate.
+
+        Each round fits a regression tree to the law's pseudo-responses (MGD: :math:`T(y) - \eta^*_t`, NGD:
+        :math:`g(\eta_t)^{-1}(T(y) - \eta^*_t)`; mirror_vs_natural_boosting.tex, "Boosting of MGD" / "Boosting of NGD")
+        and adds ``learning_rate`` times its leaf values to the iterate.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training features; NaN is a missing value, routed by each split.
+        y : array-like of shape (n_samples,) or (n_samples, P)
+            Targets in the family's support (counts for poisson, 0/1 for bernoulli, class labels 0..K-1 for
+            categorical, P columns for mvn).
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Non-negative row weights; None weighs every row 1.
+        eval_set : tuple (X_val, y_val) or (X_val, y_val, w_val), or None, default=None
+            Validation rows: their NLL is traced each round and drives ``early_stopping_rounds``. Without it,
+            ``validation_fraction`` (when set) holds out a share of the training rows.
+        progress : callable or None, default=None
+            Called as ``progress(round, n_estimators)`` after every round.
+
+        Returns
+        -------
+        self : DistributionalBoosting
+            The fitted estimator.
+
+        Raises
+        ------
+        ConfigError
+            A parameter out of range or an unknown option (raised from the constructor's settings here), or
+            ``early_stopping_rounds`` without validation rows.
+        DataError
+            y is None, has the wrong length, or holds values outside the family's support; X holds infinite values.
+        InputTypeError
+            X is a dask collection (fit it with ``distviz.dask.DaskDistributionalBoosting``).
+        """
         from distviz.trees import Binner
 
         self._validate_params()
@@ -263,7 +298,30 @@ class DistributionalBoosting(Estimator):
         return self.forest_.predict(self._law, X, self._rounds(max_iter))
 
     def predict_natural(self, X, max_iter=None) -> np.ndarray:
-        """Natural parameter eta(x), shape (n, d); max_iter (the rounds to use) defaults to ``best_iteration_``."""
+        r"""The natural parameter :math:`\eta(x)` of the predicted law per row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split. A dask array gives a dask array of predictions,
+            computed chunk by chunk.
+        max_iter : int or None, default=None
+            Rounds of the forest to use, in ``[0, n_iter_]``; None uses ``best_iteration_``.
+
+        Returns
+        -------
+        eta : ndarray of shape (n_samples, d)
+            The natural coordinates (``d`` the family's dimension: 1 for poisson, 2 for normal, K-1 for categorical...).
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        ConfigError
+            When ``max_iter`` lies outside ``[0, n_iter_]``.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+        """
         if is_dask_collection(X):   # a dask array of predictions, chunk by chunk
             self._check_fitted()
             return dask_backend().predict_blocks(self.predict_natural, X, self._law.dim, max_iter=max_iter)
@@ -271,7 +329,32 @@ class DistributionalBoosting(Estimator):
         return np.asarray(self._law.natural(F))
 
     def predict_mean(self, X, max_iter=None) -> np.ndarray:
-        """Mean parameter eta*(x) = E[T(y) | x], shape (n, d); max_iter (the rounds to use) defaults to ``best_iteration_``."""
+        r"""The mean parameter :math:`\eta^*(x) = E[T(y) \mid x] = \nabla A(\eta(x))` of the predicted law per row.
+
+        The expectation coordinates of mirror_vs_natural_boosting.tex Sec. 1 (the iterate of MGD).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split. A dask array gives a dask array of predictions,
+            computed chunk by chunk.
+        max_iter : int or None, default=None
+            Rounds of the forest to use, in ``[0, n_iter_]``; None uses ``best_iteration_``.
+
+        Returns
+        -------
+        eta_star : ndarray of shape (n_samples, d)
+            The expected sufficient statistics.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        ConfigError
+            When ``max_iter`` lies outside ``[0, n_iter_]``.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+        """
         if is_dask_collection(X):   # a dask array of predictions, chunk by chunk
             self._check_fitted()
             return dask_backend().predict_blocks(self.predict_mean, X, self._law.dim, max_iter=max_iter)
@@ -279,24 +362,111 @@ class DistributionalBoosting(Estimator):
         return np.asarray(self._law.mean(F))
 
     def predict(self, X, max_iter=None) -> np.ndarray:
-        """E[y | x] as an array: shape (n,) for a scalar y, (n, P) for the mvn family (scikit-learn's predict)."""
+        r"""The predicted mean :math:`E[y \mid x]` (scikit-learn's ``predict``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split. A dask array gives a dask array of predictions,
+            computed chunk by chunk.
+        max_iter : int or None, default=None
+            Rounds of the forest to use, in ``[0, n_iter_]``; None uses ``best_iteration_``.
+
+        Returns
+        -------
+        mean : ndarray of shape (n_samples,), (n_samples, P) for mvn, or (n_samples, K) for categorical
+            The mean of the predicted law on the scale of y (for categorical, the class probabilities).
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        ConfigError
+            When ``max_iter`` lies outside ``[0, n_iter_]``.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from distviz.boosting import DistributionalBoosting
+        >>> X = np.linspace(0, 1, 40).reshape(-1, 1)
+        >>> m = DistributionalBoosting("poisson", n_estimators=5).fit(X, (10 * X[:, 0]).round())
+        >>> m.predict(X[:2]).shape
+        (2,)
+        """
         if is_dask_collection(X):   # a dask array of predictions, chunk by chunk
             self._check_fitted()
             return dask_backend().predict_blocks(self.predict, X, None, max_iter=max_iter)
         return self.predict_moments(X, max_iter)["mean"]
 
     def predict_moments(self, X, max_iter=None) -> dict:
-        """The predicted distribution's moments on the y scale: {'mean': E[y|x], 'variance': Var[y|x]} (shapes as the
-        family gives).  (``predict_params`` is, on the estimators that have it, the array of boosted parameters.)"""
+        """Mean and variance of the predicted law on the scale of y.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        max_iter : int or None, default=None
+            Rounds of the forest to use, in ``[0, n_iter_]``; None uses ``best_iteration_``.
+
+        Returns
+        -------
+        moments : dict
+            ``{"mean": E[y | x], "variance": Var[y | x]}``, arrays of the shapes the family's ``mean_and_variance``
+            gives: (n_samples,) each for a scalar y; for mvn the mean (n_samples, P) and covariance (n_samples, P, P);
+            for categorical the class probabilities (n_samples, K) and the one-hot vector's covariance
+            (n_samples, K, K).
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        ConfigError
+            When ``max_iter`` lies outside ``[0, n_iter_]``.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+        """
         eta = self.predict_natural(X, max_iter)
         m, v = self.family_.mean_and_variance(eta)
         return {"mean": np.asarray(m), "variance": np.asarray(v)}
 
     def predict_dist(self, X, max_iter=None):
-        """The predicted law of y per row, a ``distviz.families.dist`` object (max_iter as predict_natural).
+        """The predicted law of y per row, a ``distviz.families.dist`` object.
 
-        Poisson, Bernoulli, Normal, Gamma, Exponential: the scipy.stats law of each row; categorical:
-        ``CategoricalDist`` (class probabilities); mvn: ``MultivariateNormalDist``.
+        Poisson, Bernoulli, Normal, Gamma, Exponential: the scipy.stats law of each row (a ``ScipyDistribution``);
+        categorical: ``CategoricalDist`` (class probabilities); mvn: ``MultivariateNormalDist``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        max_iter : int or None, default=None
+            Rounds of the forest to use, in ``[0, n_iter_]``; None uses ``best_iteration_``.
+
+        Returns
+        -------
+        dist : UnivariateDistribution or MultivariateNormalDist
+            n_samples laws, with ``mean``, ``var``, ``logpdf``, ``cdf``, ``ppf``, ``interval`` and ``sample``.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        ConfigError
+            When ``max_iter`` lies outside ``[0, n_iter_]``.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from distviz.boosting import DistributionalBoosting
+        >>> X = np.linspace(0, 1, 40).reshape(-1, 1)
+        >>> m = DistributionalBoosting("normal", n_estimators=5).fit(X, 2 * X[:, 0])
+        >>> lo, hi = m.predict_dist(X[:3]).interval(0.9)
+        >>> bool(np.all(lo < hi))
+        True
         """
         from distviz.families.dist import from_natural
 
@@ -304,7 +474,25 @@ class DistributionalBoosting(Estimator):
         return from_natural(self.family_, eta)
 
     def staged_predict_natural(self, X):
-        """Yield eta(x) after rounds 1, 2, ..., ``n_iter_``."""
+        r"""The natural parameter :math:`\eta(x)` after each round.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+
+        Yields
+        ------
+        eta : ndarray of shape (n_samples, d)
+            The natural coordinates after rounds 1, 2, ..., ``n_iter_``.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X has another number of features than the fit's.
+        """
         self._check_fitted()
         X = self._validate_X(X, reset=False, allow_nan=True)
         for r, F in enumerate(self.forest_.staged(self._law, X, self.n_iter_)):
@@ -312,7 +500,25 @@ class DistributionalBoosting(Estimator):
                 yield np.asarray(self._law.natural(F))
 
     def staged_predict_mean(self, X):
-        """Yield eta*(x) after rounds 1, 2, ..., ``n_iter_``."""
+        r"""The mean parameter :math:`\eta^*(x) = E[T(y) \mid x]` after each round.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+
+        Yields
+        ------
+        eta_star : ndarray of shape (n_samples, d)
+            The expected sufficient statistics after rounds 1, 2, ..., ``n_iter_``.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X has another number of features than the fit's.
+        """
         self._check_fitted()
         X = self._validate_X(X, reset=False, allow_nan=True)
         for r, F in enumerate(self.forest_.staged(self._law, X, self.n_iter_)):
@@ -320,20 +526,99 @@ class DistributionalBoosting(Estimator):
                 yield np.asarray(self._law.mean(F))
 
     def nll(self, X, y, max_iter=None) -> np.ndarray:
-        """Per-row negative log-likelihood of y under the fitted distribution."""
+        r"""Per-row negative log-likelihood of y under the predicted law, :math:`A(\eta) - \eta^\top T(y) - \log h(y)`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        y : array-like of shape (n_samples,) or (n_samples, P)
+            Targets in the family's support.
+        max_iter : int or None, default=None
+            Rounds of the forest to use, in ``[0, n_iter_]``; None uses ``best_iteration_``.
+
+        Returns
+        -------
+        nll : ndarray of shape (n_samples,)
+            :math:`-\log p(y_i \mid x_i)` per row.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        ConfigError
+            When ``max_iter`` lies outside ``[0, n_iter_]``.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+            Also when y lies outside the family's support.
+        """
         self._check_fitted()
         y = self.family_.check_y(y)
         return self.family_.nll(y, self.predict_natural(X, max_iter))
 
     def score(self, X, y, sample_weight=None, max_iter=None) -> float:
-        """Weighted mean log-likelihood of y, i.e. minus the mean NLL (higher is better, scikit-learn's convention)."""
+        r"""Weighted mean log-likelihood of y, i.e. minus the mean NLL (higher is better, scikit-learn's convention).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        y : array-like of shape (n_samples,) or (n_samples, P)
+            Targets in the family's support.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Row weights of the average; None weighs every row 1.
+        max_iter : int or None, default=None
+            Rounds of the forest to use, in ``[0, n_iter_]``; None uses ``best_iteration_``.
+
+        Returns
+        -------
+        score : float
+            :math:`\sum_i w_i \log p(y_i \mid x_i) / \sum_i w_i`.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        ConfigError
+            When ``max_iter`` lies outside ``[0, n_iter_]``.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+            Also when y lies outside the family's support.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from distviz.boosting import DistributionalBoosting
+        >>> X = np.linspace(0, 1, 40).reshape(-1, 1)
+        >>> y = (10 * X[:, 0]).round()
+        >>> m = DistributionalBoosting("poisson", n_estimators=5).fit(X, y)
+        >>> m.score(X, y) > DistributionalBoosting("poisson", n_estimators=1).fit(X, y).score(X, y)
+        True
+        """
         v = self.nll(X, y, max_iter)
         w = _check_weight(sample_weight, len(v))
         return -float(np.average(v, weights=w))
 
     # ------------------------------------------------------------------ persistence
     def save(self, path) -> None:
-        """Write model and trace to one NetCDF file (distviz.persistence; no pickle); load() predicts bit-identically."""
+        """Write the model and its trace to one NetCDF file (``distviz.persistence``; no pickle).
+
+        :meth:`load` reads it back and predicts bit-identically.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write (``.nc`` by convention); an existing file is replaced.
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        """
         from distviz.modelfile import ModelWriter
 
         self._check_fitted()
@@ -357,7 +642,26 @@ class DistributionalBoosting(Estimator):
 
     @classmethod
     def load(cls, path) -> "DistributionalBoosting":
-        """Read a model written by save(); DataError naming the file and the first problem of a bad one."""
+        """Read a model written by :meth:`save`.
+
+        Every array of the file is checked (shapes, finite values, tree structure) before a compiled kernel sees it.
+
+        Parameters
+        ----------
+        path : str or path-like
+            A NetCDF file written by ``DistributionalBoosting.save``.
+
+        Returns
+        -------
+        model : DistributionalBoosting
+            The fitted estimator, predicting as the saved one did.
+
+        Raises
+        ------
+        DataError
+            Naming the file and its first problem: not a distviz model file, a file of another estimator, or a
+            malformed parameter, array or forest.
+        """
         from distviz.modelfile import ModelFile
 
         f = ModelFile(path, cls.__name__)

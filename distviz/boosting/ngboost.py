@@ -347,10 +347,42 @@ class NGBoost(Estimator):
                        tree_mode=self.tree_mode, line_search=rule, early_stopping_rounds=self.early_stopping_rounds)
 
     def fit(self, X, y, sample_weight=None, eval_set=None, callbacks=(), progress=None):
-        """Fit on X (n, d), y (n, P) or (n,); eval_set=(X_val, y_val[, w_val]) drives early stopping.
+        r"""Boost the chart's parameters :math:`\theta` on (X, y) (Duan et al.'s NGBoost; the paper's Sec. 3).
 
-        Without eval_set and with early stopping on, ``validation_fraction`` of the rows is held out.
-        ``progress(round, n_estimators)`` is called after every round; ``callbacks`` are engine callbacks.
+        Each round fits one tree per parameter (or one multi-output tree, ``tree_mode="shared"``) to the natural gradient
+        :math:`I(\theta)^{-1} \nabla_\theta \mathrm{NLL}` (or the plain gradient when ``natural_gradient=False``), scales
+        the step by the line search and shrinks it by ``learning_rate``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training features; NaN is a missing value, routed by each split.
+        y : array-like of shape (n_samples,) or (n_samples, P)
+            Targets: one column for a univariate chart, P columns for ``mvn_cholesky``.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Non-negative row weights; None weighs every row 1.
+        eval_set : tuple (X_val, y_val) or (X_val, y_val, w_val), or None, default=None
+            Validation rows for early stopping. Without it and with ``early_stopping_rounds`` set,
+            ``validation_fraction`` of the training rows is held out.
+        callbacks : sequence of callables, default=()
+            Engine callbacks, called after every round (see ``distviz.boosting.engine``).
+        progress : callable or None, default=None
+            Called as ``progress(round, n_estimators)`` after every round.
+
+        Returns
+        -------
+        self : NGBoost
+            The fitted estimator.
+
+        Raises
+        ------
+        ConfigError
+            A parameter out of range or an unknown chart, or ``per_parameter_early_stopping`` without validation rows.
+        DataError
+            y is None, has another length than X or another number of columns than the chart models, or varies too
+            little for the Normal chart's start.
+        InputTypeError
+            X is a dask collection (fit it with the ``distviz.dask`` estimator).
         """
         from distviz.trees import Binner
 
@@ -434,13 +466,59 @@ class NGBoost(Estimator):
         return self._validate_X(X, reset=False, allow_nan=True)
 
     def staged_predict_params(self, X, max_iter=None):
-        """Yield theta (n, dim) on X after 0, 1, ..., rounds (each parameter stops at its own count)."""
+        r"""The chart parameters :math:`\theta` after each round.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        max_iter : int, "best", "all" or None, default=None
+            Rounds to use: None follows ``use_best`` (each parameter's best validation round, or all rounds), "best" /
+            "all" force either, an int caps every parameter's rounds at it.
+
+        Yields
+        ------
+        theta : ndarray of shape (n_samples, dim)
+            The parameters after rounds 0 (the start value), 1, 2, ...; a parameter past its own round count stays put.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        ConfigError
+            When ``max_iter`` is not a non-negative integer, "best", "all" or None.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+        """
         self._check_fitted()
         X = self._X(X)
         yield from self.forest_.staged_predict(X, self.init_params_, self._rounds_per_param(max_iter))
 
     def predict_params(self, X, max_iter=None) -> np.ndarray:
-        """Chart parameters theta (n, dim) on X (best round by default, see use_best)."""
+        r"""The chart parameters :math:`\theta(x)` per row (e.g. :math:`(\mu, \log\sigma)` for the Normal chart).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        max_iter : int, "best", "all" or None, default=None
+            Rounds to use: None follows ``use_best`` (each parameter's best validation round, or all rounds), "best" /
+            "all" force either, an int caps every parameter's rounds at it.
+
+        Returns
+        -------
+        theta : ndarray of shape (n_samples, dim)
+            The boosted parameters, ``dim`` the chart's dimension (P + P(P+1)/2 for ``mvn_cholesky``).
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        ConfigError
+            When ``max_iter`` is not a non-negative integer, "best", "all" or None.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+        """
         self._check_fitted()
         return self.forest_.predict(self._X(X), self.init_params_, self._rounds_per_param(max_iter))
 
@@ -453,8 +531,43 @@ class NGBoost(Estimator):
         return from_natural(ch.family, ch.to_natural(F))
 
     def predict_dist(self, X, max_iter=None):
-        """The predicted law per row (``distviz.families.dist``): ``MultivariateNormalDist`` for the mvn_cholesky
-        chart (NGB, GB), ``NormalDist`` for ngboost's Normal chart, else the chart family's law."""
+        """The predicted law per row, a ``distviz.families.dist`` object.
+
+        ``MultivariateNormalDist`` for the mvn_cholesky chart (NGB, GB), ``NormalDist`` for ngboost's Normal chart, else
+        the law of the chart's exponential family.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        max_iter : int, "best", "all" or None, default=None
+            Rounds to use: None follows ``use_best`` (each parameter's best validation round, or all rounds), "best" /
+            "all" force either, an int caps every parameter's rounds at it.
+
+        Returns
+        -------
+        dist : UnivariateDistribution or MultivariateNormalDist
+            n_samples laws, with ``mean``, ``var``, ``logpdf``, ``cdf`` / ``ppf`` / ``interval`` (univariate) and
+            ``sample``.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        ConfigError
+            When ``max_iter`` is not a non-negative integer, "best", "all" or None.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from distviz.boosting import NGBoost
+        >>> X = np.linspace(0, 1, 40).reshape(-1, 1)
+        >>> m = NGBoost("normal", n_estimators=5, early_stopping_rounds=None).fit(X, 2 * X[:, 0])
+        >>> m.predict_dist(X[:3]).std().shape
+        (3,)
+        """
         return self._to_dist(self.predict_params(X, max_iter))
 
     def _mean(self, F) -> np.ndarray:
@@ -463,33 +576,171 @@ class NGBoost(Estimator):
         return m.reshape(-1) if self.n_outputs_ == 1 else m.reshape(F.shape[0], self.n_outputs_)
 
     def predict(self, X, max_iter=None) -> np.ndarray:
-        """Predicted mean E[y | x]: shape (n,) for one output, (n, P) for P outputs (predict_dist has the covariance)."""
+        r"""The predicted mean :math:`E[y \mid x]` (scikit-learn's ``predict``; :meth:`predict_dist` has the spread).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        max_iter : int, "best", "all" or None, default=None
+            Rounds to use: None follows ``use_best`` (each parameter's best validation round, or all rounds), "best" /
+            "all" force either, an int caps every parameter's rounds at it.
+
+        Returns
+        -------
+        mean : ndarray of shape (n_samples,) for one output, (n_samples, P) for P outputs
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        ConfigError
+            When ``max_iter`` is not a non-negative integer, "best", "all" or None.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+        """
         return self._mean(self.predict_params(X, max_iter))
 
     def staged_predict_dist(self, X, max_iter=None):
-        """Yield the predicted law (as predict_dist) after 0, 1, ... rounds."""
+        """The predicted law (as :meth:`predict_dist`) after each round.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        max_iter : int, "best", "all" or None, default=None
+            Rounds to use: None follows ``use_best`` (each parameter's best validation round, or all rounds), "best" /
+            "all" force either, an int caps every parameter's rounds at it.
+
+        Yields
+        ------
+        dist : UnivariateDistribution or MultivariateNormalDist
+            The n_samples laws after rounds 0, 1, 2, ...
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        ConfigError
+            When ``max_iter`` is not a non-negative integer, "best", "all" or None.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+        """
         for F in self.staged_predict_params(X, max_iter):
             yield self._to_dist(F)
 
     def staged_predict(self, X, max_iter=None):
-        """Yield the predicted mean (as predict) after 0, 1, ... rounds."""
+        """The predicted mean (as :meth:`predict`) after each round.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        max_iter : int, "best", "all" or None, default=None
+            Rounds to use: None follows ``use_best`` (each parameter's best validation round, or all rounds), "best" /
+            "all" force either, an int caps every parameter's rounds at it.
+
+        Yields
+        ------
+        mean : ndarray of shape (n_samples,) or (n_samples, P)
+            The mean after rounds 0, 1, 2, ...
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        ConfigError
+            When ``max_iter`` is not a non-negative integer, "best", "all" or None.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+        """
         for F in self.staged_predict_params(X, max_iter):
             yield self._mean(F)
 
     def nll(self, X, y, max_iter=None) -> np.ndarray:
-        """Per-row NLL of y under the prediction at X."""
+        r"""Per-row negative log-likelihood of y under the predicted law, :math:`-\log p(y_i \mid \theta(x_i))`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        y : array-like of shape (n_samples,) or (n_samples, P)
+            Targets (one column per output).
+        max_iter : int, "best", "all" or None, default=None
+            Rounds to use: None follows ``use_best`` (each parameter's best validation round, or all rounds), "best" /
+            "all" force either, an int caps every parameter's rounds at it.
+
+        Returns
+        -------
+        nll : ndarray of shape (n_samples,)
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        ConfigError
+            When ``max_iter`` is not a non-negative integer, "best", "all" or None.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+            Also when y has another number of rows than X.
+        """
         F = self.predict_params(X, max_iter)
         y = _check_y(y, F.shape[0])
         return self.chart_.nll(y if self.chart_.y_dim > 1 else y[:, 0], F)
 
     def score(self, X, y, sample_weight=None, max_iter=None) -> float:
-        """Weighted mean log-likelihood of y, i.e. minus the mean NLL (higher is better, scikit-learn's convention)."""
+        r"""Weighted mean log-likelihood of y, i.e. minus the mean NLL (higher is better, scikit-learn's convention).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        y : array-like of shape (n_samples,) or (n_samples, P)
+            Targets (one column per output).
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Row weights of the average; None weighs every row 1.
+        max_iter : int, "best", "all" or None, default=None
+            Rounds to use: None follows ``use_best`` (each parameter's best validation round, or all rounds), "best" /
+            "all" force either, an int caps every parameter's rounds at it.
+
+        Returns
+        -------
+        score : float
+            :math:`\sum_i w_i \log p(y_i \mid x_i) / \sum_i w_i`.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        ConfigError
+            When ``max_iter`` is not a non-negative integer, "best", "all" or None.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+            Also when y has another number of rows than X.
+        """
         return -weighted_mean(self.nll(X, y, max_iter), check_sample_weight(sample_weight, np.asarray(X).shape[0]))
 
 
     # ------------------------------------------------------------------ persistence
     def save(self, path) -> None:
-        """Write the fitted model to one NetCDF file (distviz.persistence; no pickle); load() predicts bit-identically."""
+        """Write the fitted model to one NetCDF file (``distviz.persistence``; no pickle).
+
+        :meth:`load` reads it back and predicts bit-identically.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write; an existing file is replaced.
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        """
         from distviz.modelfile import ModelWriter
 
         self._check_fitted()
@@ -500,7 +751,26 @@ class NGBoost(Estimator):
 
     @classmethod
     def load(cls, path) -> "NGBoost":
-        """Read a model written by save(); DataError naming the file and the first problem of a bad one."""
+        """Read a model written by :meth:`save`.
+
+        Every array of the file is checked (shapes, finite values, tree structure) before a compiled kernel sees it.
+
+        Parameters
+        ----------
+        path : str or path-like
+            A NetCDF file written by ``NGBoost.save``.
+
+        Returns
+        -------
+        model : NGBoost
+            The fitted estimator, predicting as the saved one did.
+
+        Raises
+        ------
+        DataError
+            Naming the file and its first problem: not a distviz model file, a file of another estimator, or a
+            malformed parameter, array or forest.
+        """
         from distviz.modelfile import ModelFile
 
         f = ModelFile(path, cls.__name__)
@@ -655,21 +925,105 @@ class _MultiOutputGaussian(Estimator):
         return d.mean()[:, 0].copy() if self.n_outputs_ == 1 else d.mean()
 
     def predict(self, X, max_iter=None) -> np.ndarray:
-        """Predicted mean: shape (n,) for one output, (n, P) for P outputs (predict_dist has the covariance)."""
+        """The predicted mean per output (scikit-learn's ``predict``; :meth:`predict_dist` has the covariance).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        max_iter : int, "best", "all" or None, default=None
+            Rounds to use per output (as ``NGBoost.predict_params``): None follows ``use_best``.
+
+        Returns
+        -------
+        mean : ndarray of shape (n_samples,) for one output, (n_samples, P) for P outputs
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+        """
         return self._mean(self.predict_dist(X, max_iter))
 
     def staged_predict(self, X, max_iter=None):
-        """Yield the predicted mean after 0, 1, ... rounds (each dimension stops at its own count)."""
+        """The predicted mean after each round (each output stops at its own round count).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        max_iter : int, "best", "all" or None, default=None
+            Rounds to use per output (as ``NGBoost.predict_params``): None follows ``use_best``.
+
+        Yields
+        ------
+        mean : ndarray of shape (n_samples,) or (n_samples, P)
+            The mean after rounds 0, 1, 2, ...
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+        """
         for d in self.staged_predict_dist(X, max_iter):
             yield self._mean(d)
 
     def nll(self, X, y, max_iter=None) -> np.ndarray:
-        """Per-row NLL of y under the predicted Gaussian."""
+        r"""Per-row negative log-likelihood of y under the predicted diagonal Gaussian.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        y : array-like of shape (n_samples,) or (n_samples, P)
+            Targets (one column per output).
+        max_iter : int, "best", "all" or None, default=None
+            Rounds to use per output (as ``NGBoost.predict_params``): None follows ``use_best``.
+
+        Returns
+        -------
+        nll : ndarray of shape (n_samples,)
+            :math:`-\log N(y_i; \mu(x_i), \mathrm{diag}\,\sigma^2(x_i))` per row.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+        """
         d = self.predict_dist(X, max_iter)
         return -d.logpdf(_check_y(y, len(d)))
 
     def score(self, X, y, sample_weight=None, max_iter=None) -> float:
-        """Weighted mean log-likelihood of y, i.e. minus the mean NLL (higher is better, scikit-learn's convention)."""
+        """Weighted mean log-likelihood of y, i.e. minus the mean NLL (higher is better, scikit-learn's convention).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        y : array-like of shape (n_samples,) or (n_samples, P)
+            Targets (one column per output).
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Row weights of the average; None weighs every row 1.
+        max_iter : int, "best", "all" or None, default=None
+            Rounds to use per output (as ``NGBoost.predict_params``): None follows ``use_best``.
+
+        Returns
+        -------
+        score : float
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+        """
         return -weighted_mean(self.nll(X, y, max_iter), check_sample_weight(sample_weight, np.asarray(X).shape[0]))
 
     def _check_fitted(self):
@@ -730,7 +1084,36 @@ class IndepNGB(_MultiOutputGaussian):
         self.random_state = random_state
 
     def fit(self, X, y, sample_weight=None, eval_set=None, progress=None):
-        """Fit one univariate NGBoost per output column; eval_set=(X_val, y_val[, w_val])."""
+        r"""Fit one univariate Normal NGBoost in :math:`(\mu, \log\sigma)` per output column, each with its own early
+        stopping.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training features; NaN is a missing value, routed by each split.
+        y : array-like of shape (n_samples,) or (n_samples, P)
+            Targets, one column per output.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Non-negative row weights; None weighs every row 1.
+        eval_set : tuple (X_val, y_val) or (X_val, y_val, w_val), or None, default=None
+            Validation rows for the outputs' early stopping.
+        progress : callable or None, default=None
+            Called as ``progress(done, P * n_estimators)`` after every round of every output.
+
+        Returns
+        -------
+        self : IndepNGB
+            The fitted estimator.
+
+        Raises
+        ------
+        ConfigError
+            A parameter out of range.
+        DataError
+            y is None or has another length than X.
+        InputTypeError
+            X is a dask collection (fit it with ``distviz.dask.DaskIndepNGB``).
+        """
         t0 = time.perf_counter()
         X, y, w, ev = self._prep(X, y, sample_weight, eval_set)
         P = y.shape[1]
@@ -766,13 +1149,53 @@ class IndepNGB(_MultiOutputGaussian):
         return MultivariateNormalDist(mean, cov)
 
     def predict_dist(self, X, max_iter=None) -> MultivariateNormalDist:
-        """Diagonal Gaussian per row from the P univariate fits (``distviz.families.dist.MultivariateNormalDist``)."""
+        r"""The diagonal Gaussian per row from the P univariate fits.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        max_iter : int, "best", "all" or None, default=None
+            Rounds to use per output (as ``NGBoost.predict_params``): None follows ``use_best``.
+
+        Returns
+        -------
+        dist : MultivariateNormalDist
+            Mean (n_samples, P), covariance (n_samples, P, P) with :math:`\sigma_k^2(x)` on the diagonal.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+        """
         self._check_fitted()
         X = self._validate_X(X, reset=False, allow_nan=True)
         return self._combine([m.predict_params(X, max_iter) for m in self.models_])
 
     def staged_predict_dist(self, X, max_iter=None):
-        """Yield the MultivariateNormalDist after 0, 1, ... rounds (a dimension past its count stays put)."""
+        """The diagonal Gaussian after each round (an output past its own round count stays put).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        max_iter : int, "best", "all" or None, default=None
+            Rounds to use per output (as ``NGBoost.predict_params``): None follows ``use_best``.
+
+        Yields
+        ------
+        dist : MultivariateNormalDist
+            The n_samples laws after rounds 0, 1, 2, ... up to the largest output's count.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+        """
         self._check_fitted()
         X = self._validate_X(X, reset=False, allow_nan=True)
         gens = [m.staged_predict_params(X, max_iter) for m in self.models_]
@@ -791,7 +1214,24 @@ class IndepNGB(_MultiOutputGaussian):
 
     # ------------------------------------------------------------------ persistence
     def save(self, path) -> None:
-        """Write the P univariate fits to one NetCDF file (distviz.persistence); load() predicts bit-identically."""
+        """Write the P univariate fits to one NetCDF file (``distviz.persistence``; no pickle).
+
+        :meth:`load` reads it back and predicts bit-identically.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write; an existing file is replaced.
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        """
         from distviz.modelfile import ModelWriter
 
         self._check_fitted()
@@ -803,7 +1243,26 @@ class IndepNGB(_MultiOutputGaussian):
 
     @classmethod
     def load(cls, path) -> "IndepNGB":
-        """Read a model written by save(); DataError naming the file and the first problem of a bad one."""
+        """Read a model written by :meth:`save`.
+
+        Every array of the file is checked (shapes, finite values, tree structure) before a compiled kernel sees it.
+
+        Parameters
+        ----------
+        path : str or path-like
+            A NetCDF file written by ``IndepNGB.save``.
+
+        Returns
+        -------
+        model : IndepNGB
+            The fitted estimator, predicting as the saved one did.
+
+        Raises
+        ------
+        DataError
+            Naming the file and its first problem: not a distviz model file, a file of another estimator, or a
+            malformed parameter, array or forest.
+        """
         from distviz.modelfile import ModelFile
 
         f = ModelFile(path, cls.__name__)

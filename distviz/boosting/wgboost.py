@@ -194,7 +194,38 @@ class WGBoost(Estimator):
         return out
 
     def fit(self, X, y, eval_set=None, progress=None):
-        """Fit the N particle boostings to the pointwise posteriors of (X, y); eval_set=(X_val, y_val)."""
+        r"""Fit the N particle boostings to the pointwise posteriors :math:`\pi_i` of (X, y).
+
+        Every round fits trees to the kernelised Wasserstein direction of :math:`\mathrm{KL}(\cdot \mid \pi_i)` at the
+        current particles and moves them, :math:`F^n \leftarrow F^n + \nu f^n` (wasserstein_gradient_boosting.md, eq. 5;
+        the direction of ``method``: eq. 7-9 for ska, eq. 7 for fka, eq. 17 for nka, App. B for langevin).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training features; NaN is a missing value, routed by each split.
+        y : array-like of shape (n_samples,) or (n_samples, k)
+            Targets in the target's support (a column vector is read as ``y.ravel()`` with a warning).
+        eval_set : tuple (X_val, y_val) or None, default=None
+            Validation rows for the traced validation NLL / RMSE and early stopping (no weights).
+        progress : callable or None, default=None
+            Called as ``progress(round, n_estimators)`` after every round.
+
+        Returns
+        -------
+        self : WGBoost
+            The fitted estimator.
+
+        Raises
+        ------
+        ConfigError
+            A parameter out of range; ``method="nka"`` with more than 8 coordinates; validation weights; early
+            stopping on a metric the target does not give; an initial particle flow that diverged.
+        DataError
+            y is None or has another number of rows than X, or holds values outside the target's support.
+        InputTypeError
+            X is a dask collection.
+        """
         self._validate_params()
         if y is None:
             raise DataError("WGBoost requires y to be passed, but the target y is None; call fit(X, y) with the targets.")
@@ -294,7 +325,25 @@ class WGBoost(Estimator):
         return self._validate_X(X, reset=False, allow_nan=True)
 
     def staged_predict_particles(self, X):
-        """Yield the particles (n, N, d) after each boosting round 1..n_iter_."""
+        r"""The particles of every input after each round.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+
+        Yields
+        ------
+        particles : ndarray of shape (n_samples, N, d)
+            :math:`F^1(x), \dots, F^N(x)` after rounds 1, 2, ..., ``n_iter_``.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+        """
         self._check_fitted()
         X = self._check_predict_X(X)
         shape = (X.shape[0],) + self.init_particles_.shape
@@ -304,41 +353,144 @@ class WGBoost(Estimator):
             yield P.reshape(shape)
 
     def predict_particles(self, X, max_iter=None):
-        """Particles of every input after max_iter rounds (default: all fitted rounds; slice rules), shape (n, N, d)."""
+        r"""The particles :math:`F^1(x), \dots, F^N(x)` of every input: the particle approximation of the posterior
+        :math:`\pi(\theta \mid x)`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        max_iter : int or None, default=None
+            Rounds to use, read as a slice ``range(n_iter_)[:max_iter]`` (None: all fitted rounds; negative values
+            count from the end).
+
+        Returns
+        -------
+        particles : ndarray of shape (n_samples, N, d)
+            N particles of d coordinates per row.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+        """
         X = self._check_predict_X(X)
         r = len(range(self.n_iter_)[:max_iter])
         P = self.forest_.predict(X, self.init_particles_.reshape(-1), r)
         return P.reshape((X.shape[0],) + self.init_particles_.shape)
 
     def predict_density(self, X, y_grid):
-        """Predictive p(y | x) = (1/N) sum_n p(y | theta^n(x)) (Bayes model average, eq. 6), shape (n, G)."""
+        r"""The predictive density :math:`p(y \mid x) = \frac1N \sum_n p(y \mid \theta^n(x))` on a grid of y (Bayes model
+        average, wasserstein_gradient_boosting.md eq. 6).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        y_grid : array-like of shape (G,)
+            The y values at which to evaluate the density.
+
+        Returns
+        -------
+        density : ndarray of shape (n_samples, G)
+            :math:`p(y_g \mid x_i)`.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+        """
         P = self.predict_particles(X)
         yg = np.atleast_1d(np.asarray(y_grid))
         ll = self.target_.log_likelihood(yg, P)
         return np.exp(lse(ll, axis=1) - np.log(P.shape[1]))
 
     def predict_logpdf(self, X, y):
-        """log p(y_i | x_i) of the eq. 6 predictive at each row's own y."""
+        r"""The log predictive density :math:`\log p(y_i \mid x_i)` of eq. 6 at each row's own y.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        y : array-like of shape (n_samples,) or (n_samples, k)
+            One target per row of X.
+
+        Returns
+        -------
+        logpdf : ndarray of shape (n_samples,)
+            :math:`\log \frac1N \sum_n p(y_i \mid \theta^n(x_i))` (a log-sum-exp).
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+            Also when y has another number of rows than X.
+        """
         P = self.predict_particles(X)
         Y = self.target_.prepare_y(check_y(y, P.shape[0]))
         return lse(self.target_.log_likelihood_rows(Y, P), axis=1) - np.log(P.shape[1])
 
     def predict_mean(self, X):
-        """Point prediction: the Bayes action under squared loss (mean of the predictive), Section 3.1."""
+        """The point prediction: the Bayes action under squared loss, the mean of the eq. 6 predictive (Section 3.1).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+
+        Returns
+        -------
+        mean : ndarray of shape (n_samples,) or (n_samples, k)
+            The target's point prediction from the particles (the mixture's mean for the normal and Poisson targets,
+            the mean class probabilities (n_samples, K) for the categorical one).
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+        """
         P = self.predict_particles(X)
         return self.target_.point(P)
 
     def predict_dist(self, X, max_iter=None):
-        """The eq. 6 predictive per row as a ``distviz.families.dist`` object (particles after max_iter rounds, as
-        predict_particles).
+        r"""The eq. 6 predictive per row as a ``distviz.families.dist`` object.
 
-        The particles theta_1..theta_N of a row make the equally weighted mixture (1/N) sum_n p(y | theta_n), the
-        same law as ``predict_density`` and the Posterior page's heat map: the normal target a ``MixtureDist`` of
-        N(m_n, sigma_n^2), the Poisson target a ``MixtureDist`` of Poisson(e^theta_n) (discrete), the categorical
-        target a ``CategoricalDist`` with the particles' mean class probabilities.  A target without an output
-        likelihood (a callable target, e.g. the App. E location target) has no law of y: its one-dimensional
-        particles give the ``EmpiricalDist`` of N equal point masses, the particle approximation of the posterior
-        pi_i itself.
+        The particles :math:`\theta_1..\theta_N` of a row make the equally weighted mixture
+        :math:`\frac1N \sum_n p(y \mid \theta_n)`, the same law as :meth:`predict_density` and the Posterior page's heat
+        map: the normal target a ``MixtureDist`` of :math:`N(m_n, \sigma_n^2)`, the Poisson target a ``MixtureDist`` of
+        :math:`\mathrm{Poisson}(e^{\theta_n})` (discrete), the categorical target a ``CategoricalDist`` with the
+        particles' mean class probabilities.  A target without an output likelihood (a callable target, e.g. the App. E
+        location target) has no law of y: its one-dimensional particles give the ``EmpiricalDist`` of N equal point
+        masses, the particle approximation of the posterior :math:`\pi_i` itself.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        max_iter : int or None, default=None
+            Rounds to use, as :meth:`predict_particles`.
+
+        Returns
+        -------
+        dist : MixtureDist, CategoricalDist or EmpiricalDist
+            n_samples laws.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+        ConfigError
+            When the target has no output likelihood and more than one coordinate (use :meth:`predict_particles`).
         """
         from scipy import stats
 
@@ -358,11 +510,53 @@ class WGBoost(Estimator):
                           f"is no predictive law of y; use predict_particles.")
 
     def predict(self, X):
-        """Point prediction as an array (scikit-learn's predict): the mean of the eq. 6 predictive, as predict_mean."""
+        """The point prediction as an array (scikit-learn's ``predict``): the mean of the eq. 6 predictive, as
+        :meth:`predict_mean`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+
+        Returns
+        -------
+        mean : ndarray of shape (n_samples,) or (n_samples, k)
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+        """
         return np.asarray(self.predict_mean(X))
 
     def score(self, X, y, sample_weight=None) -> float:
-        """Weighted mean log predictive density log p(y_i | x_i) of eq. 6 (higher is better, scikit-learn's convention)."""
+        r"""Weighted mean log predictive density :math:`\log p(y_i \mid x_i)` of eq. 6 (higher is better,
+        scikit-learn's convention).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        y : array-like of shape (n_samples,) or (n_samples, k)
+            One target per row of X.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Row weights of the average; None weighs every row 1.
+
+        Returns
+        -------
+        score : float
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+        ConfigError
+            When the target has no likelihood (a callable target).
+        """
         self._check_fitted()
         if not self.target_.has_likelihood:
             raise ConfigError("This target has no likelihood, so there is no log-likelihood to score; "
@@ -372,7 +566,28 @@ class WGBoost(Estimator):
         return float(np.average(ll, weights=w))
 
     def ood_score(self, X):
-        """OOD score of Section 4.3: 1 / max_j Var_n[q_j^n(x)] (high = in-distribution)."""
+        r"""The out-of-distribution score of Section 4.3: :math:`1 / \max_j \mathrm{Var}_n[q_j^n(x)]`.
+
+        :math:`q^n` are the target's OOD parameters of particle n (e.g. the class probabilities); inputs far from the
+        training data spread their particles, so a low score flags them.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+
+        Returns
+        -------
+        score : ndarray of shape (n_samples,)
+            High for in-distribution inputs.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+        """
         P = self.predict_particles(X)
         Q = self.target_.ood_params(P)
         v = Q.var(axis=1).max(axis=1)
@@ -380,7 +595,27 @@ class WGBoost(Estimator):
 
     # ------------------------------------------------------------------ persistence
     def save(self, path):
-        """Save the fitted model to one NetCDF file (distviz.persistence; no pickle): parameters, particles, trees, trace."""
+        """Write the fitted model to one NetCDF file (``distviz.persistence``; no pickle): parameters, particles, trees and
+        trace.
+
+        :meth:`load` reads it back and predicts bit-identically.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write; an existing file is replaced.
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        ConfigError
+            For a callable target (its functions are code, not data).
+        """
         from distviz.modelfile import ModelWriter
 
         self._check_fitted()
@@ -401,7 +636,26 @@ class WGBoost(Estimator):
 
     @classmethod
     def load(cls, path):
-        """Load a model saved by `save`; DataError naming the file and the first problem of a bad one."""
+        """Read a model written by :meth:`save`.
+
+        Every array of the file is checked (shapes, finite values, tree structure) before a compiled kernel sees it.
+
+        Parameters
+        ----------
+        path : str or path-like
+            A NetCDF file written by ``WGBoost.save``.
+
+        Returns
+        -------
+        model : WGBoost
+            The fitted estimator, predicting as the saved one did.
+
+        Raises
+        ------
+        DataError
+            Naming the file and its first problem: not a distviz model file, a file of another estimator, an invalid
+            target specification, or a malformed parameter, array or forest.
+        """
         from distviz.modelfile import ModelFile
 
         f = ModelFile(path, cls.__name__)
