@@ -162,7 +162,13 @@ class ExponentialFamily:
         return [f"E[{s}]" for s in self.param_names]
 
     def describe(self) -> str:
-        """One sentence describing the family, its sufficient statistic and support."""
+        """One sentence describing the family, its sufficient statistic and support.
+
+        Returns
+        -------
+        str
+            E.g. "poisson family: T(y) = (y), 1 natural parameters, support y in {0, 1, 2, ...}."
+        """
         return (f"{self.name} family: T(y) = ({', '.join(self.param_names)}), "
                 f"{self.dim} natural parameters, support {self.support}.")
 
@@ -197,7 +203,24 @@ class ExponentialFamily:
 
     # ------------------------------------------------------------------ validation
     def check_y(self, y) -> np.ndarray:
-        """Validate targets and return them as a float array; raise DataError naming the first bad value."""
+        """Validate targets against the family's shape and support.
+
+        Parameters
+        ----------
+        y : array-like of shape (n,), or (n, P) for the multivariate Normal
+            Targets (a column vector is read as (n,) for a scalar family).
+
+        Returns
+        -------
+        y : ndarray of float, shape (n,) or (n, P)
+            The targets as a float array.
+
+        Raises
+        ------
+        DataError
+            Naming the first bad value: non-numeric, of the wrong shape, empty, not finite, or outside the support
+            (a negative or fractional count, a non-binary Bernoulli target, ...).
+        """
         try:
             a = np.asarray(y, dtype=float)
         except (TypeError, ValueError):
@@ -239,117 +262,483 @@ class ExponentialFamily:
 
     # ------------------------------------------------------------------ geometry (override)
     def sufficient_stats(self, y) -> np.ndarray:
-        """T(y), shape (n, dim)."""
+        """The sufficient statistic :math:`T(y)` of every observation (mirror_vs_natural_boosting.tex, Sec. 1).
+
+        Parameters
+        ----------
+        y : array-like of shape (n,), or (n, P) for the multivariate Normal
+            Observations, one per row of the parameters.
+
+        Returns
+        -------
+        T : ndarray of shape (n, dim)
+        """
         raise NotImplementedError
 
     def log_partition(self, eta) -> np.ndarray:
-        """A(eta), shape (n,)."""
+        r"""The log-partition function :math:`A(\eta) = \log \int h(y) e^{\langle \eta, T(y) \rangle} dy` (Sec. 1).
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, dim)
+            Natural parameters, one row per law (a 1-D array is n rows when dim == 1, one row otherwise).
+
+        Returns
+        -------
+        A : ndarray of shape (n,)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not ``dim``.
+        """
         raise NotImplementedError
 
     def to_mean(self, eta) -> np.ndarray:
-        """eta* = grad A(eta), shape (n, dim)."""
+        r"""The mean coordinate :math:`\eta^* = \nabla A(\eta) = E[T(y)]` (Sec. 1, the mirror map).
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, dim)
+            Natural parameters, one row per law (a 1-D array is n rows when dim == 1, one row otherwise).
+
+        Returns
+        -------
+        mean : ndarray of shape (n, dim)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not ``dim``.
+        """
         raise NotImplementedError
 
     def to_natural(self, mean) -> np.ndarray:
-        """eta = grad A*(eta*), shape (n, dim)."""
+        r"""The natural coordinate :math:`\eta = \nabla A^*(\eta^*)`, the inverse of :meth:`to_mean` (Sec. 1).
+
+        Parameters
+        ----------
+        mean : array-like of shape (n, dim)
+            Mean parameters :math:`\eta^* = E[T(y)]`, one row per law (1-D read as for ``eta``).
+
+        Returns
+        -------
+        eta : ndarray of shape (n, dim)
+            NaN or infinite where ``mean`` lies outside the mean domain.
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not ``dim``.
+        """
         raise NotImplementedError
 
     def fisher(self, eta) -> np.ndarray:
-        """g(eta) = hess A(eta) = Cov[T(y)], shape (n, dim, dim)."""
+        r"""The Fisher metric :math:`g(\eta) = \nabla^2 A(\eta) = \mathrm{Cov}[T(y)]` (Sec. 1).
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, dim)
+            Natural parameters, one row per law (a 1-D array is n rows when dim == 1, one row otherwise).
+
+        Returns
+        -------
+        g : ndarray of shape (n, dim, dim)
+            Symmetric positive definite inside the natural domain.
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not ``dim``.
+        """
         raise NotImplementedError
 
     def log_base_measure(self, y) -> np.ndarray:
-        """log h(y), shape (n,)."""
+        r"""The log base measure :math:`\log h(y)` (0 unless the family overrides it).
+
+        Parameters
+        ----------
+        y : array-like of shape (n,), or (n, P) for the multivariate Normal
+            Observations, one per row of the parameters.
+
+        Returns
+        -------
+        log_h : ndarray of shape (n,)
+        """
         return np.zeros(self._y(y).shape[0])
 
     def sample(self, eta, rng=None) -> np.ndarray:
-        """One draw of y per row of eta."""
+        r"""One draw of y from each row's law :math:`p(y \mid \eta)`.
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, dim)
+            Natural parameters, one row per law (a 1-D array is n rows when dim == 1, one row otherwise).
+        rng : numpy.random.Generator, int or None, default=None
+            The random generator, or a seed for a new one.
+
+        Returns
+        -------
+        y : ndarray of float, shape (n,), or (n, P) for the multivariate Normal
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not ``dim``.
+        """
         raise NotImplementedError
 
     def in_natural_domain(self, eta) -> np.ndarray:
-        """Boolean per row: eta lies in the open natural domain N."""
+        """Whether each row of eta lies in the open natural domain :math:`N` (all finite vectors unless overridden).
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, dim)
+            Natural parameters, one row per law (a 1-D array is n rows when dim == 1, one row otherwise).
+
+        Returns
+        -------
+        inside : ndarray of bool, shape (n,)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not ``dim``.
+        """
         eta = self._params(eta)
         return finite_rows(eta)
 
     def in_mean_domain(self, mean) -> np.ndarray:
-        """Boolean per row: eta* lies in the open mean domain N* (interior of the convex hull of T)."""
+        r"""Whether each row lies in the open mean domain :math:`N^*`, the interior of the convex hull of :math:`T`.
+
+        Parameters
+        ----------
+        mean : array-like of shape (n, dim)
+            Mean parameters :math:`\eta^* = E[T(y)]`, one row per law (1-D read as for ``eta``).
+
+        Returns
+        -------
+        inside : ndarray of bool, shape (n,)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not ``dim``.
+        """
         raise NotImplementedError
 
     def domain(self, coord: str) -> Domain:
-        """The open domain of `coord` ("natural" or "mean") in the compiled form (``Domain``).
+        """The open domain of a coordinate in the compiled form (``Domain``).
 
-        The compiled test admits a row only where ``in_natural_domain`` / ``in_mean_domain`` does; it may reject
-        a row at the boundary that they admit (prediction then replays that row's update, which is exact).
-        Compiled prediction checks iterates with it (``distviz.boosting.predict``).  By default the natural
-        domain is all finite vectors when ``in_natural_domain`` is the base class's.
+        The compiled test admits a row only where ``in_natural_domain`` / ``in_mean_domain`` does; it may reject a row at
+        the boundary that they admit (prediction then replays that row's update, which is exact).  Compiled prediction
+        checks iterates with it (``distviz.boosting.predict``).  By default the natural domain is all finite vectors when
+        ``in_natural_domain`` is the base class's.
+
+        Parameters
+        ----------
+        coord : {"natural", "mean"}
+            The coordinate system.
+
+        Returns
+        -------
+        Domain
+            Bounds ``lo < x < hi`` and the extra condition of its ``kind``.
+
+        Raises
+        ------
+        NotImplementedError
+            When the family gives no compiled domain for ``coord``.
         """
         if coord == "natural" and type(self).in_natural_domain is ExponentialFamily.in_natural_domain:
             return box([-np.inf] * self.dim, [np.inf] * self.dim)
         raise NotImplementedError(f"{type(self).__name__} gives no compiled {coord} domain")
 
     def with_data_range(self, lo: float, hi: float) -> "ExponentialFamily":
-        """This family with its domain bounded by the training targets' range [lo, hi] (a copy), for the families
-        whose domain a fit bounds (``Normal``); the others return themselves."""
+        """This family with its domain bounded by the training targets' range (a copy).
+
+        Only families whose domain a fit bounds (``Normal``, whose NGD iterate must keep its mean within the range)
+        override it; the others return themselves.
+
+        Parameters
+        ----------
+        lo, hi : float
+            The least and greatest training target.
+
+        Returns
+        -------
+        ExponentialFamily
+            ``self`` here; a bounded copy for ``Normal``.
+        """
         return self
 
     def project_natural(self, eta) -> np.ndarray:
-        """A nearby natural parameter at least `margin` inside the natural domain (NaN rows stay NaN)."""
+        """A nearby natural parameter at least ``margin`` inside the natural domain (NaN rows stay NaN).
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, dim)
+            Natural parameters, one row per law (a 1-D array is n rows when dim == 1, one row otherwise).
+
+        Returns
+        -------
+        eta : ndarray of shape (n, dim)
+            A copy of eta here (the natural domain is all finite vectors); families with a bounded domain clip it.
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not ``dim``.
+        """
         return self._params(eta).copy()
 
     def project_mean(self, mean) -> np.ndarray:
-        """A nearby mean parameter at least `margin` inside the mean domain (NaN rows stay NaN)."""
+        r"""A nearby mean parameter at least ``margin`` inside the mean domain (NaN rows stay NaN).
+
+        Parameters
+        ----------
+        mean : array-like of shape (n, dim)
+            Mean parameters :math:`\eta^* = E[T(y)]`, one row per law (1-D read as for ``eta``).
+
+        Returns
+        -------
+        mean : ndarray of shape (n, dim)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not ``dim``.
+        """
         raise NotImplementedError
 
     def mean_and_variance(self, eta):
-        """(E[y], Var[y]) in the scale of y, each of shape (n,)."""
+        r"""The mean and variance of y on its own scale, :math:`(E[y], \mathrm{Var}[y])`.
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, dim)
+            Natural parameters, one row per law (a 1-D array is n rows when dim == 1, one row otherwise).
+
+        Returns
+        -------
+        mean, variance : ndarray of shape (n,) each
+            (Categorical: probabilities (n, K) and the one-hot covariance (n, K, K); multivariate Normal: mean (n, P)
+            and covariance (n, P, P).)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not ``dim``.
+        """
         raise NotImplementedError
 
     # ------------------------------------------------------------------ generic derived maps
     def conjugate(self, mean) -> np.ndarray:
-        """A*(eta*) = <eta, eta*> - A(eta) with eta = grad A*(eta*) (generalised negative entropy)."""
+        r"""The Legendre conjugate :math:`A^*(\eta^*) = \langle \eta, \eta^* \rangle - A(\eta)` with
+        :math:`\eta = \nabla A^*(\eta^*)`, the generalised negative entropy (Sec. 1).
+
+        Parameters
+        ----------
+        mean : array-like of shape (n, dim)
+            Mean parameters :math:`\eta^* = E[T(y)]`, one row per law (1-D read as for ``eta``).
+
+        Returns
+        -------
+        A_star : ndarray of shape (n,)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not ``dim``.
+        """
         mean = self._params(mean)
         eta = self.to_natural(mean)
         return np.einsum("...i,...i->...", eta, mean) - self.log_partition(eta)
 
     def inverse_fisher(self, eta) -> np.ndarray:
-        """g(eta)^-1 = hess A*(eta*), shape (n, dim, dim)."""
+        r"""The inverse Fisher metric :math:`g(\eta)^{-1} = \nabla^2 A^*(\eta^*)` (Sec. 1), by batched Cholesky.
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, dim)
+            Natural parameters, one row per law (a 1-D array is n rows when dim == 1, one row otherwise).
+
+        Returns
+        -------
+        g_inv : ndarray of shape (n, dim, dim)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not ``dim``.
+        """
         from ._linalg import spd_inv_logdet
         return spd_inv_logdet(self.fisher(eta))[0]
 
     def solve_fisher(self, eta, v) -> np.ndarray:
-        """g(eta)^-1 v per row without forming the inverse (batched Cholesky), shape (n, dim)."""
+        r""":math:`g(\eta)^{-1} v` per row without forming the inverse (batched Cholesky).
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, dim)
+            Natural parameters, one row per law (a 1-D array is n rows when dim == 1, one row otherwise).
+        v : array-like of shape (n, dim)
+            One vector per row (e.g. a gradient in :math:`\eta`).
+
+        Returns
+        -------
+        x : ndarray of shape (n, dim)
+            The solution of :math:`g(\eta) x = v`.
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not ``dim``.
+        """
         from ._linalg import spd_solve
         return spd_solve(self.fisher(eta), self._params(v))
 
     def logpdf(self, y, eta) -> np.ndarray:
-        """log p(y | eta) = log h(y) + <eta, T(y)> - A(eta), shape (n,)."""
+        r"""The log-density :math:`\log p(y \mid \eta) = \log h(y) + \langle \eta, T(y) \rangle - A(\eta)` (Sec. 1).
+
+        Parameters
+        ----------
+        y : array-like of shape (n,), or (n, P) for the multivariate Normal
+            Observations, one per row of the parameters.
+        eta : array-like of shape (n, dim)
+            Natural parameters, one row per law (a 1-D array is n rows when dim == 1, one row otherwise).
+
+        Returns
+        -------
+        logpdf : ndarray of shape (n,)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not ``dim``.
+
+        Examples
+        --------
+        >>> from distviz.families import Poisson
+        >>> round(float(Poisson().logpdf([2.0], [[0.0]])[0]), 6)   # log(e^-1 / 2!)
+        -1.693147
+        """
         eta = self._params(eta)
         t = self.sufficient_stats(y)
         return self.log_base_measure(y) + np.einsum("...i,...i->...", eta, t) - self.log_partition(eta)
 
     def nll(self, y, eta, log_h=None) -> np.ndarray:
-        """Per-row negative log-likelihood A(eta) - <eta, T(y)> - log h(y) (note, 'Monitoring')."""
+        r"""The per-row negative log-likelihood :math:`A(\eta) - \langle \eta, T(y) \rangle - \log h(y)`
+        (mirror_vs_natural_boosting.tex, "Monitoring").
+
+        Parameters
+        ----------
+        y : array-like of shape (n,), or (n, P) for the multivariate Normal
+            Observations, one per row of the parameters.
+        eta : array-like of shape (n, dim)
+            Natural parameters, one row per law (a 1-D array is n rows when dim == 1, one row otherwise).
+        log_h : array-like of shape (n,) or None, default=None
+            :math:`\log h(y)` when already computed (a fit's loop reuses it); None computes it.
+
+        Returns
+        -------
+        nll : ndarray of shape (n,)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not ``dim``.
+        """
         eta = self._params(eta)
         t = self.sufficient_stats(y)
         lh = self.log_base_measure(y) if log_h is None else np.asarray(log_h, dtype=float)
         return self.log_partition(eta) - np.einsum("...i,...i->...", eta, t) - lh
 
     def nll_grad(self, y, eta) -> np.ndarray:
-        """Gradient of the per-row NLL in eta: eta* - T(y) (note, Sec. 1)."""
+        r"""The gradient of the per-row NLL in :math:`\eta`: :math:`\eta^* - T(y)` (Sec. 1).
+
+        Parameters
+        ----------
+        y : array-like of shape (n,), or (n, P) for the multivariate Normal
+            Observations, one per row of the parameters.
+        eta : array-like of shape (n, dim)
+            Natural parameters, one row per law (a 1-D array is n rows when dim == 1, one row otherwise).
+
+        Returns
+        -------
+        grad : ndarray of shape (n, dim)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not ``dim``.
+        """
         return self.to_mean(eta) - self.sufficient_stats(y)
 
     def natural_gradient(self, y, eta) -> np.ndarray:
-        """Natural gradient of the per-row NLL in eta: g(eta)^-1 (eta* - T(y))."""
+        r"""The natural gradient of the per-row NLL in :math:`\eta`: :math:`g(\eta)^{-1} (\eta^* - T(y))`
+        (Sec. 1, "Natural gradient descent").
+
+        Parameters
+        ----------
+        y : array-like of shape (n,), or (n, P) for the multivariate Normal
+            Observations, one per row of the parameters.
+        eta : array-like of shape (n, dim)
+            Natural parameters, one row per law (a 1-D array is n rows when dim == 1, one row otherwise).
+
+        Returns
+        -------
+        nat_grad : ndarray of shape (n, dim)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not ``dim``.
+        """
         return self.solve_fisher(eta, self.nll_grad(y, eta))
 
     def kl(self, eta_p, eta_q) -> np.ndarray:
-        """KL(p || q) = A(eta_q) - A(eta_p) - <eta_q - eta_p, eta*_p> (Bregman divergence of A)."""
+        r"""The Kullback-Leibler divergence :math:`KL(p \| q) = A(\eta_q) - A(\eta_p) - \langle \eta_q - \eta_p,
+        \eta^*_p \rangle`, the Bregman divergence of A (Sec. 1).
+
+        Parameters
+        ----------
+        eta_p, eta_q : array-like of shape (n, dim)
+            Natural parameters of p and of q, row by row.
+
+        Returns
+        -------
+        kl : ndarray of shape (n,)
+            Non-negative; 0 where p = q.
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not ``dim``.
+
+        Examples
+        --------
+        >>> from distviz.families import Poisson
+        >>> float(Poisson().kl([[0.0]], [[0.0]])[0])
+        0.0
+        """
         eta_p, eta_q = self._params(eta_p), self._params(eta_q)
         return (self.log_partition(eta_q) - self.log_partition(eta_p)
                 - np.einsum("...i,...i->...", eta_q - eta_p, self.to_mean(eta_p)))
 
     def default_natural(self, n: int = 1) -> np.ndarray:
-        """A typical natural parameter (for UIs and smoke tests), shape (n, dim)."""
+        r"""A typical natural parameter (for UIs and smoke tests), the family's default mean mapped to :math:`\eta`.
+
+        Parameters
+        ----------
+        n : int, default=1
+            Number of rows.
+
+        Returns
+        -------
+        eta : ndarray of shape (n, dim)
+            n equal rows.
+        """
         return np.repeat(self.to_natural(self.project_mean(self._default_mean()[None, :])), n, axis=0)
 
     def _default_mean(self) -> np.ndarray:

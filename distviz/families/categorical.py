@@ -104,7 +104,24 @@ class Categorical(ExponentialFamily):
         return np.concatenate([eta, np.zeros(eta.shape[:-1] + (1,))], axis=-1)
 
     def probabilities(self, eta) -> np.ndarray:
-        """All K class probabilities, shape (n, K)."""
+        r"""All K class probabilities, the softmax of the logits :math:`(\eta_1, \dots, \eta_{K-1}, 0)` (class K the
+        reference), computed stably.
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, K - 1)
+            Natural parameters (log-odds against class K), one row per law.
+
+        Returns
+        -------
+        p : ndarray of shape (n, K)
+            Rows summing to 1.
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not K - 1.
+        """
         eta = self._params(eta)
         mx = np.maximum(eta.max(axis=-1, keepdims=True), 0.0)
         e = np.empty(eta.shape[:-1] + (self.K,))
@@ -114,7 +131,22 @@ class Categorical(ExponentialFamily):
         return e
 
     def log_partition(self, eta):
-        """A(eta) = log(1 + sum_k exp(eta_k)), computed stably."""
+        r"""The log-partition :math:`A(\eta) = \log(1 + \sum_k e^{\eta_k})`, computed stably.
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, K - 1)
+            Natural parameters, one row per law.
+
+        Returns
+        -------
+        A : ndarray of shape (n,)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not K - 1.
+        """
         eta = self._params(eta)
         mx = np.maximum(eta.max(axis=-1), 0.0)
         return mx + np.log(np.exp(-mx) + np.exp(eta - mx[..., None]).sum(axis=-1))
@@ -129,7 +161,23 @@ class Categorical(ExponentialFamily):
             return np.log(m) - np.log(pk)
 
     def conjugate(self, mean):
-        """A*(p) = sum over all K classes of p_k log p_k (negative Shannon entropy)."""
+        r"""The Legendre conjugate :math:`A^*(p) = \sum_{k=1}^K p_k \log p_k` over all K classes (the negative Shannon
+        entropy).
+
+        Parameters
+        ----------
+        mean : array-like of shape (n, K - 1)
+            Mean parameters :math:`\eta^* = E[T(y)]`, one row per law.
+
+        Returns
+        -------
+        A_star : ndarray of shape (n,)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not K - 1.
+        """
         m = self._params(mean)
         pk = 1.0 - m.sum(axis=-1)
         return xlogy(m, m).sum(axis=-1) + xlogy(pk, pk)
@@ -142,7 +190,22 @@ class Categorical(ExponentialFamily):
         return out
 
     def inverse_fisher(self, eta):
-        """diag(1/p) + 1 1^T / p_K."""
+        r"""The inverse Fisher metric in closed form, :math:`\mathrm{diag}(1/p) + \mathbf{1}\mathbf{1}^\top / p_K`.
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, K - 1)
+            Natural parameters, one row per law.
+
+        Returns
+        -------
+        g_inv : ndarray of shape (n, K - 1, K - 1)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not K - 1.
+        """
         P = self.probabilities(eta)
         p, pk = P[..., :-1], P[..., -1]
         out = np.broadcast_to((1.0 / pk)[..., None, None], p.shape + (self.dim,)).copy()
@@ -171,14 +234,44 @@ class Categorical(ExponentialFamily):
         return finite_rows(m) & (m > 0).all(axis=-1) & (m.sum(axis=-1) < 1)
 
     def domain(self, coord):
-        """Natural parameters all of R^(K-1); means with positive entries summing to less than 1."""
+        r"""The compiled domains: natural parameters all of :math:`\mathbb{R}^{K-1}`; means with positive entries summing to
+        less than 1.
+
+        Parameters
+        ----------
+        coord : {"natural", "mean"}
+            The coordinate system.
+
+        Returns
+        -------
+        Domain
+            Bounds ``lo < x < hi`` and the extra condition of its ``kind``.
+        """
         if coord == "natural":
             return super().domain(coord)
         return box([0.0] * self.dim, [np.inf] * self.dim, SIMPLEX)
 
     def project_mean(self, mean):
-        """Clip negative probabilities (all K, the reference class included) to 0, renormalise, and mix
-        rows with a probability below margin towards uniform so every probability is >= margin."""
+        r"""Probabilities at least ``margin`` each.
+
+        Clip negative probabilities (all K, the reference class included) to 0, renormalise, and mix rows with a
+        probability below ``margin`` towards uniform so every probability is at least ``margin``; NaN rows stay NaN.
+
+        Parameters
+        ----------
+        mean : array-like of shape (n, K - 1)
+            Mean parameters :math:`\eta^* = E[T(y)]`, one row per law.
+
+        Returns
+        -------
+        mean : ndarray of shape (n, K - 1)
+            A projected copy.
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not K - 1.
+        """
         m = self._params(mean)
         P = np.concatenate([m, 1.0 - m.sum(axis=-1, keepdims=True)], axis=-1)
         P = np.maximum(P, 0.0)
@@ -190,7 +283,25 @@ class Categorical(ExponentialFamily):
         return P[..., :-1]
 
     def mean_and_variance(self, eta):
-        """(class probabilities (n, K), covariance of the one-hot vector (n, K, K))."""
+        r"""The mean and covariance of the one-hot vector of y.
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, K - 1)
+            Natural parameters, one row per law.
+
+        Returns
+        -------
+        p : ndarray of shape (n, K)
+            The class probabilities.
+        cov : ndarray of shape (n, K, K)
+            :math:`\mathrm{diag}(p) - p p^\top`.
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not K - 1.
+        """
         P = self.probabilities(eta)
         cov = -P[..., :, None] * P[..., None, :]
         idx = np.arange(self.K)

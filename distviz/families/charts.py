@@ -54,46 +54,208 @@ class Chart:
         return t
 
     def check_y(self, y) -> np.ndarray:
-        """Validate y (through the family when there is one)."""
+        """Validate targets (through the family when there is one).
+
+        Parameters
+        ----------
+        y : array-like of shape (n,) or (n, y_dim)
+            Targets.
+
+        Returns
+        -------
+        y : ndarray of float, shape (n,) or (n, y_dim)
+
+        Raises
+        ------
+        DataError
+            Naming the first value outside the family's support, or a y of the wrong shape.
+        """
         if self.family is not None:
             return self.family.check_y(y)
         raise NotImplementedError
 
     def init_theta(self, y, sample_weight=None) -> np.ndarray:
-        """Marginal maximum-likelihood theta, shape (dim,)."""
+        """The marginal maximum-likelihood (or moment-matching) start value of theta, the boosting's round 0.
+
+        Parameters
+        ----------
+        y : array-like of shape (n,) or (n, y_dim)
+            Training targets.
+        sample_weight : array-like of shape (n,) or None, default=None
+            Non-negative row weights with a positive sum; None weighs every row equally.
+
+        Returns
+        -------
+        theta0 : ndarray of shape (dim,)
+
+        Raises
+        ------
+        ConfigError
+            When ``sample_weight`` is not n finite non-negative numbers with a positive sum.
+        """
         raise NotImplementedError
 
     def nll(self, y, theta) -> np.ndarray:
-        """-log p(y | theta), shape (n,)."""
+        r"""The per-row negative log-likelihood :math:`-\log p(y \mid \theta)`.
+
+        Parameters
+        ----------
+        y : array-like of shape (n,), or (n, y_dim) for a vector y
+            Observations, one per row of theta.
+        theta : array-like of shape (n, dim)
+            Chart coordinates, one row per law (a 1-D array is n rows when dim == 1, one row otherwise).
+
+        Returns
+        -------
+        nll : ndarray of shape (n,)
+
+        Raises
+        ------
+        ConfigError
+            When theta's last axis is not ``dim``.
+        """
         raise NotImplementedError
 
     def nll_grad(self, y, theta) -> np.ndarray:
-        """d(-log p(y | theta)) / d theta, shape (n, dim)."""
+        r"""The gradient of the per-row NLL in theta, :math:`\partial(-\log p(y \mid \theta)) / \partial\theta`.
+
+        Parameters
+        ----------
+        y : array-like of shape (n,), or (n, y_dim) for a vector y
+            Observations, one per row of theta.
+        theta : array-like of shape (n, dim)
+            Chart coordinates, one row per law (a 1-D array is n rows when dim == 1, one row otherwise).
+
+        Returns
+        -------
+        grad : ndarray of shape (n, dim)
+
+        Raises
+        ------
+        ConfigError
+            When theta's last axis is not ``dim``.
+        """
         raise NotImplementedError
 
     def fisher(self, theta) -> np.ndarray:
-        """Fisher information E[grad grad^T] in theta, shape (n, dim, dim)."""
+        r"""The Fisher information :math:`I(\theta) = E[\nabla \nabla^\top]` of the NLL in theta
+        (multivariate_ngboost_drifters.txt Sec. 2).
+
+        Parameters
+        ----------
+        theta : array-like of shape (n, dim)
+            Chart coordinates, one row per law (a 1-D array is n rows when dim == 1, one row otherwise).
+
+        Returns
+        -------
+        fisher : ndarray of shape (n, dim, dim)
+
+        Raises
+        ------
+        ConfigError
+            When theta's last axis is not ``dim``.
+        """
         raise NotImplementedError
 
     def natural_gradient(self, y, theta) -> np.ndarray:
-        """fisher(theta)^-1 nll_grad(y, theta), shape (n, dim) (batched solve)."""
+        r"""The natural gradient :math:`I(\theta)^{-1} \nabla_\theta \mathrm{NLL}` per row (Duan et al.'s NGBoost;
+        multivariate_ngboost_drifters.txt Sec. 2), by a batched solve.
+
+        Parameters
+        ----------
+        y : array-like of shape (n,), or (n, y_dim) for a vector y
+            Observations, one per row of theta.
+        theta : array-like of shape (n, dim)
+            Chart coordinates, one row per law (a 1-D array is n rows when dim == 1, one row otherwise).
+
+        Returns
+        -------
+        nat_grad : ndarray of shape (n, dim)
+
+        Raises
+        ------
+        ConfigError
+            When theta's last axis is not ``dim``.
+        """
         g = self.nll_grad(y, theta)
         return np.linalg.solve(self.fisher(theta), g[..., None])[..., 0]
 
     def to_natural(self, theta) -> np.ndarray:
-        """The family's natural parameter eta for theta."""
+        r"""The family's natural parameter :math:`\eta` of each theta.
+
+        Parameters
+        ----------
+        theta : array-like of shape (n, dim)
+            Chart coordinates, one row per law (a 1-D array is n rows when dim == 1, one row otherwise).
+
+        Returns
+        -------
+        eta : ndarray of shape (n, family.dim)
+
+        Raises
+        ------
+        ConfigError
+            When theta's last axis is not ``dim``.
+        """
         raise NotImplementedError
 
     def from_natural(self, eta) -> np.ndarray:
-        """theta for the family's natural parameter eta."""
+        r"""The chart coordinates theta of each natural parameter :math:`\eta` (the inverse of :meth:`to_natural`).
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, family.dim)
+            Natural parameters of the family.
+
+        Returns
+        -------
+        theta : ndarray of shape (n, dim)
+
+        Raises
+        ------
+        ConfigError
+            When eta's last axis is not the family's ``dim``.
+        """
         raise NotImplementedError
 
     def mean(self, theta) -> np.ndarray:
-        """E[y] per row."""
+        """The mean :math:`E[y]` of each row's law.
+
+        Parameters
+        ----------
+        theta : array-like of shape (n, dim)
+            Chart coordinates, one row per law (a 1-D array is n rows when dim == 1, one row otherwise).
+
+        Returns
+        -------
+        mean : ndarray of shape (n,), or (n, y_dim) for a vector y
+
+        Raises
+        ------
+        ConfigError
+            When theta's last axis is not ``dim``.
+        """
         raise NotImplementedError
 
     def sample(self, theta, rng=None) -> np.ndarray:
-        """One draw of y per row."""
+        """One draw of y from each row's law.
+
+        Parameters
+        ----------
+        theta : array-like of shape (n, dim)
+            Chart coordinates, one row per law (a 1-D array is n rows when dim == 1, one row otherwise).
+        rng : numpy.random.Generator, int or None, default=None
+            The random generator, or a seed for a new one.
+
+        Returns
+        -------
+        y : ndarray of shape (n,), or (n, y_dim) for a vector y
+
+        Raises
+        ------
+        ConfigError
+            When theta's last axis is not ``dim``.
+        """
         raise NotImplementedError
 
     def __repr__(self):
@@ -169,7 +331,25 @@ class ExponentialFamilyChart(Chart):
         return f"ExponentialFamilyChart({self.family!r})"
 
     def init_theta(self, y, sample_weight=None):
-        """eta = grad A*(weighted mean of T(y)), projected into the domain (moment matching)."""
+        r"""The moment-matching start :math:`\eta = \nabla A^*(\bar T)`, :math:`\bar T` the weighted mean of
+        :math:`T(y)` projected into the mean domain (the marginal maximum-likelihood :math:`\eta`).
+
+        Parameters
+        ----------
+        y : array-like of shape (n,) or (n, y_dim)
+            Training targets.
+        sample_weight : array-like of shape (n,) or None, default=None
+            Non-negative row weights with a positive sum; None weighs every row equally.
+
+        Returns
+        -------
+        theta0 : ndarray of shape (dim,)
+
+        Raises
+        ------
+        ConfigError
+            When ``sample_weight`` is not n finite non-negative numbers with a positive sum.
+        """
         t = self.family.sufficient_stats(y)
         w = _weights(t.shape[0], sample_weight)
         m = self.family.project_mean((w @ t)[None, :])
@@ -229,7 +409,25 @@ class NormalMeanLogScale(Chart):
         self.family = Normal()
 
     def init_theta(self, y, sample_weight=None):
-        """Weighted marginal MLE (mean, log of the weighted standard deviation)."""
+        r"""The weighted marginal MLE :math:`(\bar y, \log s)`, s the weighted standard deviation (its variance floored
+        at 1e-12).
+
+        Parameters
+        ----------
+        y : array-like of shape (n,) or (n, y_dim)
+            Training targets.
+        sample_weight : array-like of shape (n,) or None, default=None
+            Non-negative row weights with a positive sum; None weighs every row equally.
+
+        Returns
+        -------
+        theta0 : ndarray of shape (dim,)
+
+        Raises
+        ------
+        ConfigError
+            When ``sample_weight`` is not n finite non-negative numbers with a positive sum.
+        """
         y = self.family._y(y)
         w = _weights(y.shape[0], sample_weight)
         mu = w @ y
@@ -242,7 +440,25 @@ class NormalMeanLogScale(Chart):
         return 0.5 * _LOG_2PI + t[..., 1] + 0.5 * z * z
 
     def nll_grad(self, y, theta):
-        """(-(y - mu)/sigma^2, 1 - (y - mu)^2/sigma^2)."""
+        r"""The gradient of the per-row NLL in :math:`(\mu, \log\sigma)`: :math:`(-(y - \mu)/\sigma^2,
+        1 - (y - \mu)^2/\sigma^2)`.
+
+        Parameters
+        ----------
+        y : array-like of shape (n,), or (n, y_dim) for a vector y
+            Observations, one per row of theta.
+        theta : array-like of shape (n, dim)
+            Chart coordinates, one row per law (a 1-D array is n rows when dim == 1, one row otherwise).
+
+        Returns
+        -------
+        grad : ndarray of shape (n, dim)
+
+        Raises
+        ------
+        ConfigError
+            When theta's last axis is not ``dim``.
+        """
         t = self._theta(theta)
         r = self.family._y(y) - t[..., 0]
         iv = np.exp(-2.0 * t[..., 1])
@@ -256,7 +472,25 @@ class NormalMeanLogScale(Chart):
         return out
 
     def natural_gradient(self, y, theta):
-        """Closed form (-(y - mu), (1 - (y - mu)^2/sigma^2) / 2)."""
+        r"""The natural gradient in closed form, :math:`(-(y - \mu), (1 - (y - \mu)^2/\sigma^2) / 2)` (the Fisher
+        information is :math:`\mathrm{diag}(1/\sigma^2, 2)`).
+
+        Parameters
+        ----------
+        y : array-like of shape (n,), or (n, y_dim) for a vector y
+            Observations, one per row of theta.
+        theta : array-like of shape (n, dim)
+            Chart coordinates, one row per law (a 1-D array is n rows when dim == 1, one row otherwise).
+
+        Returns
+        -------
+        nat_grad : ndarray of shape (n, dim)
+
+        Raises
+        ------
+        ConfigError
+            When theta's last axis is not ``dim``.
+        """
         t = self._theta(theta)
         r = self.family._y(y) - t[..., 0]
         return np.stack([-r, 0.5 * (1.0 - r * r * np.exp(-2.0 * t[..., 1]))], axis=-1)
@@ -286,7 +520,24 @@ class DiagonalChart(Chart):
     """
 
     def init_theta(self, y, sample_weight=None):
-        """Weighted marginal MLE by moment matching in the family's mean coordinates."""
+        """The weighted marginal MLE by moment matching in the family's mean coordinates, mapped to theta.
+
+        Parameters
+        ----------
+        y : array-like of shape (n,) or (n, y_dim)
+            Training targets.
+        sample_weight : array-like of shape (n,) or None, default=None
+            Non-negative row weights with a positive sum; None weighs every row equally.
+
+        Returns
+        -------
+        theta0 : ndarray of shape (dim,)
+
+        Raises
+        ------
+        ConfigError
+            When ``sample_weight`` is not n finite non-negative numbers with a positive sum.
+        """
         eta = ExponentialFamilyChart(self.family).init_theta(y, sample_weight)
         return self.from_natural(eta[None, :])[0]
 
@@ -303,7 +554,25 @@ class DiagonalChart(Chart):
         return self.family.fisher(self._eta(t)) * J[..., :, None] * J[..., None, :]
 
     def natural_gradient(self, y, theta):
-        """J^-1 g(eta)^-1 (eta* - T(y)) with the family's closed-form solve_fisher."""
+        r"""The natural gradient :math:`J^{-1} g(\eta)^{-1} (\eta^* - T(y))`, J the diagonal Jacobian of
+        :math:`\eta(\theta)`, with the family's closed-form ``solve_fisher``.
+
+        Parameters
+        ----------
+        y : array-like of shape (n,), or (n, y_dim) for a vector y
+            Observations, one per row of theta.
+        theta : array-like of shape (n, dim)
+            Chart coordinates, one row per law (a 1-D array is n rows when dim == 1, one row otherwise).
+
+        Returns
+        -------
+        nat_grad : ndarray of shape (n, dim)
+
+        Raises
+        ------
+        ConfigError
+            When theta's last axis is not ``dim``.
+        """
         t = self._theta(theta)
         eta = self._eta(t)
         return self.family.solve_fisher(eta, self.family.nll_grad(y, eta)) / self._jac(t)

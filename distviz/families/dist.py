@@ -69,42 +69,156 @@ class UnivariateDistribution:
         raise NotImplementedError
 
     def mean(self) -> np.ndarray:
-        """E[Y] per row, shape (rows,)."""
+        """The mean :math:`E[Y]` of each row's law.
+
+        Returns
+        -------
+        mean : ndarray of shape (rows,)
+        """
         raise NotImplementedError
 
     def var(self) -> np.ndarray:
-        """Var[Y] per row, shape (rows,)."""
+        r"""The variance :math:`\mathrm{Var}[Y]` of each row's law.
+
+        Returns
+        -------
+        var : ndarray of shape (rows,)
+        """
         raise NotImplementedError
 
     def std(self) -> np.ndarray:
-        """Standard deviation per row, shape (rows,)."""
+        """The standard deviation of each row's law, the square root of :meth:`var`.
+
+        Returns
+        -------
+        std : ndarray of shape (rows,)
+        """
         return np.sqrt(self.var())
 
     def logpdf(self, y) -> np.ndarray:
-        """log p(y) per row (log density, or log mass for a discrete law); y broadcasts against the rows."""
+        r"""The log density :math:`\log p(y)` (for a discrete law the log mass :math:`\log P(Y = y)`) of each row's law.
+
+        Parameters
+        ----------
+        y : float or array-like broadcasting against (rows,)
+            Values: a scalar, one per row, or a column (G, 1) for a grid of G values at every row.
+
+        Returns
+        -------
+        logpdf : ndarray of the broadcast shape of y and (rows,)
+
+        Raises
+        ------
+        ConfigError
+            When the values do not broadcast against the rows.
+        """
         raise NotImplementedError
 
     def cdf(self, y) -> np.ndarray:
-        """P(Y <= y) per row; y broadcasts against the rows."""
+        r"""The distribution function :math:`P(Y \le y)` of each row's law.
+
+        Parameters
+        ----------
+        y : float or array-like broadcasting against (rows,)
+            Values: a scalar, one per row, or a column (G, 1) for a grid of G values at every row.
+
+        Returns
+        -------
+        cdf : ndarray of the broadcast shape of y and (rows,)
+
+        Raises
+        ------
+        ConfigError
+            When the values do not broadcast against the rows.
+        """
         raise NotImplementedError
 
     def cdf_left(self, y) -> np.ndarray:
-        """P(Y < y) per row (equal to cdf for a continuous law; the randomised PIT of a discrete law needs both)."""
+        r"""The left limit :math:`P(Y < y)` of the distribution function of each row's law.
+
+        Equal to :meth:`cdf` for a continuous law; the randomised PIT of a discrete law needs both (for an integer
+        support, :math:`P(Y < y) = P(Y \le \lceil y \rceil - 1)`).
+
+        Parameters
+        ----------
+        y : float or array-like broadcasting against (rows,)
+            Values: a scalar, one per row, or a column (G, 1) for a grid of G values at every row.
+
+        Returns
+        -------
+        cdf_left : ndarray of the broadcast shape of y and (rows,)
+
+        Raises
+        ------
+        ConfigError
+            When the values do not broadcast against the rows.
+        """
         if not self.discrete:
             return self.cdf(y)
         return self.cdf(np.ceil(np.asarray(y, dtype=float)) - 1.0)
 
     def ppf(self, q) -> np.ndarray:
-        """Quantile function: the smallest y with cdf(y) >= q per row; q broadcasts against the rows."""
+        r"""The quantile function: the smallest y with :math:`\mathrm{cdf}(y) \ge q`, per row.
+
+        Parameters
+        ----------
+        q : float or array-like broadcasting against (rows,)
+            Probabilities in [0, 1]: a scalar, one per row, or a column (G, 1) for a grid.
+
+        Returns
+        -------
+        y : ndarray of the broadcast shape of q and (rows,)
+
+        Raises
+        ------
+        ConfigError
+            When q does not broadcast against the rows.
+        """
         raise NotImplementedError
 
     def interval(self, level=0.9):
-        """(lower, upper) = (ppf((1 - level) / 2), ppf((1 + level) / 2)): the central interval per row."""
+        r"""The central interval of each row's law, :math:`(\mathrm{ppf}((1 - a)/2), \mathrm{ppf}((1 + a)/2))` for
+        ``level`` a.
+
+        Parameters
+        ----------
+        level : float or array-like, default=0.9
+            The central probability, in (0, 1].
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (rows,) each
+            (Of the broadcast shape of ``level`` and (rows,) for an array ``level``.)
+
+        Raises
+        ------
+        ConfigError
+            When ``level`` lies outside (0, 1].
+
+        Examples
+        --------
+        >>> from distviz.families.dist import NormalDist
+        >>> lo, hi = NormalDist([0.0], [1.0]).interval(0.95)
+        >>> round(float(hi[0]), 2)
+        1.96
+        """
         a = _level(level)
         return self.ppf((1.0 - a) / 2.0), self.ppf((1.0 + a) / 2.0)
 
     def sample(self, n: int = 1, random_state=None) -> np.ndarray:
-        """n independent draws per row, shape (n, rows)."""
+        """Independent draws from each row's law.
+
+        Parameters
+        ----------
+        n : int, default=1
+            Draws per row.
+        random_state : numpy.random.Generator, int or None, default=None
+            The random generator, or a seed for a new one.
+
+        Returns
+        -------
+        y : ndarray of shape (n, rows)
+        """
         raise NotImplementedError
 
     def _rows(self, a) -> np.ndarray:
@@ -667,23 +781,48 @@ class MultivariateNormalDist:
         return int(self._mean.shape[1])
 
     def mean(self) -> np.ndarray:
-        """E[Y] per row, shape (rows, P)."""
+        """The mean :math:`E[Y]` of each row's law.
+
+        Returns
+        -------
+        mean : ndarray of shape (rows, P)
+        """
         return self._mean
 
     def cov(self) -> np.ndarray:
-        """Cov[Y] per row, shape (rows, P, P)."""
+        r"""The covariance :math:`\mathrm{Cov}[Y]` of each row's law.
+
+        Returns
+        -------
+        cov : ndarray of shape (rows, P, P)
+        """
         return self._cov
 
     def var(self) -> np.ndarray:
-        """Marginal variances, shape (rows, P)."""
+        """The marginal variances, the diagonals of :meth:`cov`.
+
+        Returns
+        -------
+        var : ndarray of shape (rows, P)
+        """
         return np.einsum("nii->ni", self._cov)
 
     def std(self) -> np.ndarray:
-        """Marginal standard deviations, shape (rows, P)."""
+        """The marginal standard deviations.
+
+        Returns
+        -------
+        std : ndarray of shape (rows, P)
+        """
         return np.sqrt(self.var())
 
     def corr(self) -> np.ndarray:
-        """Correlation matrices, shape (rows, P, P)."""
+        r"""The correlation matrices, :math:`\Sigma_{ij} / (\sigma_i \sigma_j)`.
+
+        Returns
+        -------
+        corr : ndarray of shape (rows, P, P)
+        """
         sd = self.std()
         return self._cov / (sd[:, :, None] * sd[:, None, :])
 
@@ -696,7 +835,18 @@ class MultivariateNormalDist:
         return self._cov[:, 0, 1] / (sd[:, 0] * sd[:, 1])
 
     def marginal(self, j: int) -> NormalDist:
-        """The Normal law of output j."""
+        r"""The Normal law of one output.
+
+        Parameters
+        ----------
+        j : int
+            The output, in [0, P).
+
+        Returns
+        -------
+        NormalDist
+            :math:`N(\mu_j, \Sigma_{jj})` per row.
+        """
         return NormalDist(self._mean[:, j], np.sqrt(self._cov[:, j, j]))
 
     def _y(self, Y) -> np.ndarray:
@@ -709,19 +859,79 @@ class MultivariateNormalDist:
         return Y
 
     def mahalanobis2(self, Y) -> np.ndarray:
-        """(Y - mean)^T cov^-1 (Y - mean) per row, shape (rows,) (chi-square with P degrees of freedom under the law)."""
+        r"""The squared Mahalanobis distance :math:`(Y - \mu)^\top \Sigma^{-1} (Y - \mu)` per row (chi-square with P
+        degrees of freedom under the law).
+
+        Parameters
+        ----------
+        Y : array-like of shape (rows, P), or (rows,) when P == 1
+            One observation per row.
+
+        Returns
+        -------
+        d2 : ndarray of shape (rows,)
+
+        Raises
+        ------
+        ConfigError
+            When Y does not have shape (rows, P).
+        numpy.linalg.LinAlgError
+            When a covariance is not positive definite.
+        """
         L = np.linalg.cholesky(self._cov)
         z = np.linalg.solve(L, (self._y(Y) - self._mean)[..., None])[..., 0]
         return (z * z).sum(1)
 
     def logpdf(self, Y) -> np.ndarray:
-        """log N(Y | mean, cov) per row, Y of shape (rows, P); shape (rows,)."""
+        r"""The log density :math:`\log N(Y \mid \mu, \Sigma)` per row, by Cholesky factor.
+
+        Parameters
+        ----------
+        Y : array-like of shape (rows, P), or (rows,) when P == 1
+            One observation per row.
+
+        Returns
+        -------
+        logpdf : ndarray of shape (rows,)
+
+        Raises
+        ------
+        ConfigError
+            When Y does not have shape (rows, P).
+        numpy.linalg.LinAlgError
+            When a covariance is not positive definite.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from distviz.families.dist import MultivariateNormalDist
+        >>> d = MultivariateNormalDist(np.zeros((1, 2)), np.eye(2)[None])
+        >>> round(float(d.logpdf(np.zeros((1, 2)))[0]), 6)   # -log(2 pi)
+        -1.837877
+        """
         L = np.linalg.cholesky(self._cov)
         z = np.linalg.solve(L, (self._y(Y) - self._mean)[..., None])[..., 0]
         return -(0.5 * (z * z).sum(1) + np.log(np.einsum("nii->ni", L)).sum(1) + 0.5 * self.P * np.log(2 * np.pi))
 
     def sample(self, n: int = 1, random_state=None) -> np.ndarray:
-        """n independent draws per row, shape (n, rows, P)."""
+        """Independent draws from each row's law.
+
+        Parameters
+        ----------
+        n : int, default=1
+            Draws per row.
+        random_state : numpy.random.Generator, int or None, default=None
+            The random generator, or a seed for a new one.
+
+        Returns
+        -------
+        Y : ndarray of shape (n, rows, P)
+
+        Raises
+        ------
+        numpy.linalg.LinAlgError
+            When a covariance is not positive definite.
+        """
         L = np.linalg.cholesky(self._cov)
         eps = as_rng(random_state).standard_normal((int(n),) + self._mean.shape)
         return self._mean[None] + np.einsum("nij,knj->kni", L, eps)

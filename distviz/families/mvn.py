@@ -106,11 +106,31 @@ class MultivariateNormal(ExponentialFamily):
 
     # ------------------------------------------------------------------ helpers
     def vech(self, M) -> np.ndarray:
-        """Upper triangle of (..., P, P) row by row, shape (..., P(P+1)/2)."""
+        """The upper triangle of symmetric matrices, row by row (``np.triu_indices(P)`` order).
+
+        Parameters
+        ----------
+        M : array-like of shape (..., P, P)
+            Matrices.
+
+        Returns
+        -------
+        v : ndarray of shape (..., P (P + 1) / 2)
+        """
         return np.asarray(M)[..., self._iu[0], self._iu[1]]
 
     def unvech(self, v) -> np.ndarray:
-        """Symmetric (..., P, P) matrix from its vech."""
+        """The symmetric matrices of given upper triangles (the inverse of :meth:`vech`).
+
+        Parameters
+        ----------
+        v : array-like of shape (..., P (P + 1) / 2)
+            Upper triangles, row by row.
+
+        Returns
+        -------
+        M : ndarray of shape (..., P, P)
+        """
         v = np.asarray(v, dtype=float)
         M = np.empty(v.shape[:-1] + (self.P, self.P))
         M[..., self._iu[0], self._iu[1]] = v
@@ -118,19 +138,75 @@ class MultivariateNormal(ExponentialFamily):
         return M
 
     def precision(self, eta) -> np.ndarray:
-        """Lambda = Sigma^-1 from eta, shape (n, P, P)."""
+        r"""The precision :math:`\Lambda = \Sigma^{-1}` of each row's natural parameter (the e part undone: diagonal
+        :math:`-2 e_{ii}`, off-diagonal :math:`-e_{ij}`).
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, dim)
+            Natural parameters, dim = P + P (P + 1) / 2.
+
+        Returns
+        -------
+        precision : ndarray of shape (n, P, P)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not dim = P + P (P + 1) / 2.
+        """
         eta = self._params(eta)
         return self.unvech(eta[..., self.P:] * self._to_prec)
 
     def mean_cov(self, eta):
-        """(mu (n, P), Sigma (n, P, P)) from eta; NaN rows where the precision is not positive definite."""
+        r"""The mean and covariance :math:`(\mu, \Sigma)` of each row's natural parameter, :math:`\Sigma = \Lambda^{-1}`,
+        :math:`\mu = \Sigma b`.
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, dim)
+            Natural parameters, dim = P + P (P + 1) / 2.
+
+        Returns
+        -------
+        mu : ndarray of shape (n, P)
+        cov : ndarray of shape (n, P, P)
+            NaN rows where the precision is not positive definite.
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not dim = P + P (P + 1) / 2.
+        """
         eta = self._params(eta)
         S = spd_inv_logdet(self.precision(eta))[0]
         mu = np.einsum("...ij,...j->...i", S, eta[..., :self.P])
         return mu, S
 
     def from_mean_cov(self, mu, cov) -> np.ndarray:
-        """eta from mean (n, P) and covariance (n, P, P); NaN rows where cov is not positive definite."""
+        r"""The natural parameter :math:`\eta = (\Lambda \mu, e)` of given means and covariances (module doc conventions).
+
+        Parameters
+        ----------
+        mu : array-like of shape (n, P)
+            Means.
+        cov : array-like of shape (n, P, P)
+            Covariances.
+
+        Returns
+        -------
+        eta : ndarray of shape (n, P + P (P + 1) / 2)
+            NaN rows where ``cov`` is not positive definite.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from distviz.families import MultivariateNormal
+        >>> fam = MultivariateNormal(P=2)
+        >>> mu, cov = fam.mean_cov(fam.from_mean_cov(np.zeros((1, 2)), np.eye(2)[None]))
+        >>> cov.round(12).tolist()
+        [[[1.0, 0.0], [0.0, 1.0]]]
+        """
         mu = np.asarray(mu, dtype=float)
         lam = spd_inv_logdet(np.asarray(cov, dtype=float))[0]
         b = np.einsum("...ij,...j->...i", lam, mu)
@@ -181,7 +257,22 @@ class MultivariateNormal(ExponentialFamily):
         return out
 
     def fisher(self, eta):
-        """Cov[T(y)] from the Gaussian moment identities (module docstring), fused in numba."""
+        r"""The Fisher metric :math:`\mathrm{Cov}[T(y)]` from the Gaussian moment identities (module doc), fused in numba.
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, dim)
+            Natural parameters, dim = P + P (P + 1) / 2.
+
+        Returns
+        -------
+        g : ndarray of shape (n, dim, dim)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not dim.
+        """
         mu, S = self.mean_cov(eta)
         lead = mu.shape[:-1]
         G = _fisher_batch(np.ascontiguousarray(mu.reshape(-1, self.P)),
@@ -192,7 +283,26 @@ class MultivariateNormal(ExponentialFamily):
         return spd_inv_logdet(self.fisher(eta))[0]
 
     def solve_fisher(self, eta, v):
-        """g(eta)^-1 v per row: the metric is built and Cholesky-solved row by row in numba (no (n, d, d) array)."""
+        r""":math:`g(\eta)^{-1} v` per row: the metric is built and Cholesky-solved row by row in numba (no (n, dim, dim)
+        array).
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, dim)
+            Natural parameters, dim = P + P (P + 1) / 2.
+        v : array-like of shape (n, dim)
+            One vector per row.
+
+        Returns
+        -------
+        x : ndarray of shape (n, dim)
+            The solution of :math:`g(\eta) x = v`.
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not dim = P + P (P + 1) / 2.
+        """
         mu, S = self.mean_cov(eta)
         v = self._params(v)
         lead = mu.shape[:-1]
@@ -221,26 +331,85 @@ class MultivariateNormal(ExponentialFamily):
         return ok & spd_ok(S)
 
     def domain(self, coord):
-        """Natural parameters whose precision is positive definite; means whose covariance is."""
+        """The compiled domains: natural parameters whose precision is positive definite; means whose covariance is.
+
+        Parameters
+        ----------
+        coord : {"natural", "mean"}
+            The coordinate system.
+
+        Returns
+        -------
+        Domain
+            Bounds ``lo < x < hi`` and the extra condition of its ``kind``.
+        """
         inf = [np.inf] * self.dim
         if coord == "natural":
             return box([-np.inf] * self.dim, inf, SPD_SCALED, self._to_prec)
         return box([-np.inf] * self.dim, inf, SPD_CENTRED)
 
     def project_natural(self, eta):
-        """Clip the eigenvalues of the precision to >= margin."""
+        """Clip the eigenvalues of the precision to at least ``margin``.
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, dim)
+            Natural parameters, one row per law.
+
+        Returns
+        -------
+        eta : ndarray of shape (n, dim)
+            A projected copy.
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not dim.
+        """
         eta = self._params(eta)
         lam = _clip_eig(self.precision(eta), self.margin)
         return np.concatenate([eta[..., :self.P], self.vech(lam) * self._from_prec], axis=-1)
 
     def project_mean(self, mean):
-        """Keep mu and clip the eigenvalues of the covariance to >= margin."""
+        r"""Keep :math:`\mu` and clip the eigenvalues of the covariance to at least ``margin``.
+
+        Parameters
+        ----------
+        mean : array-like of shape (n, dim)
+            Mean parameters :math:`\eta^* = E[T(y)]`, one row per law.
+
+        Returns
+        -------
+        mean : ndarray of shape (n, dim)
+            A projected copy.
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not dim.
+        """
         mu, S = self._moments(mean)
         S = _clip_eig(S, self.margin)
         return np.concatenate([mu, self.vech(S + mu[..., :, None] * mu[..., None, :])], axis=-1)
 
     def mean_and_variance(self, eta):
-        """(mean (n, P), covariance (n, P, P))."""
+        """The mean and covariance of y, as :meth:`mean_cov`.
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, dim)
+            Natural parameters, dim = P + P (P + 1) / 2.
+
+        Returns
+        -------
+        mean : ndarray of shape (n, P)
+        cov : ndarray of shape (n, P, P)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not dim = P + P (P + 1) / 2.
+        """
         return self.mean_cov(eta)
 
     def _default_mean(self):

@@ -28,18 +28,43 @@ _BLOCK = 1 << 14
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def _poisson_mgd_round(F, leaf, value, mult, T, w, weighted, F_out, R_out):
-    """One fused pass of a Poisson MGD round (iterate eta* = lambda): update, next targets and the NLL's sums.
+    r"""One fused pass of a Poisson MGD round (iterate :math:`\eta^* = \lambda`): update, next targets and the NLL's sums.
 
-    F_out_i = F_i + mult * value[leaf_i] (the step of the round's tree), the next M-law target
-    R_out_i = T(y_i) - F_out_i (note, "Boosting of MGD"), and the two row sums of the training NLL
-    A(eta) - eta T(y) - log h(y) at eta = log F_out (note, "Poisson example": A(eta) = e^eta = lambda):
-    sum_i w_i F_out_i and sum_i w_i T_i log F_out_i.
-    Returns (number of rows whose F_out is not a finite normal positive float, the two sums); when the
-    first is not 0 the sums are not computed and the caller falls back to the unfused update, which
-    projects or backtracks those rows (and takes a subnormal rate's log with numpy).
-    Each block of rows runs loops without a running sum (they vectorise) and adds by ``lane_sum``;
-    the row terms of a sum go into the block's part of R_out (in cache) before its targets do.  The
-    sums are the same bits at every thread count.
+    :math:`F'_i = F_i + \text{mult} \cdot \text{value}[\text{leaf}_i]` (the step of the round's tree), the next
+    M-law target :math:`R_i = T(y_i) - F'_i` (mirror_vs_natural_boosting.tex, "Boosting of MGD"), and the two row sums
+    of the training NLL :math:`A(\eta) - \eta T(y) - \log h(y)` at :math:`\eta = \log F'` (note, "Poisson example":
+    :math:`A(\eta) = e^\eta = \lambda`): :math:`\sum_i w_i F'_i` and :math:`\sum_i w_i T_i \log F'_i`.
+    Each block of rows runs loops without a running sum (they vectorise) and adds by ``lane_sum``; blocks of a fixed
+    size are added in order, so the sums do not depend on the number of threads.
+
+    Parameters
+    ----------
+    F : ndarray of float64, shape (n,)
+        The current rates :math:`\eta^*_t` of the rows.
+    leaf : ndarray of int, shape (n,)
+        Each row's leaf in the round's tree.
+    value : ndarray of float64, shape (n_leaves,)
+        The tree's leaf values.
+    mult : float
+        The step's multiplier (learning rate times the line search's scale).
+    T : ndarray of float64, shape (n,)
+        The sufficient statistics :math:`T(y_i) = y_i`.
+    w : ndarray of float64, shape (n,)
+        Row weights (read only when ``weighted``).
+    weighted : bool
+        Whether the sums are weighted.
+    F_out : ndarray of float64, shape (n,)
+        Output: the updated rates.
+    R_out : ndarray of float64, shape (n,)
+        Output: the next round's targets.
+
+    Returns
+    -------
+    n_bad : int
+        Rows whose updated rate is not a finite normal positive float; when not 0 the sums are not computed and
+        the caller falls back to the unfused update, which projects or backtracks those rows.
+    sum_rate, sum_t_log_rate : float
+        :math:`\sum_i w_i F'_i` and :math:`\sum_i w_i T_i \log F'_i`.
     """
     n = F.shape[0]
     nblk = (n + _BLOCK - 1) // _BLOCK
@@ -167,7 +192,22 @@ class Poisson(ExponentialFamily):
             return np.log(self._params(mean))
 
     def conjugate(self, mean):
-        """A*(m) = m log m - m (0 at m = 0, the boundary value used by Gain^ent)."""
+        r"""The Legendre conjugate :math:`A^*(m) = m \log m - m` (0 at m = 0, the boundary value used by Gain^ent).
+
+        Parameters
+        ----------
+        mean : array-like of shape (n, 1)
+            Mean parameters :math:`\eta^* = E[T(y)]`, one row per law.
+
+        Returns
+        -------
+        A_star : ndarray of shape (n,)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not 1.
+        """
         m = self._params(mean)[..., 0]
         return xlogy(m, m) - m
 
@@ -181,7 +221,17 @@ class Poisson(ExponentialFamily):
         return self._params(v) * np.exp(-self._params(eta))
 
     def log_base_measure(self, y):
-        """log h(y) = -log y!, the counts below 1024 from a table of the same values."""
+        r"""The log base measure :math:`\log h(y) = -\log y!` (counts below 1024 from a table of the same values).
+
+        Parameters
+        ----------
+        y : array-like of shape (n,)
+            Observations.
+
+        Returns
+        -------
+        log_h : ndarray of shape (n,)
+        """
         y = self._y(y)
         if y.ndim != 1 or y.shape[0] < 4096:
             return -gammaln(y + 1.0)
@@ -199,7 +249,18 @@ class Poisson(ExponentialFamily):
         return np.isfinite(m) & (m > 0)
 
     def domain(self, coord):
-        """Rates (0, inf); natural parameters all of R."""
+        """The compiled domains: rates (0, inf); natural parameters all of R.
+
+        Parameters
+        ----------
+        coord : {"natural", "mean"}
+            The coordinate system.
+
+        Returns
+        -------
+        Domain
+            Bounds ``lo < x < hi`` and the extra condition of its ``kind``.
+        """
         return box([0.0], [np.inf]) if coord == "mean" else super().domain(coord)
 
     def project_mean(self, mean):
@@ -278,7 +339,22 @@ class Bernoulli(ExponentialFamily):
             return np.log(m) - np.log1p(-m)
 
     def conjugate(self, mean):
-        """A*(p) = p log p + (1-p) log(1-p) (negative Shannon entropy)."""
+        r"""The Legendre conjugate :math:`A^*(p) = p \log p + (1-p) \log(1-p)` (the negative Shannon entropy).
+
+        Parameters
+        ----------
+        mean : array-like of shape (n, 1)
+            Mean parameters :math:`\eta^* = E[T(y)]`, one row per law.
+
+        Returns
+        -------
+        A_star : ndarray of shape (n,)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not 1.
+        """
         m = self._params(mean)[..., 0]
         return xlogy(m, m) + xlogy(1.0 - m, 1.0 - m)
 
@@ -302,7 +378,18 @@ class Bernoulli(ExponentialFamily):
         return (m > 0) & (m < 1)
 
     def domain(self, coord):
-        """Probabilities (0, 1); logits all of R."""
+        """The compiled domains: probabilities (0, 1); logits all of R.
+
+        Parameters
+        ----------
+        coord : {"natural", "mean"}
+            The coordinate system.
+
+        Returns
+        -------
+        Domain
+            Bounds ``lo < x < hi`` and the extra condition of its ``kind``.
+        """
         return box([0.0], [1.0]) if coord == "mean" else super().domain(coord)
 
     def project_mean(self, mean):
@@ -373,8 +460,19 @@ class Normal(ExponentialFamily):
     y_range: tuple | None = None
 
     def with_data_range(self, lo: float, hi: float) -> "Normal":
-        """A copy whose natural domain is bounded by the range [lo, hi] of the training targets (class doc); itself
-        when the range is not finite or has no width (constant y: no variance to bound)."""
+        """A copy whose natural domain is bounded by the range [lo, hi] of the training targets (see the class doc).
+
+        Parameters
+        ----------
+        lo, hi : float
+            The least and greatest training target.
+
+        Returns
+        -------
+        Normal
+            The bounded copy (``y_range = (lo, hi)``); ``self`` when the range is not finite or has no width (constant
+            y: no variance to bound).
+        """
         lo, hi = float(lo), float(hi)
         if not (np.isfinite(lo) and np.isfinite(hi) and hi > lo):
             return self
@@ -402,7 +500,22 @@ class Normal(ExponentialFamily):
         return np.stack([y, y * y], axis=-1)
 
     def log_partition(self, eta):
-        """A(eta) = -eta1^2 / (4 eta2) - log(-2 eta2) / 2."""
+        r"""The log-partition :math:`A(\eta) = -\eta_1^2 / (4 \eta_2) - \frac12 \log(-2 \eta_2)`.
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, 2)
+            Natural parameters, one row per law.
+
+        Returns
+        -------
+        A : ndarray of shape (n,)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not 2.
+        """
         eta = self._params(eta)
         e1, e2 = eta[..., 0], eta[..., 1]
         return -e1 * e1 / (4.0 * e2) - 0.5 * np.log(-2.0 * e2)
@@ -422,12 +535,44 @@ class Normal(ExponentialFamily):
         return np.stack([m[..., 0] / var, -0.5 / var], axis=-1)
 
     def conjugate(self, mean):
-        """A*(eta*) = -1/2 - log(sigma^2)/2 with sigma^2 = eta*_2 - eta*_1^2."""
+        r"""The Legendre conjugate :math:`A^*(\eta^*) = -\frac12 - \frac12 \log \sigma^2` with :math:`\sigma^2 = \eta^*_2 -
+        (\eta^*_1)^2`.
+
+        Parameters
+        ----------
+        mean : array-like of shape (n, 2)
+            Mean parameters :math:`\eta^* = E[T(y)]`, one row per law.
+
+        Returns
+        -------
+        A_star : ndarray of shape (n,)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not 2.
+        """
         m = self._params(mean)
         return -0.5 - 0.5 * np.log(m[..., 1] - m[..., 0] ** 2)
 
     def fisher(self, eta):
-        """Cov[(y, y^2)] = [[s, 2 mu s], [2 mu s, 4 mu^2 s + 2 s^2]], s = sigma^2."""
+        r"""The Fisher metric :math:`\mathrm{Cov}[(y, y^2)] = \begin{pmatrix} s & 2\mu s \\ 2\mu s & 4\mu^2 s + 2 s^2
+        \end{pmatrix}`, :math:`s = \sigma^2`.
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, 2)
+            Natural parameters, one row per law.
+
+        Returns
+        -------
+        g : ndarray of shape (n, 2, 2)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not 2.
+        """
         mu, s = self._mu_var(eta)
         c = 2.0 * mu * s
         out = np.empty(mu.shape + (2, 2))
@@ -438,7 +583,23 @@ class Normal(ExponentialFamily):
         return out
 
     def inverse_fisher(self, eta):
-        """Closed form: [[2 mu^2 + s, -mu], [-mu, 1/2]] / s^2."""
+        r"""The inverse Fisher metric in closed form, :math:`\begin{pmatrix} 2\mu^2 + s & -\mu \\ -\mu & 1/2 \end{pmatrix} /
+        s^2`, :math:`s = \sigma^2`.
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, 2)
+            Natural parameters, one row per law.
+
+        Returns
+        -------
+        g_inv : ndarray of shape (n, 2, 2)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not 2.
+        """
         mu, s = self._mu_var(eta)
         s2 = s * s
         out = np.empty(mu.shape + (2, 2))
@@ -463,7 +624,23 @@ class Normal(ExponentialFamily):
         return mu + np.sqrt(s) * as_rng(rng).standard_normal(mu.shape)
 
     def in_natural_domain(self, eta):
-        """eta_2 < 0, and with a data range [a, b] eta_2 < -2 / (b - a)^2 and a < mu < b (class doc)."""
+        r"""Whether :math:`\eta_2 < 0`, and with a data range [a, b] :math:`\eta_2 < -2 / (b - a)^2` and :math:`a < \mu < b`
+        (class doc).
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, 2)
+            Natural parameters, one row per law.
+
+        Returns
+        -------
+        inside : ndarray of bool, shape (n,)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not 2.
+        """
         eta = self._params(eta)
         e1, e2 = eta[..., 0], eta[..., 1]
         ok = finite_rows(eta) & (e2 < self._eta2_cap())
@@ -474,8 +651,19 @@ class Normal(ExponentialFamily):
         return ok
 
     def domain(self, coord):
-        """Natural parameters R x (-inf, 0) (with a data range: the three half-planes of the class doc); means with
-        E[y^2] - E[y]^2 > 0."""
+        r"""The compiled domains: natural parameters :math:`\mathbb{R} \times (-\infty, 0)` (with a data range: the three
+        half-planes of the class doc); means with :math:`E[y^2] - E[y]^2 > 0`.
+
+        Parameters
+        ----------
+        coord : {"natural", "mean"}
+            The coordinate system.
+
+        Returns
+        -------
+        Domain
+            Bounds ``lo < x < hi`` and the extra condition of its ``kind``.
+        """
         if coord == "natural":
             if self.y_range is None:
                 return box([-np.inf, -np.inf], [np.inf, 0.0])
@@ -487,10 +675,29 @@ class Normal(ExponentialFamily):
         return finite_rows(m) & (m[..., 1] - m[..., 0] ** 2 > 0)
 
     def project_natural(self, eta):
-        """Without a data range: eta_2 lowered to -margin.  With one: a row outside the domain becomes the law of
-        mean mu clipped into [a + m, b - m] and variance min(sigma^2, (1 - margin) (b - a)^2 / 4), m = margin (b - a)
-        (a row with eta_2 >= 0 is no law: its mean is the limit of mu as eta_2 -> 0-, the bound on eta_1's side,
-        its variance the cap); rows inside are returned as they are."""
+        r"""A natural parameter inside the (bounded) natural domain.
+
+        Without a data range: :math:`\eta_2` lowered to ``-margin``.  With one: a row outside the domain becomes the law of
+        mean :math:`\mu` clipped into [a + m, b - m] and variance :math:`\min(\sigma^2, (1 - \text{margin}) (b - a)^2 / 4)`,
+        m = margin (b - a) (a row with :math:`\eta_2 \ge 0` is no law: its mean is the limit of :math:`\mu` as
+        :math:`\eta_2 \to 0^-`, the bound on :math:`\eta_1`'s side, its variance the cap); rows inside are returned as
+        they are.
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, 2)
+            Natural parameters, one row per law.
+
+        Returns
+        -------
+        eta : ndarray of shape (n, 2)
+            A projected copy.
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not 2.
+        """
         eta = self._params(eta).copy()
         if self.y_range is None:
             eta[..., 1] = np.minimum(eta[..., 1], -self.margin)
@@ -512,7 +719,23 @@ class Normal(ExponentialFamily):
         return eta
 
     def project_mean(self, mean):
-        """Keep E[y] and raise E[y^2] so that the variance is at least `margin`."""
+        r"""Keep :math:`E[y]` and raise :math:`E[y^2]` so that the variance is at least ``margin``.
+
+        Parameters
+        ----------
+        mean : array-like of shape (n, 2)
+            Mean parameters :math:`\eta^* = E[T(y)]`, one row per law.
+
+        Returns
+        -------
+        mean : ndarray of shape (n, 2)
+            A projected copy.
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not 2.
+        """
         m = self._params(mean).copy()
         m[..., 1] = np.maximum(m[..., 1], m[..., 0] ** 2 + self.margin)
         return m
@@ -522,7 +745,25 @@ class Normal(ExponentialFamily):
 
     @staticmethod
     def from_mu_sigma(mu, sigma):
-        """eta for given mean and standard deviation, shape (n, 2)."""
+        r"""The natural parameter :math:`\eta = (\mu / \sigma^2, -1 / (2 \sigma^2))` of given means and standard deviations.
+
+        Parameters
+        ----------
+        mu : array-like of shape (n,)
+            Means.
+        sigma : array-like of shape (n,)
+            Standard deviations (> 0); broadcast against ``mu``.
+
+        Returns
+        -------
+        eta : ndarray of shape (n, 2)
+
+        Examples
+        --------
+        >>> from distviz.families import Normal
+        >>> Normal.from_mu_sigma([1.0], [2.0]).tolist()
+        [[0.25, -0.125]]
+        """
         mu, sigma = np.broadcast_arrays(np.asarray(mu, float), np.asarray(sigma, float))
         var = sigma * sigma
         return np.stack([mu / var, -0.5 / var], axis=-1)
@@ -617,17 +858,66 @@ class Gamma(ExponentialFamily):
         return eta[..., 0] + 1.0, -eta[..., 1]
 
     def log_partition(self, eta):
-        """A(eta) = lgamma(alpha) - alpha log beta."""
+        r"""The log-partition :math:`A(\eta) = \log\Gamma(\alpha) - \alpha \log\beta`, :math:`\alpha = \eta_1 + 1`,
+        :math:`\beta = -\eta_2`.
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, 2)
+            Natural parameters, one row per law.
+
+        Returns
+        -------
+        A : ndarray of shape (n,)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not 2.
+        """
         a, b = self._ab(self._params(eta))
         return gammaln(a) - a * np.log(b)
 
     def to_mean(self, eta):
-        """eta* = (digamma(alpha) - log beta, alpha / beta)."""
+        r"""The mean coordinate :math:`\eta^* = (\psi(\alpha) - \log\beta, \alpha / \beta)` (:math:`\psi` the digamma
+        function).
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, 2)
+            Natural parameters, one row per law.
+
+        Returns
+        -------
+        mean : ndarray of shape (n, 2)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not 2.
+        """
         a, b = self._ab(self._params(eta))
         return np.stack([digamma(a) - np.log(b), a / b], axis=-1)
 
     def to_natural(self, mean):
-        """Invert eta* by solving log(alpha) - digamma(alpha) = log E[y] - E[log y], beta = alpha / E[y]."""
+        r"""Invert :math:`\eta^*` by solving :math:`\log\alpha - \psi(\alpha) = \log E[y] - E[\log y]` (Minka's Newton
+        iteration), :math:`\beta = \alpha / E[y]`.
+
+        Parameters
+        ----------
+        mean : array-like of shape (n, 2)
+            Mean parameters :math:`\eta^* = E[T(y)]`, one row per law.
+
+        Returns
+        -------
+        eta : ndarray of shape (n, 2)
+            NaN or infinite outside the mean domain.
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not 2.
+        """
         m = self._params(mean)
         with np.errstate(divide="ignore", invalid="ignore"):
             s = np.log(m[..., 1]) - m[..., 0]
@@ -638,7 +928,23 @@ class Gamma(ExponentialFamily):
         return np.stack([a - 1.0, -a / m[..., 1]], axis=-1)
 
     def conjugate(self, mean):
-        """A*(eta*) = (alpha - 1) E[log y] - alpha - lgamma(alpha) + alpha log beta; +inf on the Jensen boundary."""
+        r"""The Legendre conjugate :math:`A^*(\eta^*) = (\alpha - 1) E[\log y] - \alpha - \log\Gamma(\alpha) + \alpha
+        \log\beta`; :math:`+\infty` on the Jensen boundary :math:`E[\log y] = \log E[y]`.
+
+        Parameters
+        ----------
+        mean : array-like of shape (n, 2)
+            Mean parameters :math:`\eta^* = E[T(y)]`, one row per law.
+
+        Returns
+        -------
+        A_star : ndarray of shape (n,)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not 2.
+        """
         m = self._params(mean)
         eta = self.to_natural(m)
         a, b = self._ab(eta)
@@ -648,7 +954,23 @@ class Gamma(ExponentialFamily):
         return np.where(boundary, np.inf, out)
 
     def fisher(self, eta):
-        """[[trigamma(alpha), 1/beta], [1/beta, alpha/beta^2]]."""
+        r"""The Fisher metric :math:`\begin{pmatrix} \psi'(\alpha) & 1/\beta \\ 1/\beta & \alpha/\beta^2 \end{pmatrix}`
+        (:math:`\psi'` the trigamma function).
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, 2)
+            Natural parameters, one row per law.
+
+        Returns
+        -------
+        g : ndarray of shape (n, 2, 2)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not 2.
+        """
         a, b = self._ab(self._params(eta))
         out = np.empty(a.shape + (2, 2))
         out[..., 0, 0] = trigamma(a)
@@ -657,7 +979,23 @@ class Gamma(ExponentialFamily):
         return out
 
     def inverse_fisher(self, eta):
-        """Closed form: beta^2 / (alpha trigamma(alpha) - 1) [[alpha/beta^2, -1/beta], [-1/beta, trigamma]]."""
+        r"""The inverse Fisher metric in closed form, :math:`\frac{\beta^2}{\alpha \psi'(\alpha) - 1} \begin{pmatrix}
+        \alpha/\beta^2 & -1/\beta \\ -1/\beta & \psi'(\alpha) \end{pmatrix}`.
+
+        Parameters
+        ----------
+        eta : array-like of shape (n, 2)
+            Natural parameters, one row per law.
+
+        Returns
+        -------
+        g_inv : ndarray of shape (n, 2, 2)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not 2.
+        """
         a, b = self._ab(self._params(eta))
         t = trigamma(a)
         c = b * b / (a * t - 1.0)
@@ -684,7 +1022,19 @@ class Gamma(ExponentialFamily):
         return finite_rows(eta) & (eta[..., 0] > -1) & (eta[..., 1] < 0)
 
     def domain(self, coord):
-        """Natural parameters (-1, inf) x (-inf, 0); means with E[y] > 0 and E[log y] < log E[y]."""
+        r"""The compiled domains: natural parameters :math:`(-1, \infty) \times (-\infty, 0)`; means with :math:`E[y] > 0` and
+        :math:`E[\log y] < \log E[y]`.
+
+        Parameters
+        ----------
+        coord : {"natural", "mean"}
+            The coordinate system.
+
+        Returns
+        -------
+        Domain
+            Bounds ``lo < x < hi`` and the extra condition of its ``kind``.
+        """
         if coord == "natural":
             return box([-1.0, -np.inf], [np.inf, 0.0])
         return box([-np.inf, 0.0], [np.inf, np.inf], LOG)
@@ -701,7 +1051,24 @@ class Gamma(ExponentialFamily):
         return eta
 
     def project_mean(self, mean):
-        """Keep E[y] >= margin and lower E[log y] to at most log E[y] - margin (Jensen gap)."""
+        r"""Keep :math:`E[y] \ge` ``margin`` and lower :math:`E[\log y]` to at most :math:`\log E[y] -` ``margin`` (the Jensen
+        gap).
+
+        Parameters
+        ----------
+        mean : array-like of shape (n, 2)
+            Mean parameters :math:`\eta^* = E[T(y)]`, one row per law.
+
+        Returns
+        -------
+        mean : ndarray of shape (n, 2)
+            A projected copy.
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not 2.
+        """
         m = self._params(mean).copy()
         m[..., 1] = np.maximum(m[..., 1], self.margin)
         m[..., 0] = np.minimum(m[..., 0], np.log(m[..., 1]) - self.margin)
@@ -713,7 +1080,25 @@ class Gamma(ExponentialFamily):
 
     @staticmethod
     def from_shape_rate(alpha, beta):
-        """eta for given shape and rate, shape (n, 2)."""
+        r"""The natural parameter :math:`\eta = (\alpha - 1, -\beta)` of given shapes and rates.
+
+        Parameters
+        ----------
+        alpha : array-like of shape (n,)
+            Shapes (> 0).
+        beta : array-like of shape (n,)
+            Rates (> 0); broadcast against ``alpha``.
+
+        Returns
+        -------
+        eta : ndarray of shape (n, 2)
+
+        Examples
+        --------
+        >>> from distviz.families import Gamma
+        >>> Gamma.from_shape_rate([2.0], [3.0]).tolist()
+        [[1.0, -3.0]]
+        """
         a, b = np.broadcast_arrays(np.asarray(alpha, float), np.asarray(beta, float))
         return np.stack([a - 1.0, -b], axis=-1)
 
@@ -780,7 +1165,22 @@ class Exponential(ExponentialFamily):
         return -1.0 / self._params(mean)
 
     def conjugate(self, mean):
-        """A*(m) = -1 - log m."""
+        r"""The Legendre conjugate :math:`A^*(m) = -1 - \log m`.
+
+        Parameters
+        ----------
+        mean : array-like of shape (n, 1)
+            Mean parameters :math:`\eta^* = E[T(y)]`, one row per law.
+
+        Returns
+        -------
+        A_star : ndarray of shape (n,)
+
+        Raises
+        ------
+        ConfigError
+            When the parameters' last axis is not 1.
+        """
         return -1.0 - np.log(self._params(mean)[..., 0])
 
     def fisher(self, eta):
@@ -807,7 +1207,18 @@ class Exponential(ExponentialFamily):
         return np.isfinite(m) & (m > 0)
 
     def domain(self, coord):
-        """Natural parameters (-inf, 0), means (0, inf)."""
+        r"""The compiled domains: natural parameters :math:`(-\infty, 0)`, means :math:`(0, \infty)`.
+
+        Parameters
+        ----------
+        coord : {"natural", "mean"}
+            The coordinate system.
+
+        Returns
+        -------
+        Domain
+            Bounds ``lo < x < hi`` and the extra condition of its ``kind``.
+        """
         return box([-np.inf], [0.0]) if coord == "natural" else box([0.0], [np.inf])
 
     def project_natural(self, eta):
