@@ -245,12 +245,36 @@ class ModelWriter:
             self.array("feature_names", np.asarray([str(c) for c in names], dtype=object))
 
     def array(self, name: str, a) -> None:
-        """Store one array (its dimensions are private to it)."""
+        """Store one array under the model's prefix (its dimensions are private to it).
+
+        Parameters
+        ----------
+        name : str
+            The array's name (stored as the variable ``model_<name>``).
+        a : array-like
+            The array, of any shape; float64 stays float64.
+
+        Returns
+        -------
+        None
+        """
         a = np.asarray(a)
         self.ds[_PREFIX + name] = (tuple(f"{_PREFIX}{name}_{i}" for i in range(a.ndim)), a)
 
     def forest(self, prefix: str, f: FlatForest) -> None:
-        """Store a FlatForest's arrays and sizes."""
+        """Store a FlatForest's arrays and sizes.
+
+        Parameters
+        ----------
+        prefix : str
+            Name prefix of the forest's arrays and attributes (a model may hold several forests).
+        f : FlatForest
+            The compiled forest.
+
+        Returns
+        -------
+        None
+        """
         for k, a in f.arrays().items():
             self.array(f"{prefix}_{k}", a)
         self.ds.attrs[f"{_PREFIX}{prefix}_n_features"] = int(f.n_features)
@@ -260,7 +284,19 @@ class ModelWriter:
     def write(self, path) -> None:
         """Write the file (float64 kept as float64, so a loaded model predicts bit-identically).
 
-        ConfigError when its arrays exceed MAX_BYTES, the most a model file may hold (it could not be loaded).
+        Parameters
+        ----------
+        path : str or path-like
+            The NetCDF file to write; an existing file is replaced.
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        ConfigError
+            When the arrays exceed ``MAX_BYTES``, the most a model file may hold (it could not be loaded).
         """
         if self.ds.nbytes > MAX_BYTES:
             raise ConfigError(f"the model's arrays and trace take {self.ds.nbytes / 2**20:.0f} MiB, more than the "
@@ -453,7 +489,18 @@ class ModelFile:
         return out
 
     def fail(self, problem: str) -> DataError:
-        """The DataError for the first problem found."""
+        """The DataError for a problem of this file (naming the file, the class and the fix).
+
+        Parameters
+        ----------
+        problem : str
+            What is wrong, e.g. "the variable model_init is missing".
+
+        Returns
+        -------
+        DataError
+            To be raised by the caller.
+        """
         return DataError(f"{self.name} is not a usable {self.cls_name} model file: {problem}; save the model "
                          f"again with {self.cls_name}.save().")
 
@@ -470,7 +517,26 @@ class ModelFile:
         return out
 
     def value(self, key: str, kind: type, low=None, high=None):
-        """A fitted scalar from distviz_fitted: an int / float / str / bool in [low, high]."""
+        """A fitted scalar from the file's ``distviz_fitted`` attribute, checked.
+
+        Parameters
+        ----------
+        key : str
+            The fitted value's name.
+        kind : {int, float, str, bool}
+            Its type (an int is accepted for a float).
+        low, high : float or None, default=None
+            Inclusive bounds of a number (None: unbounded).
+
+        Returns
+        -------
+        int, float, str or bool
+
+        Raises
+        ------
+        DataError
+            When the value is missing, of another type, not finite or out of range.
+        """
         v = self.fitted.get(key)
         ok = isinstance(v, kind) and not (kind in (int, float) and isinstance(v, bool))
         if kind is float and isinstance(v, int) and not isinstance(v, bool):
@@ -482,7 +548,29 @@ class ModelFile:
         return v
 
     def array(self, name: str, shape=None, kind: str = "f", finite: bool = True) -> np.ndarray:
-        """A stored array with the given dtype kind(s) and shape (None entries: any size); float64 / int64 copy."""
+        """A stored array, checked for dtype kind, shape and finiteness.
+
+        Parameters
+        ----------
+        name : str
+            The array's name as given to ``ModelWriter.array``.
+        shape : tuple of int or None, or None, default=None
+            The expected shape (None entries: any size); None: any shape.
+        kind : str, default="f"
+            The accepted numpy dtype kinds (e.g. "f", "iu").
+        finite : bool, default=True
+            Whether a float array must be finite.
+
+        Returns
+        -------
+        ndarray
+            A float64 or int64 copy.
+
+        Raises
+        ------
+        DataError
+            When the array is missing or has another dtype kind or shape, or holds NaN / inf.
+        """
         var = _PREFIX + name
         if var not in self.ds.variables:
             raise self.fail(f"the variable {var} is missing")
@@ -501,7 +589,26 @@ class ModelFile:
         return a
 
     def forest(self, prefix: str, n_features: int, n_outputs: int) -> FlatForest:
-        """A validated FlatForest (child ids forward in their tree, feature ids in range, finite values)."""
+        """A validated FlatForest (child ids forward in their tree, feature ids in range, finite values).
+
+        Parameters
+        ----------
+        prefix : str
+            The forest's name prefix as given to ``ModelWriter.forest``.
+        n_features : int
+            The features the forest must split on.
+        n_outputs : int
+            The outputs it must predict.
+
+        Returns
+        -------
+        FlatForest
+
+        Raises
+        ------
+        DataError
+            When an array or attribute is missing, of another dtype, or the forest is malformed or of other sizes.
+        """
         arrays = {}
         for k, kinds in ARRAY_FIELDS.items():
             var = f"{_PREFIX}{prefix}_{k}"
@@ -528,7 +635,23 @@ class ModelFile:
             raise self.fail(f"in forest {prefix}, {e}") from None
 
     def feature_names(self, n_features: int):
-        """The fit's feature names (an object array of n_features texts), or None when the fit had none."""
+        """The fit's feature names.
+
+        Parameters
+        ----------
+        n_features : int
+            The number of features of the fit.
+
+        Returns
+        -------
+        ndarray of object, shape (n_features,), or None
+            The names as texts, or None when the fit had none.
+
+        Raises
+        ------
+        DataError
+            When the stored names are not n_features texts.
+        """
         var = f"{_PREFIX}feature_names"
         if var not in self.ds.variables:
             return None
@@ -538,7 +661,29 @@ class ModelFile:
         return a.astype(object)
 
     def construct(self, cls, params: dict, check=None, **extra):
-        """``cls(**params, **extra)``, then ``check(est)`` (the estimator's own range checks); DataError on failure."""
+        """The estimator of the stored parameters: ``cls(**params, **extra)``, then ``check(est)``.
+
+        Parameters
+        ----------
+        cls : type
+            The estimator class.
+        params : dict
+            Constructor parameters read from the file.
+        check : callable or None, default=None
+            Called with the new estimator (its own range checks, e.g. ``_validate_params``).
+        **extra
+            Further constructor arguments (e.g. a family or target object).
+
+        Returns
+        -------
+        estimator
+            An unfitted instance of ``cls``.
+
+        Raises
+        ------
+        DataError
+            When the parameters do not fit the class or fail its checks.
+        """
         try:
             est = cls(**params, **extra)
             if check is not None:
@@ -549,7 +694,12 @@ class ModelFile:
         return est
 
     def trace(self) -> xr.Dataset:
-        """The stored trace: every variable and attribute that is not the model's."""
+        """The stored trace: every variable and attribute that is not the model's.
+
+        Returns
+        -------
+        xarray.Dataset
+        """
         drop = [v for v in self.ds.variables if str(v).startswith(_PREFIX)]
         tr = self.ds.drop_vars(drop)
         tr.attrs = {k: v for k, v in self.ds.attrs.items() if not str(k).startswith(("distviz_", _PREFIX))}

@@ -140,18 +140,32 @@ class BinnedX:
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def row_major(self) -> np.ndarray:
-        """The codes as a C-contiguous (n, p) array, made on first use and kept: trees fitted on these codes build
-        their nodes' histograms row by row from it (a row's p codes share a cache line)."""
+        """The codes as a C-contiguous row-major array, made on first use and kept.
+
+        Trees fitted on these codes build their nodes' histograms row by row from it (a row's p codes share a cache
+        line).
+
+        Returns
+        -------
+        codes : ndarray of shape (n_samples, n_features), the dtype of ``codes_T``
+        """
         c = self._cache.get("codes_R")
         if c is None:
             c = self._cache["codes_R"] = _row_major(self.codes_T)
         return c
 
     def unit_root_lead(self) -> tuple[np.ndarray, np.ndarray]:
-        """The root's row-count histogram (p, n_hist_bins, 1) and total (1,) for unit weights, made on first use and kept.
+        """The root's row-count histogram for unit weights, made on first use and kept.
 
-        Every unweighted tree fitted on these codes has this root count column; with it the root
-        pass sums only the targets (``histogram.lead_hist``, ``hist_root_targets``; the same trees).
+        Every unweighted tree fitted on these codes has this root count column; with it the root pass sums only the
+        targets (``histogram.lead_hist``, ``hist_root_targets``; the same trees).
+
+        Returns
+        -------
+        counts : ndarray of shape (n_features, n_hist_bins, 1)
+            Rows per (feature, bin).
+        total : ndarray of shape (1,)
+            The number of rows.
         """
         c = self._cache.get("unit_root_lead")
         if c is None:
@@ -202,7 +216,31 @@ class Binner:
         return int(mb)
 
     def fit(self, X, sample_weight=None) -> "Binner":
-        """Compute the bin edges of every feature (rows with zero sample_weight are ignored)."""
+        """Compute the bin edges of every feature.
+
+        Up to ``max_bins`` bins per feature at the quantiles k / max_bins of the (subsampled) rows, or one bin per
+        distinct value when there are fewer (or with "exact"); a feature with NaN gets an extra missing-value bin.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Rows with zero weight are ignored; None uses every row.
+
+        Returns
+        -------
+        self : Binner
+            The fitted binner.
+
+        Raises
+        ------
+        ConfigError
+            When ``max_bins`` is not an integer in [2, 65536] or "exact", or an "exact" feature has more than 65536
+            distinct values.
+        DataError
+            When X is not a finite 2-D numeric array (NaN allowed) or the weights are malformed.
+        """
         X = check_X(X, allow_nan=True)
         max_bins = self._max_bins()
         if sample_weight is not None:
@@ -241,10 +279,36 @@ class Binner:
 
     @classmethod
     def from_edges(cls, edges, max_bins=255, has_missing=None) -> "Binner":
-        """A fitted Binner with these per-feature upper edges (each increasing; e.g. from a distributed sketch).
+        """A fitted Binner with given per-feature upper edges (e.g. from a distributed quantile sketch).
 
-        has_missing (p,) bool: features whose training rows hold NaN (they get the missing-value
-        histogram column, see the module doc); None: no feature has missing values.
+        Parameters
+        ----------
+        edges : sequence of array-like
+            One strictly increasing, finite array of upper bin edges per feature (fewer than 65536 each).
+        max_bins : int or "exact", default=255
+            Stored as the binner's ``max_bins``.
+        has_missing : array-like of bool, shape (n_features,), or None, default=None
+            Features whose training rows hold NaN (they get the missing-value histogram column, see the module doc);
+            None: no feature has missing values.
+
+        Returns
+        -------
+        Binner
+            A fitted binner.
+
+        Raises
+        ------
+        DataError
+            When an edge array is not finite and strictly increasing, there are no features, or ``has_missing`` has
+            another length.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from distviz.trees import Binner
+        >>> b = Binner.from_edges([np.array([0.5, 1.5])])
+        >>> b.transform(np.array([[0.0], [1.0], [2.0]])).codes[:, 0].tolist()
+        [0, 1, 2]
         """
         out = []
         for f, e in enumerate(edges):
@@ -286,7 +350,25 @@ class Binner:
         return self
 
     def transform(self, X) -> BinnedX:
-        """Bin codes of X (values beyond the fitted range fall into the first / last bin, NaN into ``missing_bin_``)."""
+        """Bin codes of X: values beyond the fitted range fall into the first / last bin, NaN into ``missing_bin_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or BinnedX
+            Features (a ``BinnedX`` made by this binner is returned as it is).
+
+        Returns
+        -------
+        BinnedX
+            The codes, feature-major, with this binner.
+
+        Raises
+        ------
+        ConfigError
+            When the binner is not fitted.
+        DataError
+            When X has another number of features, is not numeric, or is a ``BinnedX`` of another binner.
+        """
         if not hasattr(self, "n_bins_"):
             raise ConfigError("this Binner is not fitted yet; call fit(X) before transform(X).")
         if isinstance(X, BinnedX):

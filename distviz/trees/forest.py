@@ -89,7 +89,18 @@ class Forest:
         return int(self.n_nodes_.shape[0])
 
     def record(self, t: int) -> TreeRecord:
-        """Tree t's record (views into the batch)."""
+        """One tree's record (views into the batch's arrays).
+
+        Parameters
+        ----------
+        t : int
+            The tree, in [0, B).
+
+        Returns
+        -------
+        TreeRecord
+            Its nodes, node values and feature gains.
+        """
         nn = int(self.n_nodes_[t])
         return TreeRecord(self.nodes[t, :nn], self.value_[t, :nn], self.feature_gains_[t, :nn])
 
@@ -109,7 +120,22 @@ class Forest:
         return np.take_along_axis(self.value_, self.train_leaf_[:, :, None], axis=1)
 
     def apply(self, X) -> np.ndarray:
-        """Leaf ids (B, n) for raw X or a BinnedX made by the forest's binner."""
+        """The leaf every row reaches in each of the B trees.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features) or BinnedX
+            Raw features (NaN a missing value) or codes made by the forest's binner.
+
+        Returns
+        -------
+        leaf : ndarray of int, shape (B, n)
+
+        Raises
+        ------
+        DataError
+            When X has another number of features or is a ``BinnedX`` of another binner.
+        """
         nd = self.nodes
         if isinstance(X, BinnedX):
             if X.binner is not self.binner_:
@@ -120,11 +146,41 @@ class Forest:
         return apply_raw_many(X, nd["feature"], nd["threshold"], nd["left"], nd["right"], nd["missing_left"])
 
     def predict(self, X) -> np.ndarray:
-        """Predictions (B, n, K)."""
+        """Every tree's leaf values at every row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features) or BinnedX
+            Raw features (NaN a missing value) or codes made by the forest's binner.
+
+        Returns
+        -------
+        values : ndarray of shape (B, n, K)
+
+        Raises
+        ------
+        DataError
+            When X has another number of features or is a ``BinnedX`` of another binner.
+        """
         return np.take_along_axis(self.value_, self.apply(X)[:, :, None], axis=1)
 
     def set_leaf_values(self, values) -> "Forest":
-        """Replace all node values with values (B, M, K) (as ``value_``; only leaf rows matter)."""
+        """Replace all node values (as ``value_``; only the leaves' rows matter), e.g. after a line search.
+
+        Parameters
+        ----------
+        values : array-like of shape (B, M, K)
+            New values of the shape of ``value_``; copied.
+
+        Returns
+        -------
+        self : Forest
+
+        Raises
+        ------
+        DataError
+            When ``values`` has another shape than ``value_``.
+        """
         v = np.asarray(values, dtype=np.float64)
         if v.shape != self.value_.shape:
             raise DataError(f"values must have shape {self.value_.shape} like value_, got {v.shape}.")
@@ -195,11 +251,42 @@ class SharedForest:
         return self._split(self.tree.train_predict_)
 
     def apply(self, X) -> np.ndarray:
-        """Leaf ids (n,) of the shared tree."""
+        """The leaf every row reaches in the shared tree.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features) or BinnedX
+            Raw features (NaN a missing value) or codes made by the tree's binner.
+
+        Returns
+        -------
+        leaf : ndarray of int, shape (n,)
+            The same for all B outputs.
+
+        Raises
+        ------
+        DataError
+            When X has another number of features or is a ``BinnedX`` of another binner.
+        """
         return self.tree.apply(X)
 
     def predict(self, X) -> np.ndarray:
-        """Predictions (B, n, K)."""
+        """The shared tree's leaf values at every row, split back per target matrix.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features) or BinnedX
+            Raw features (NaN a missing value) or codes made by the tree's binner.
+
+        Returns
+        -------
+        values : ndarray of shape (B, n, K)
+
+        Raises
+        ------
+        DataError
+            When X has another number of features or is a ``BinnedX`` of another binner.
+        """
         return self._split(self.tree.predict(X))
 
 

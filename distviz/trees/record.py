@@ -135,11 +135,24 @@ class TreeRecord:
         return getattr(self, key)
 
     def as_dict(self) -> dict[str, np.ndarray]:
-        """Columns as a dict of arrays (value and feature_gains stay 2-D)."""
+        """The node columns as a dict of arrays.
+
+        Returns
+        -------
+        dict of str to ndarray
+            Every column of ``COLUMNS``: the 1-D node columns of shape (n_nodes,), ``value`` (n_nodes, K) and
+            ``feature_gains`` (n_nodes, p).
+        """
         return {k: getattr(self, k) for k in COLUMNS}
 
     def to_dataframe(self):
-        """A pandas DataFrame with one row per node; value_k and gain_feature_f columns for the 2-D arrays."""
+        """A pandas DataFrame with one row per node (index "node").
+
+        Returns
+        -------
+        pandas.DataFrame
+            The 1-D columns as they are; ``value_k`` and ``gain_feature_f`` columns for the 2-D arrays.
+        """
         import pandas as pd
 
         cols = {}
@@ -155,14 +168,38 @@ class TreeRecord:
         return df
 
     def with_values(self, value) -> "TreeRecord":
-        """The same tree with node values replaced by value (n_nodes, K) (the node rows are shared, not copied)."""
+        """The same tree with its node values replaced (the node rows are shared, not copied).
+
+        Parameters
+        ----------
+        value : array-like of shape (n_nodes, K) or (n_nodes,)
+            The new node values.
+
+        Returns
+        -------
+        TreeRecord
+        """
         v = np.asarray(value, dtype=np.float64).reshape(self.n_nodes, -1)
         return TreeRecord(self.nodes, v, self.feature_gains)
 
     # ------------------------------------------------------------------ construction
     @classmethod
     def empty(cls, M: int, K: int, p: int = 0) -> "TreeRecord":
-        """A record of M nodes, all leaves: feature / bin / children -1, gains, threshold and weight NaN, counts 0."""
+        """A record of M nodes, all leaves: feature / bin / children -1; gains, threshold and weight NaN; counts 0.
+
+        Parameters
+        ----------
+        M : int
+            Number of nodes.
+        K : int
+            Outputs per node value.
+        p : int, default=0
+            Columns of the per-feature gains (NaN).
+
+        Returns
+        -------
+        TreeRecord
+        """
         nodes = np.zeros(M, dtype=NODE_DTYPE)
         for k in ("feature", "bin", "left", "right"):
             nodes[k] = -1
@@ -172,10 +209,38 @@ class TreeRecord:
 
     @classmethod
     def from_columns(cls, left, right, value, feature_gains=None, **columns) -> "TreeRecord":
-        """A record from per-node columns (NODE_DTYPE's names); absent ones keep empty()'s defaults.
+        """A record from per-node columns (``NODE_DTYPE``'s names); absent ones keep :meth:`empty`'s defaults.
 
-        Leaves get feature / bin -1, threshold / gains NaN, missing_left 0 and NaN feature gains,
-        whatever the columns held there.
+        Leaves get feature / bin -1, threshold / gains NaN, missing_left 0 and NaN feature gains, whatever the columns
+        held there.
+
+        Parameters
+        ----------
+        left, right : array-like of int, shape (M,)
+            Children ids (-1 at leaves).
+        value : array-like of shape (M, K) or (M,)
+            Node values.
+        feature_gains : array-like of shape (M, p) or None, default=None
+            Per-feature gains of each node's split.
+        **columns : array-like of shape (M,)
+            Further node columns by name (feature, bin, threshold, missing_left, depth, weight, n_samples, gain, ...).
+
+        Returns
+        -------
+        TreeRecord
+
+        Raises
+        ------
+        TypeError
+            When a keyword is not a node column.
+
+        Examples
+        --------
+        >>> from distviz.trees import TreeRecord
+        >>> rec = TreeRecord.from_columns([1, -1, -1], [2, -1, -1], [0.0, -1.0, 1.0], feature=[0, 0, 0],
+        ...                               threshold=[0.5, 0.0, 0.0])
+        >>> rec.is_leaf.tolist(), rec.feature.tolist()
+        ([False, True, True], [0, -1, -1])
         """
         left = np.asarray(left, dtype=np.int64)
         value = np.asarray(value, dtype=np.float64).reshape(left.shape[0], -1)
@@ -201,12 +266,32 @@ class TreeRecord:
 
     @classmethod
     def leaf(cls, value) -> "TreeRecord":
-        """A one-node tree predicting value (K,) everywhere."""
+        """A one-node tree predicting the same value everywhere.
+
+        Parameters
+        ----------
+        value : array-like of shape (K,)
+            The leaf's value.
+
+        Returns
+        -------
+        TreeRecord
+        """
         return cls.from_columns([-1], [-1], np.asarray(value, dtype=np.float64).reshape(1, -1))
 
     @classmethod
     def from_sklearn_tree(cls, est) -> "TreeRecord":
-        """A fitted scikit-learn regression tree (single output; depth from the children, gains NaN)."""
+        """The record of a fitted scikit-learn regression tree (single output; depths from the children, gains NaN).
+
+        Parameters
+        ----------
+        est : sklearn.tree.DecisionTreeRegressor
+            A fitted tree (anything with a ``tree_``).
+
+        Returns
+        -------
+        TreeRecord
+        """
         t = est.tree_
         left = np.where(t.children_left < 0, -1, t.children_left).astype(np.int64)
         right = np.where(left < 0, -1, t.children_right).astype(np.int64)
@@ -219,7 +304,18 @@ class TreeRecord:
 
     @classmethod
     def from_sklearn_predictor(cls, pred) -> "TreeRecord":
-        """A scikit-learn HistGradientBoosting TreePredictor (its leaf values include the learning rate)."""
+        """The record of a scikit-learn HistGradientBoosting ``TreePredictor`` (its leaf values include the learning
+        rate).
+
+        Parameters
+        ----------
+        pred : sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor
+            One tree of a fitted ``HistGradientBoostingRegressor`` (``_predictors[i][0]``).
+
+        Returns
+        -------
+        TreeRecord
+        """
         nd = pred.nodes
         left = np.where(nd["is_leaf"].astype(bool), -1, nd["left"].astype(np.int64))
         right = np.where(left < 0, -1, nd["right"].astype(np.int64))

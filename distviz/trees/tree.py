@@ -156,11 +156,14 @@ class FitContext:
     def for_rounds(self) -> "FitContext":
         """Keep what every tree of a boosting fit can reuse: the root's weight columns, partition scratch, row-major codes.
 
-        The root then sums only its target columns (its weight and count columns are the same for
-        every tree), and trees with several outputs build the nodes below the root row by row from
-        row-major codes (n, p), made on their first use (one output reads the column-major codes by
-        row index, which is faster); the trees are identical.  Worth the one-off pass when many trees
-        are grown on the same X and weights.
+        The root then sums only its target columns (its weight and count columns are the same for every tree), and
+        trees with several outputs build the nodes below the root row by row from row-major codes (n, p), made on their
+        first use (one output reads the column-major codes by row index, which is faster); the trees are identical.
+        Worth the one-off pass when many trees are grown on the same X and weights.
+
+        Returns
+        -------
+        self : FitContext
         """
         if self.work.shape[1] != self.codes_T.shape[1]:
             self.row_major_ok = True
@@ -169,14 +172,47 @@ class FitContext:
         return self
 
     def row_codes(self, n_outputs: int) -> np.ndarray:
-        """Row-major codes (n, p) for trees with n_outputs > 1 when allowed (made once), else the empty stand-in."""
+        """The row-major codes for a tree of this many outputs.
+
+        Parameters
+        ----------
+        n_outputs : int
+            The tree's number of outputs K.
+
+        Returns
+        -------
+        codes : ndarray of shape (n, p), or an empty stand-in
+            Row-major codes (made once) when ``n_outputs > 1`` and :meth:`for_rounds` allowed them, else the empty
+            stand-in that tells the kernel to read the column-major codes.
+        """
         if n_outputs > 1 and self.row_major_ok and self.codes_R.shape[0] != self.codes_T.shape[1]:
             self.codes_R = self._xb.row_major() if self._xb is not None else _row_major(self.codes_T)
         return self.codes_R if n_outputs > 1 else no_row_codes(self.codes_T)
 
     @classmethod
     def make(cls, Xb, sample_weight=None, family=None, T=None) -> "FitContext":
-        """Context for trees on the BinnedX Xb with these sample weights (None: unit) and optional family and T."""
+        """The context for trees on binned features with these sample weights and an optional family and T.
+
+        Parameters
+        ----------
+        Xb : BinnedX
+            The binned features.
+        sample_weight : array-like of shape (n,) or None, default=None
+            Row weights; None: unit weights.
+        family : ExponentialFamily or None, default=None
+            With ``T``, the family whose Gain^ent the trees record.
+        T : ndarray of shape (n, dim) or None, default=None
+            The sufficient statistics :math:`T(y)` of the rows.
+
+        Returns
+        -------
+        FitContext
+
+        Raises
+        ------
+        DataError
+            When ``Xb`` is not a ``BinnedX`` or the weights are malformed.
+        """
         if not isinstance(Xb, BinnedX):
             raise DataError("FitContext needs binned features; pass Binner(max_bins).fit_transform(X).")
         n = Xb.codes_T.shape[1]
@@ -263,7 +299,36 @@ class HistTree(BaseEstimator):
 
     # -- fitting -------------------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None, family=None, T=None) -> "HistTree":
-        """Grow the tree on raw X or a BinnedX, targets y (n,) or (n, K); with family and T also record Gain^ent."""
+        """Grow the tree on (X, y); with ``family`` and ``T`` also record every split's Gain^ent.
+
+        Leaf values are :math:`S_C / (W_C + l_2)`; splits maximise Gain^reg, or Gain^ent with ``criterion="entropy"``
+        (mirror_vs_natural_boosting.tex, "Split criterion from leaf predictions" and "Entropy and the exact leafwise NLL
+        criterion").
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features) or BinnedX
+            Raw features (binned here with ``max_bins``; NaN a missing value) or binned codes.
+        y : array-like of shape (n,) or (n, K)
+            Regression targets.
+        sample_weight : array-like of shape (n,) or None, default=None
+            Non-negative row weights; None: unit weights.
+        family : ExponentialFamily or None, default=None
+            The family whose Gain^ent is recorded (needed by ``criterion="entropy"``).
+        T : array-like of shape (n, dim) or None, default=None
+            The sufficient statistics :math:`T(y)` of the rows, with ``family``.
+
+        Returns
+        -------
+        self : HistTree
+
+        Raises
+        ------
+        ConfigError
+            A parameter out of range, or ``criterion="entropy"`` without family and T.
+        DataError
+            X or y malformed (not finite, wrong shapes) or malformed weights.
+        """
         depth, leaves = _check_params(
             self.max_depth, self.max_leaves, self.min_weight_leaf, self.min_samples_leaf, self.l2, self.criterion
         )
@@ -286,11 +351,29 @@ class HistTree(BaseEstimator):
         return self._fit_in(ctx, R, depth, leaves)
 
     def fit_context(self, ctx: "FitContext", R) -> "HistTree":
-        """fit() on the rows, weights and (family, T) checked once in ctx; R (n, K) must be finite float64.
+        """:meth:`fit` on the rows, weights and (family, T) checked once in a ``FitContext``.
 
-        The boosting engine fits one tree per round on the same X, weights and T: checking and
-        preparing those once per fit (``FitContext``) instead of once per round saves several passes
-        over the rows.  The tree is the same as ``fit(ctx's X, R, ctx's weights, family, T)``.
+        The boosting engine fits one tree per round on the same X, weights and T: checking and preparing those once per
+        fit (``FitContext``) instead of once per round saves several passes over the rows.  The tree is the same as
+        ``fit(ctx's X, R, ctx's weights, family, T)``.
+
+        Parameters
+        ----------
+        ctx : FitContext
+            The checked rows (from ``FitContext.make``).
+        R : array-like of shape (n,) or (n, K)
+            Finite float64 targets.
+
+        Returns
+        -------
+        self : HistTree
+
+        Raises
+        ------
+        ConfigError
+            A parameter out of range, or ``criterion="entropy"`` without family and T in ``ctx``.
+        DataError
+            When R does not have n rows.
         """
         depth, leaves = _check_params(
             self.max_depth, self.max_leaves, self.min_weight_leaf, self.min_samples_leaf, self.l2, self.criterion
@@ -359,7 +442,23 @@ class HistTree(BaseEstimator):
     @classmethod
     def from_record(cls, record: TreeRecord, binner: Binner, params: dict | None = None,
                     train_leaf: np.ndarray | None = None) -> "HistTree":
-        """A fitted HistTree around record (its nodes binned by binner), with constructor params and training-row leaves."""
+        """A fitted HistTree around a record.
+
+        Parameters
+        ----------
+        record : TreeRecord
+            The tree's nodes, binned by ``binner``.
+        binner : Binner
+            The fitted binner of the record's split bins.
+        params : dict or None, default=None
+            Constructor parameters.
+        train_leaf : ndarray of int, shape (n,), or None, default=None
+            The training rows' leaves (for ``train_predict_``).
+
+        Returns
+        -------
+        HistTree
+        """
         return cls(**(params or {}))._set_record(record, binner, train_leaf)
 
     def _set_record(self, record: TreeRecord, binner: Binner, train_leaf) -> "HistTree":
@@ -417,7 +516,25 @@ class HistTree(BaseEstimator):
         return self.record_
 
     def set_leaf_values(self, values) -> "HistTree":
-        """Replace the leaf values: (``n_leaves_``, K) in ``leaf_ids_`` order, or (``node_count_``, K) indexed by node id."""
+        """Replace the leaf values (e.g. by a line search or a Newton step).
+
+        Parameters
+        ----------
+        values : array-like of shape (n_leaves_, K) or (node_count_, K)
+            One row per leaf in ``leaf_ids_`` order, or one per node indexed by node id (only the leaves' rows are
+            read); a 1-D array is one output.
+
+        Returns
+        -------
+        self : HistTree
+
+        Raises
+        ------
+        NotFittedError
+            Before a fit.
+        DataError
+            When ``values`` has neither shape.
+        """
         self._check_fitted()
         v = np.asarray(values, dtype=np.float64)
         if v.ndim == 1:
@@ -439,7 +556,25 @@ class HistTree(BaseEstimator):
 
     # -- prediction ------------------------------------------------------------------------------
     def apply(self, X) -> np.ndarray:
-        """Leaf id of every row of raw X or of a BinnedX made by this tree's binner."""
+        """The leaf every row reaches.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features) or BinnedX
+            Raw features (NaN a missing value) or codes made by this tree's binner.
+
+        Returns
+        -------
+        leaf : ndarray of int, shape (n,)
+            Node ids of the leaves.
+
+        Raises
+        ------
+        NotFittedError
+            Before a fit.
+        DataError
+            When X has another number of features or is a ``BinnedX`` of another binner.
+        """
         self._check_fitted()
         if isinstance(X, BinnedX):
             if X.binner is not self.binner_:
@@ -451,7 +586,24 @@ class HistTree(BaseEstimator):
         return apply_raw(X, r.feature, r.threshold, r.left, r.right, r.missing_left)
 
     def predict(self, X) -> np.ndarray:
-        """Leaf values (n, K) for raw X or a BinnedX."""
+        """The leaf values of every row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features) or BinnedX
+            Raw features (NaN a missing value) or codes made by this tree's binner.
+
+        Returns
+        -------
+        values : ndarray of shape (n, K)
+
+        Raises
+        ------
+        NotFittedError
+            Before a fit.
+        DataError
+            When X has another number of features or is a ``BinnedX`` of another binner.
+        """
         leaf = self.apply(X)
         return self.value_[leaf]
 
