@@ -148,7 +148,7 @@ class Served:
         self.log = log
         module, args = make_command(target, PORT=str(self.port), **variables)
         env = {**os.environ, "DISTVIZ_NETLOG": str(log), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-        cmd = [sys.executable, "-c", HOOK, module, *args, "--server.fileWatcherType", "none"]
+        cmd = [sys.executable, "-c", HOOK, module, *args]   # the packaged settings only (no watcher among them)
         # the console goes to a file, not a pipe that nobody reads while the test runs (a full pipe blocks the server)
         self.console = log.with_suffix(".console")
         with open(self.console, "wb") as out:
@@ -237,6 +237,8 @@ def test_run_prints_only_the_local_address(served):
     _, out = served
     urls = re.findall(r"URL:\s*(\S+)", out["console"])
     assert urls and all(re.match(r"https?://(127\.0\.0\.1|localhost)[:/]", u) for u in urls), out["console"][-2000:]
+    # the packaged settings start no file watcher (issue 29: a served app's log filled with inotify overflows)
+    assert not re.search(r"inotify|watchdog|file watcher", out["console"], re.I), out["console"][-2000:]
 
 
 def test_config_keeps_the_safety_settings():
@@ -247,6 +249,15 @@ def test_config_keeps_the_safety_settings():
     assert server.get("enableXsrfProtection", True) is True and server.get("enableCORS", True) is True
     assert server.get("headless") is True and browser.get("gatherUsageStats") is False
     assert client.get("showErrorDetails") == "none"
+
+
+def test_the_served_app_watches_no_files():
+    """Issue 29: a served app's log filled with inotify-overflow lines.  `distviz app` passes the packaged
+    settings on Streamlit's command line: no file watcher (no inotify handles, no overflow) and no rerun on save."""
+    from distviz.ui.serve import config_flags
+
+    flags = config_flags()
+    assert "--server.fileWatcherType=none" in flags and "--server.runOnSave=false" in flags
 
 
 def test_serve_opens_the_network_on_purpose_prints_the_urls_and_still_sends_nothing(tmp_path):
