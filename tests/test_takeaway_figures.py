@@ -73,6 +73,7 @@ def test_pages_charts_carry_the_export_config_and_the_view_records_them():
     assert view.settings.get("map") == "nll_diff" and view.settings.get("train") == "30000"
     html = view.report()
     assert html.count("Plotly.newPlot(") == 2 and "<td>drounds</td><td>300</td>" in html
+    assert view.file_name() == "distviz-drifters.html" and "<h1>distviz view: Drifters</h1>" in html
 
 
 @pytest.mark.parametrize("path", ["app_pages/posterior.py"])
@@ -82,3 +83,14 @@ def test_report_of_another_page(path):
     view = at.session_state["_takeaway_view"]
     assert list(view.figures) == ["post.ood"] and view.settings.get("section") == "OOD demo"
     assert "OOD score" in view.report()
+    # issue 29: the file was always distviz-figure.html and the heading named another page
+    assert view.file_name() == "distviz-posterior.html"
+    assert "<h1>distviz view: Posterior regression</h1>" in view.report()
+
+
+def test_report_file_names_the_page():
+    from distviz.ui.figures import View, report_file_name
+
+    assert report_file_name("") == "distviz-lab.html" and report_file_name("split_gains") == "distviz-split-gains.html"
+    assert View("drifters", "Drifters").file_name() == "distviz-drifters.html"
+    assert "<h1>distviz view: Drifters</h1>" in View("drifters", "Drifters").report()

@@ -25,17 +25,31 @@ _VIEW = "_takeaway_view"
 
 
 class View:
-    """The figures (by chart key, so a fragment's rerun replaces its own) and settings of one page run."""
+    """The figures (by chart key, so a fragment's rerun replaces its own) and settings of one page run.
 
-    def __init__(self, page: str = ""):
+    `page` is the page's URL path ('' for the Lab, the default page), which names the report's file;
+    `title` is its title in the navigation, the report's heading.
+    """
+
+    def __init__(self, page: str = "", title: str = ""):
         self.page = page
+        self.title = title
         self.figures: dict[str, object] = {}
         self.settings: dict[str, str] = {}
         self.url = ""
 
     def report(self) -> str:
         """The view as one self-contained HTML page (see `report_html`)."""
-        return report_html(list(self.figures.items()), self.settings, url=self.url, title=self.page)
+        return report_html(list(self.figures.items()), self.settings, url=self.url, title=self.title)
+
+    def file_name(self) -> str:
+        """The report's file name: ``distviz-<page>.html`` (``distviz-lab.html`` for the default page)."""
+        return report_file_name(self.page)
+
+
+def report_file_name(page: str) -> str:
+    """``distviz-<page>.html`` for the page's URL path `page` ('' is the Lab, the default page)."""
+    return f"distviz-{_slug(page) if page else 'lab'}.html"
 
 
 def _slug(text: str) -> str:
@@ -59,22 +73,20 @@ def chart_config(name: str, fmt: str | None = None) -> dict:
             "toImageButtonOptions": {"format": fmt, "filename": _slug(name), "scale": 2 if fmt == "png" else 1}}
 
 
-def _settings() -> tuple[str, dict[str, str]]:
-    """(page, {URL parameter: value}) of the widgets this run has drawn so far (what the page's address will hold)."""
+def _settings() -> dict[str, str]:
+    """{URL parameter: value} of the widgets this run has drawn so far (what the page's address will hold)."""
     from .state import _DEFAULTS, _REGISTERED, _format
 
     regs = st.session_state.get(_REGISTERED, {})
     defaults = st.session_state.get(_DEFAULTS, {})
-    out, page = {}, ""
+    out = {}
     for pg, reg in regs.items():
-        if pg != GLOBAL:
-            page = page or pg
         for name, key in reg.items():
             v = st.session_state.get(key)
             if v is None or (pg == GLOBAL and key in defaults and v == defaults[key]):
                 continue
             out[name] = _format(v)
-    return page, out
+    return out
 
 
 def current_view() -> View:
@@ -93,8 +105,7 @@ def show_figure(fig, *, key: str | None = None, box=None, name: str | None = Non
     try:
         view = current_view()
         view.figures[key_] = fig
-        page, view.settings = _settings()
-        view.page = view.page or page
+        view.settings = _settings()
         base = str(getattr(st.context, "url", "") or "").split("?")[0]
         view.url = base + ("?" + urlencode(view.settings) if view.settings else "")
     except Exception:  # noqa: BLE001 - no session (a bare script): draw the chart without recording it
@@ -118,15 +129,19 @@ def charts(box=None) -> _Charts:
     return _Charts(box)
 
 
-def takeaway_controls(box=None, page: str = "") -> View:
-    """Begin this run's view and draw the sidebar box: chart image format and *Download this view* (HTML)."""
+def takeaway_controls(box=None, page: str = "", title: str = "") -> View:
+    """Begin this run's view and draw the sidebar box: chart image format and *Download this view* (HTML).
+
+    `page` is the URL path of the page this run shows ('' for the Lab) and `title` its navigation title: the
+    report's file is ``distviz-<page>.html`` and its heading names `title` (the navigation knows both before
+    the page runs, when this box is drawn)."""
     box = st.sidebar if box is None else box
-    view = st.session_state[_VIEW] = View(page)
+    view = st.session_state[_VIEW] = View(page, title)
     with box.expander("Figures to take away", icon=":material/download:"):
         st.radio("Chart image format", FORMATS, format_func=str.upper, horizontal=True, key=FORMAT_KEY,
                  help="The camera button in each chart's toolbar saves the chart in this format (drawn in the "
                       "browser: no network needed).")
-        st.download_button("Download this view", data=view.report, file_name=f"distviz-{_slug(page) or 'view'}.html",
+        st.download_button("Download this view", data=view.report, file_name=view.file_name(),
                            mime="text/html", on_click="ignore", icon=":material/description:",
                            help="One HTML file with this page's charts (interactive) and the settings that "
                                 "reproduce it (the page's address); it opens offline in any browser.")

@@ -39,8 +39,10 @@ def presenting() -> bool:
 style.set_presenter_source(presenting)  # the figures read presenter mode from the session, not from their arguments
 
 
-def presenter_controls(box=None) -> bool:
-    """The presenter-mode toggle (in `box`, default the sidebar) and, while on, the larger page text; returns the mode."""
+def presenter_controls(box=None, page: str = "", title: str = "") -> bool:
+    """The presenter-mode toggle (in `box`, default the sidebar) and, while on, the larger page text; returns the mode.
+
+    `page` (URL path) and `title` of the page this run shows name the take-away report (distviz.ui.figures)."""
     box = box if box is not None else st.sidebar
     on = box.toggle("Presenter mode", key=presenter_key(),
                     help="Larger text and thicker lines for a projector, sidebar folded on load; kept in the "
@@ -49,7 +51,7 @@ def presenter_controls(box=None) -> bool:
         st.html(PRESENTER_CSS)
     from .figures import takeaway_controls
 
-    takeaway_controls(box)   # chart image format and "Download this view" (distviz.ui.figures), every page
+    takeaway_controls(box, page, title)   # chart image format and "Download this view" (distviz.ui.figures), every page
     return bool(on)
 
 

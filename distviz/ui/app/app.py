@@ -80,7 +80,7 @@ from distviz.ui.lessons import NAV, back_to_lesson  # noqa: E402
 NAV.update({"lab": st.Page(lab, title="Lab", icon=":material/science:", default=True)}
            | {path.stem: st.Page(path, title=title, icon=icon) for path, title, icon in PAGES})
 nav = st.navigation(list(NAV.values()))
-presenter_controls()
+presenter_controls(page=nav.url_path, title=nav.title)   # the page this run shows names the take-away report
 back_to_lesson(nav)
 try:
     nav.run()
