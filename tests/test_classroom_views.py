@@ -35,12 +35,13 @@ def arr(v) -> np.ndarray:
 
 # ------------------------------------------------------------------------------------- item 2: explorer
 def test_explorer_header_cards_zeros_and_titles():
-    """MVN header keeps its asterisks, cards fit (two per row), float noise shows as 0, pmf for discrete families."""
+    """MVN header writes its products as y1·y2, cards fit (two per row), float noise shows as 0, pmf for discrete
+    families."""
     at = page("app_pages/explorer.py", **{"family": "mvn", "mvn.mu1": "-0.1"})
     assert not at.exception
     md = [m.value for m in at.markdown]
     header = next(v for v in md if v.startswith("**mvn family"))
-    assert r"y1\*y1" in header and "5 natural parameters" in header
+    assert "y1·y1" in header and "5 natural parameters" in header, "products in symbols (issue 29)"
     table = next(v for v in md if v.startswith("| T(y) component"))
     assert "e-1" not in table, "rounding noise such as 6.9e-17 is shown as 0"
     metrics = at.get("metric")
@@ -250,10 +251,30 @@ def test_tree_names_gain_and_leaf_coordinates(ngd_trace):
     leaf = next(t for t in fig.data if (t.name or "").startswith("leaf"))
     assert leaf.textfont.size >= 13
     assert all("η1 " in t and "η2 " in t for t in leaf.text), "leaf outputs are named, not bare pairs"
-    assert "η1 = mu/sigma^2" in leaf.name
+    assert "η1 = μ/σ²" in leaf.name and "η2 = −1/(2 σ²)" in leaf.name, "the names in symbols (issue 29)"
     assert fig.layout.legend.y == 0.0, "the legend sits right under the tree (no blank band)"
     assert "Gain^NGD" in top_splits(ngd_trace, 5).columns
     assert gain_scatter_figure(ngd_trace).layout.xaxis.title.text.startswith("Gain^NGD")
+
+
+def test_a_clicked_tree_node_has_its_details(ngd_trace):
+    """Issue 29: clicking a tree node did nothing.  Every node marker carries its node id (the page shows
+    `node_details` of the node a click selects): a leaf's path from the root, weight and outputs, a split's gains."""
+    from distviz.viz.trees import node_details, round_nodes, tree_figure
+
+    fig = tree_figure(ngd_trace, 1, ["a", "b"])
+    nodes = round_nodes(ngd_trace, 1)
+    marked = sorted(i for t in fig.data if t.customdata is not None for i in t.customdata)
+    assert marked == sorted(int(i) for i in nodes.index), "every split and leaf can be clicked"
+    leaf = next(int(i) for i in nodes.index if nodes.at[i, "left"] < 0)
+    d = dict(node_details(ngd_trace, 1, leaf, ["a", "b"]).to_numpy())
+    assert d["node"] == f"leaf {leaf} of round 1" and d["path from the root"].count(" and ") == int(d["depth"]) - 1
+    assert d["path from the root"].split(" ")[0] in ("a", "b")
+    assert any(k.startswith("output added to η: μ/σ²") for k in d)
+    root = dict(node_details(ngd_trace, 1, int(nodes.index[0]), ["a", "b"]).to_numpy())
+    assert root["path from the root"] == "the root (all rows)" and "Gain^NGD" in root and "Gain^ent" in root
+    with pytest.raises(KeyError):
+        node_details(ngd_trace, 1, 999)
 
 
 def test_split_gains_tab_and_top_splits_height(monkeypatch):

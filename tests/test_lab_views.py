@@ -127,6 +127,13 @@ def test_sparse_gp_summary_shows_only_what_applies():
     assert "Boosting rounds" not in shown and "Learning rate ν" not in shown and "Tree depth" not in shown
     line = describe_config(FitConfig(algorithm="sgp_elbo"))
     assert "rounds" not in line and "ν" not in line and "depth" not in line
+    # issue 29: the folded box was labelled "rows, rounds, learning rate, depth" for the sparse GP too
+    labels = [e.label for e in at.sidebar.expander]
+    assert any(x.startswith("More settings") for x in labels), labels
+    assert not any("rounds" in x or "learning rate" in x or "depth" in x for x in labels), labels
+    from distviz.ui.lab import more_label
+
+    assert "particles" in more_label("wg_ska") and "rounds" in more_label("mgd")
 
 
 def test_incompatible_pairs_are_not_offered_and_explained():

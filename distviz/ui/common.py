@@ -90,4 +90,13 @@ def fit_summary(res: FitResult) -> None:
         t = tr["train_nll"].values
         cols[2].metric("final train NLL", f"{t[np.isfinite(t)][-1]:.4g}" if np.isfinite(t).any() else "—")
         v = tr["valid_nll"].values if "valid_nll" in tr else np.array([np.nan])
-        cols[3].metric("best validation NLL", f"{np.nanmin(v):.4g}" if np.isfinite(v).any() else "—")
+        if np.isfinite(v).any():
+            cols[3].metric("best validation NLL", f"{np.nanmin(v):.4g}")
+        else:   # WGBoost in the Lab fits every row: say so instead of an unexplained dash
+            cols[3].metric("validation NLL", "none", help=NO_VALIDATION)
+            st.caption(NO_VALIDATION)
+
+
+#: Why a fit without validation rows (WGBoost in the Lab) shows no validation NLL.
+NO_VALIDATION = ("No validation NLL: this fit holds no rows out (WGBoost trains on every row here; the boosting laws "
+                 "and NGBoost hold out 20%), so its NLL chart shows the training NLL only.")

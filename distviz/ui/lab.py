@@ -614,6 +614,15 @@ def upload_column_pickers(box, cols: list, digest: str) -> tuple[tuple, str]:
     return x_cols, str(y_col)
 
 
+def more_label(algorithm: str) -> str:
+    """The label of the folded *More settings* box: only the settings `algorithm` has (the sparse GP is not
+    boosted, so it has no rounds, learning rate or depth; WGBoost adds particles)."""
+    kind = ALGORITHMS[algorithm][1]
+    if kind == "gp":
+        return "More settings: rows, features, seed …"
+    return "More settings: rows, rounds, learning rate, depth" + (", particles …" if kind == "wg" else " …")
+
+
 def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = None,
                    own_prefix: str = "s", fold_more: str | None = None) -> tuple[FitConfig, bytes | None]:
     """Draw the fit settings in `box` (normally the sidebar); values live in the URL. Returns (config, upload).
@@ -670,13 +679,15 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
     wg = ALGORITHMS[algo][1] == "wg"
     gp = ALGORITHMS[algo][1] == "gp"
     more, summary = box, None
-    if fold_more:
+    if fold_more and not (gp and not (show_data and dataset == "synthetic")):   # (a GP on a real set: nothing to fold)
         summary = box.empty()
-        exp = box.expander("More settings: rows, rounds, learning rate, depth …", key=fold_more, on_change="rerun")
+        exp = box.expander(more_label(algo), key=fold_more, on_change="rerun")
         more = exp if exp.open else _Unrendered()
     if show_data and dataset == "synthetic":
         n = more.select_slider("Rows n", N_OPTIONS, key=qp_key(PAGE, "n", 500, options=N_OPTIONS),
-                               help="Number of simulated (x, y) pairs (20% are held out for validation).")
+                               help="Number of simulated (x, y) pairs" + (" (20% are held out for validation)."
+                                                                          if ALGORITHMS[algo][1] in ("law", "ngboost")
+                                                                          else ", all used for the fit."))
         p = more.slider("Input features p", 1, 5, key=qp_key(PAGE, *_par("p", 1), lo=1, hi=5),
                         help="x1 drives the truth; x2..xp are pure noise (watch the trees ignore them).")
         seed = more.number_input("Random seed", 0, 10_000, step=1, key=qp_key(PAGE, "seed", 0, lo=0, hi=10_000),

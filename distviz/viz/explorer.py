@@ -16,6 +16,7 @@ from scipy.special import digamma
 
 from distviz.errors import ConfigError
 
+from .notation import math_names, math_text
 from .palette import OKABE_ITO, ROLE_COLORS, hex_to_rgba
 from .style import apply_style
 
@@ -48,8 +49,8 @@ def is_discrete(family) -> bool:
 def describe_family(family) -> str:
     """One plain sentence naming the family, T(y), the number of natural parameters (singular or plural) and the support."""
     d = int(family.dim)
-    return (f"{family.name} family: T(y) = ({', '.join(map(str, family.param_names))}), "
-            f"{d} natural parameter{'' if d == 1 else 's'}, support {family.support}.")
+    return (f"{family.name} family: T(y) = ({', '.join(math_names(family.param_names))}), "
+            f"{d} natural parameter{'' if d == 1 else 's'}, support {math_text(family.support)}.")
 
 
 @dataclass(frozen=True)
@@ -237,7 +238,7 @@ def parameter_table(family, eta) -> pd.DataFrame:
     """Natural eta and mean eta* = E[T(y)] side by side, one row per component of T(y)."""
     eta = np.asarray(eta, dtype=float).reshape(1, -1)
     mean = np.asarray(family.to_mean(eta), dtype=float).reshape(-1)
-    names = list(family.param_names)
+    names = math_names(family.param_names)
     return pd.DataFrame({
         "T(y) component": names,
         "natural η": tidy(eta.reshape(-1)),

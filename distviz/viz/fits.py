@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from .notation import math_names
 from .palette import COORD_COLORS, ROLE_COLORS, algo_color, algo_label, hex_to_rgba
 from .safe_text import plot_text
 from .style import apply_style, axis_grid, axis_key, make_figure
@@ -267,7 +268,8 @@ def iterates_figure(x, eta, eta_star, *, natural_names, mean_names, truth_eta=No
     eta, eta_star = np.asarray(eta), np.asarray(eta_star)
     d = eta.shape[1]
     cols = min(d, 5)
-    layout, ref = axis_grid(2, cols, titles=[f"η: {n}" for n in natural_names[:cols]] + [f"η*: {n}" for n in mean_names[:cols]],
+    layout, ref = axis_grid(2, cols, titles=[f"η: {n}" for n in math_names(natural_names[:cols])]
+                            + [f"η*: {n}" for n in math_names(mean_names[:cols])],
                             hspace=0.06, vspace=0.16)
     c = algo_color(algo)
     tr = []
@@ -334,7 +336,7 @@ def geometry_figure(paths: dict, *, natural_names, mean_names, current=None, tit
             if t.size >= 2:
                 tr.append(dict(type="scatter", x=[t[0]], y=[t[1]], mode="markers", name="truth at this x", showlegend=col == 1,
                                marker=dict(color=ROLE_COLORS["marker"], size=14, symbol="star"), **ref(1, col)))
-    d_nat, d_mean = list(natural_names), list(mean_names)
+    d_nat, d_mean = math_names(natural_names), math_names(mean_names)
     if len(d_nat) >= 2:
         labels = ((1, "x", d_nat[0]), (1, "y", d_nat[1]), (2, "x", d_mean[0]), (2, "y", d_mean[1]))
     else:

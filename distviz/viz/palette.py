@@ -40,13 +40,13 @@ ALGO_COLORS = {
 
 #: Human-readable algorithm names.
 ALGO_LABELS = {
-    "mgd": "MGD (mirror, additive in eta*)",
-    "ngd": "NGD (natural, additive in eta)",
-    "gd": "GD (plain gradient in eta)",
-    "cross_m": "crossed: MGD step in eta",
-    "cross_n": "crossed: NGD step in eta*",
-    "mgd_natural": "crossed: M-law in eta",
-    "ngd_mean": "crossed: N-law in eta*",
+    "mgd": "MGD (mirror, additive in η*)",
+    "ngd": "NGD (natural, additive in η)",
+    "gd": "GD (plain gradient in η)",
+    "cross_m": "crossed: MGD step in η",
+    "cross_n": "crossed: NGD step in η*",
+    "mgd_natural": "crossed: M-law in η",
+    "ngd_mean": "crossed: N-law in η*",
     "ngboost": "NGBoost (chart)",
     "ngb": "NGB (multivariate)",
     "indepngb": "Indep NGB",

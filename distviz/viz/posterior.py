@@ -69,6 +69,12 @@ def comparison_table(result: dict):
     return df.rename(columns=column_label).rename_axis("method").reset_index()
 
 
+#: x-axis title of `ood_figure`: the paper's score (Sec. 4.3) is high where the particles agree, i.e. *in*
+#: distribution, so the title says which end is which instead of "high: in-distribution" after a variance
+OOD_AXIS = ("log10 OOD score = −log10 (largest variance of a class probability over the particles)<br>"
+            "← out of distribution: particles disagree  ·  in distribution: particles agree →")
+
+
 def ood_figure(score_in, score_out, *, title=None) -> go.Figure:
     """Histograms of the OOD score (log10) for in-distribution test rows and the held-out class."""
     a = np.log10(np.maximum(np.asarray(score_in, dtype=float), 1e-300))
@@ -81,7 +87,7 @@ def ood_figure(score_in, score_out, *, title=None) -> go.Figure:
     fig.add_histogram(x=b, name="held-out class (out of distribution)", marker_color=OKABE_ITO["vermillion"], opacity=0.7,
                       xbins=dict(start=lo, end=hi + size, size=size))
     fig.update_layout(barmode="overlay")
-    fig.update_xaxes(title_text="log10 OOD score = −log10 max_j Var_particles[p_j(x)] (high: in-distribution)")
+    fig.update_xaxes(title_text=OOD_AXIS)
     fig.update_yaxes(title_text="number of rows")
     return apply_style(fig, title=title, height=420)
 

@@ -107,9 +107,10 @@ def lab_figures(model, data, kind: str, algo: str) -> list:
             figs.append(nll_from_trace(model.trace_, algo=algo[3:], title="negative log predictive per round"))
             return figs
         band = wg_target_band(data, gx)
-        figs.append(vf.particles_figure(Gp[:, 0], P[:, :, 0], data_x=X[:, 0], data_y=np.asarray(data.y).reshape(len(X), -1)[:, 0],
-                                        band=band, x_label=data.x_label, y_label=f"{data.y_label}: particle location",
-                                        algo=algo[3:], title="WGBoost particles per input<br><sup>first coordinate</sup>",
+        values, y_label, sub = wg_particle_axis(model, P, data.y_label)
+        figs.append(vf.particles_figure(Gp[:, 0], values, data_x=X[:, 0], data_y=np.asarray(data.y).reshape(len(X), -1)[:, 0],
+                                        band=band, x_label=data.x_label, y_label=y_label,
+                                        algo=algo[3:], title=f"WGBoost particles per input<br><sup>{sub}</sup>",
                                         band_label="true 95% band of y | x"))
         tname = getattr(model.target_, "name", "")
         if tname in ("normal", "poisson"):
@@ -371,12 +372,25 @@ def wg_round_figure(model, data, r: int, algo: str):
     if getattr(model.target_, "name", "") == "categorical":
         return wg_class_prob_figure(model, data, x[o], tr["particles"].values[r][o],
                                     title=f"class probabilities of every particle, round {r}")
-    P = tr["particles"].values[r][:, :, 0]
+    values, y_label, _ = wg_particle_axis(model, tr["particles"].values[r], data.y_label)
     band = wg_target_band(data, np.linspace(x.min(), x.max(), 200))
     X = np.asarray(data.X)
-    return vf.particles_figure(x[o], P[o], data_x=X[:, 0], data_y=np.asarray(data.y).reshape(len(X), -1)[:, 0],
-                               band=band, x_label=data.x_label, y_label=f"{data.y_label}: particle location",
+    return vf.particles_figure(x[o], values[o], data_x=X[:, 0], data_y=np.asarray(data.y).reshape(len(X), -1)[:, 0],
+                               band=band, x_label=data.x_label, y_label=y_label,
                                algo=algo, title=f"particles per input at round {r}", band_label="true 95% band of y | x")
+
+
+def wg_particle_axis(model, particles, y_label: str):
+    """The particles of a WGBoost fit in the units of its data's y axis: (values (m, N), y-axis title, subtitle).
+
+    The Poisson target's particles are log rates θ = log λ (distviz.families.posteriors.PoissonTarget), so they
+    are drawn as rates λ = e^θ, the mean count, on the axis of the counts; the normal target's first coordinate
+    is already the location m of y (its second, log σ, is not drawn).
+    """
+    P = np.asarray(particles, dtype=float)[:, :, 0]
+    if getattr(model.target_, "name", "") == "poisson":
+        return np.exp(P), f"{y_label} (data) · particles: rate λ = e^θ", "Poisson rate λ of every particle"
+    return P, f"{y_label}: particle location m", "location m of every particle"
 
 
 def geometry_paths(models: dict, x0: float, data=None):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -129,6 +130,33 @@ def style_layout(layout: dict, names, *, title: str | None = None, height: int =
         import copy
 
         layout = _present(copy.deepcopy(layout))  # nested dicts of the caller stay as they were
+    return _title_above_panel_titles(layout)
+
+
+def _subplot_titles(layout: dict) -> list:
+    """The panel titles `axis_grid` puts on top of its panels (paper-anchored annotations sitting on y = 1)."""
+    return [a for a in layout.get("annotations") or [] if isinstance(a, dict) and a.get("yref") == "paper"
+            and a.get("yanchor") == "bottom" and float(a.get("y", 0.0)) >= 0.999]
+
+
+def _title_above_panel_titles(layout: dict) -> dict:
+    """A figure title pinned to the top of the figure and a top margin that holds it and, below it, the panel
+    titles of an `axis_grid` (plotly centres the title in the top margin, where the panel titles also sit, so
+    the two overlapped).  Layouts without panel titles are returned unchanged."""
+    title = layout.get("title")
+    panels = _subplot_titles(layout)
+    if not panels or not isinstance(title, dict) or not title.get("text"):
+        return layout
+    size = float((title.get("font") or {}).get("size") or 15)
+    lines = str(title["text"]).split("<br>")
+    title_px = 1.3 * size + sum(1.3 * size * (0.75 if "<sup>" in ln else 1.0) for ln in lines[1:])
+    panel_px = 1.4 * max(float((a.get("font") or {}).get("size") or 13) for a in panels)
+    pad = 8
+    layout = dict(layout)
+    layout["title"] = {**title, "y": 1.0, "yref": "container", "yanchor": "top", "pad": {"t": pad}}
+    margin = dict(layout.get("margin") or {})
+    margin["t"] = max(int(margin.get("t") or 0), math.ceil(pad + title_px + 6 + panel_px))
+    layout["margin"] = margin
     return layout
 
 

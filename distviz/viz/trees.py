@@ -8,12 +8,13 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from .notation import math_names
 from .palette import COORD_COLORS, OKABE_ITO, ROLE_COLORS
 from .safe_text import plot_text
 from .style import axis_grid, axis_key, make_figure
 
-__all__ = ["trace_feature_names", "round_nodes", "tree_figure", "leaf_value_names", "LABEL_FONT", "top_splits",
-           "gain_scatter_figure", "importance_figure", "criterion_comparison_figure", "leafwise_nll"]
+__all__ = ["trace_feature_names", "round_nodes", "tree_figure", "node_details", "leaf_value_names", "LABEL_FONT",
+           "top_splits", "gain_scatter_figure", "importance_figure", "criterion_comparison_figure", "leafwise_nll"]
 
 
 def trace_feature_names(trace) -> list:
@@ -59,7 +60,7 @@ def leaf_value_names(trace) -> tuple[list, str]:
     key, sym = ("mean_names", "η*") if coord == "mean" else ("natural_names", "η")
     for k in (key, "param_names"):
         try:
-            return list(json.loads(trace.attrs[k])), sym
+            return math_names(json.loads(trace.attrs[k])), sym
         except (KeyError, TypeError, ValueError):
             continue
     return [], sym
@@ -70,9 +71,9 @@ def tree_figure(trace, r: int, feature_names=None, *, gain_name=None, title=None
     their output per named coordinate (the law's η or η*).  `gain_name` defaults to the trace's own."""
     gain_name = gain_name or str(trace.attrs.get("gain_name", "Gain^reg"))
     vnames, sym = leaf_value_names(trace)
-    # short coordinate names go into every leaf label; long ones (mu/sigma^2, -1/(2 sigma^2)) become η1, η2, ...
+    # short coordinate names go into every leaf label; long ones (μ/σ², −1/(2 σ²)) become η1, η2, ...
     # in the labels, with the key in the legend entry, so neighbouring leaves' labels do not overlap
-    short = [n if len(n) <= 8 else f"{sym}{j + 1}" for j, n in enumerate(vnames)]
+    short = vnames if all(len(n) <= 8 for n in vnames) else [f"{sym}{j + 1}" for j in range(len(vnames))]
     key = "; ".join(f"{a} = {n}" for a, n in zip(short, vnames) if a != n)
     df = round_nodes(trace, r)
     if df.empty:
@@ -115,11 +116,13 @@ def tree_figure(trace, r: int, feature_names=None, *, gain_name=None, title=None
     w = df["weight"].to_numpy() if "weight" in df else df["n_samples"].to_numpy()
     vals = df["value"].tolist() if "value" in df else [()] * len(df)
     xi, yi, ti, hi, xl, yl, tl, hl = [], [], [], [], [], [], [], []
+    ni, nl = [], []   # node ids of the split and leaf markers (customdata: a click selects the node)
     for row, i in enumerate(ids):
         if i not in pos:
             continue
         x, d = pos[i]
         if leaf[row]:
+            nl.append(int(i))
             parts = [f"{short[j] if j < len(short) else f'{sym}{j + 1}'} {a:+.3g}" for j, a in enumerate(vals[row])]
             full = [f"{vnames[j] if j < len(vnames) else f'{sym}{j + 1}'}: {a:+.4g}" for j, a in enumerate(vals[row])]
             xl.append(x)
@@ -130,18 +133,22 @@ def tree_figure(trace, r: int, feature_names=None, *, gain_name=None, title=None
             f = int(feat[row])
             fname = plot_text(names[f]) if 0 <= f < len(names) else f"x{f + 1}"   # a column name of an upload
             ge = "—" if not np.isfinite(gent[row]) else f"{gent[row]:.3g}"
+            ni.append(int(i))
             xi.append(x)
             yi.append(-d)
             ti.append(f"<b>{fname} ≤ {thr[row]:.3g}</b><br>{gain_name} {gain[row]:.3g}<br>Gain^ent {ge}")
             hi.append(f"node {i}: {fname} ≤ {thr[row]:.4g}<br>weight {w[row]:.1f}<br>{gain_name} {gain[row]:.4g}"
                       f"<br>Gain^ent {ge}")
-    tr.append(dict(type="scatter", x=xi, y=yi, mode="markers", hovertext=hi, hoverinfo="text",
+    # a clicked node is selected (the page shows its details): the others stay readable, only a little lighter
+    keep = dict(marker=dict(opacity=0.55), textfont=dict(color=LABEL_FONT["color"]))
+    tr.append(dict(type="scatter", x=xi, y=yi, mode="markers", hovertext=hi, hoverinfo="text", customdata=ni,
+                   unselected=dict(marker=keep["marker"]),
                    marker=dict(size=16, color=OKABE_ITO["blue"], symbol="square"), name="split (feature ≤ threshold)"))
     # split labels as boxed annotations above their node: the box hides the edge that runs into the node
     labels = [dict(x=x, y=y, text=t, showarrow=False, xref="x", yref="y", yanchor="bottom", yshift=10,
                    bgcolor="rgba(255,255,255,0.92)", font=LABEL_FONT, borderpad=1) for x, y, t in zip(xi, yi, ti)]
     tr.append(dict(type="scatter", x=xl, y=yl, mode="markers+text", text=tl, textposition="bottom center", hovertext=hl,
-                   hoverinfo="text", marker=dict(size=12, color=OKABE_ITO["orange"]),
+                   hoverinfo="text", customdata=nl, unselected=keep, marker=dict(size=12, color=OKABE_ITO["orange"]),
                    name=f"leaf: weight w, output added to {sym}" + (f" ({key})" if key else ""), textfont=LABEL_FONT))
     depth = int(max(p[1] for p in pos.values()))
     lines = 1 + max((len(v) for v in vals), default=0)  # text lines under a leaf
@@ -152,6 +159,52 @@ def tree_figure(trace, r: int, feature_names=None, *, gain_name=None, title=None
     # the axes are hidden: the legend sits right under the plot (no blank band where the x-axis title would be)
     fig.update_layout(legend=dict(y=0.0, yanchor="top"))
     return fig
+
+
+def node_details(trace, r: int, node: int, feature_names=None) -> pd.DataFrame:
+    """One node of the tree of round r as a two-column table (what, value): its kind and depth, the path of
+    conditions from the root, its weight and rows, for a split its feature, threshold and gains, for a leaf its
+    output per coordinate (the law's η or η*, before the learning rate).  The tree view shows it for the node a
+    click selects.  KeyError when round r has no node `node`."""
+    df = round_nodes(trace, r)
+    if node not in df.index:
+        raise KeyError(f"round {r} has no node {node}")
+    names = list(feature_names or trace_feature_names(trace))
+    leaf = dict(zip(df.index, _is_leaf(df)))
+    parent = {}
+    for i, row in df.iterrows():
+        if not leaf[i]:
+            parent[int(row["left"])] = (int(i), "≤")
+            parent[int(row["right"])] = (int(i), ">")
+
+    def fname(i):
+        f = int(df.at[i, "feature"]) if "feature" in df else 0
+        return names[f] if 0 <= f < len(names) else f"x{f + 1}"
+
+    path, i = [], int(node)
+    while i in parent:
+        p, op = parent[i]
+        path.append(f"{fname(p)} {op} {float(df.at[p, 'threshold']):.4g}")
+        i = p
+    rows = [("node", f"{'leaf' if leaf[node] else 'split'} {int(node)} of round {int(r)}"),
+            ("depth", str(int(df.at[node, "depth"])) if "depth" in df else str(len(path))),
+            ("path from the root", " and ".join(reversed(path)) or "the root (all rows)")]
+    if "weight" in df:
+        rows.append(("weight (rows)", f"{float(df.at[node, 'weight']):.4g}"))
+    if "n_samples" in df:
+        rows.append(("training rows", str(int(df.at[node, "n_samples"]))))
+    if leaf[node]:
+        vnames, sym = leaf_value_names(trace)
+        vals = df.at[node, "value"] if "value" in df else ()
+        rows += [(f"output added to {sym}: {vnames[j] if j < len(vnames) else f'{sym}{j + 1}'}", f"{float(a):+.4g}")
+                 for j, a in enumerate(vals)]
+    else:
+        gname = str(trace.attrs.get("gain_name", "Gain^reg"))
+        rows.append(("split", f"{fname(node)} ≤ {float(df.at[node, 'threshold']):.4g} goes left"))
+        for col, label in (("gain", gname), ("gain_ent", "Gain^ent")):
+            if col in df and np.isfinite(float(df.at[node, col])):
+                rows.append((label, f"{float(df.at[node, col]):.4g}"))
+    return pd.DataFrame(rows, columns=["node detail", "value"])
 
 
 def top_splits(trace, k: int = 15, feature_names=None) -> pd.DataFrame:
@@ -252,7 +305,7 @@ def criterion_comparison_figure(x, T, preds: dict, *, stat_names, x_label="x", t
     o = np.argsort(x, kind="stable")
     K = T.shape[1]
     cols = min(K, 3)
-    layout, ref = axis_grid(1, cols, titles=[f"leaf mean of {s}" for s in stat_names[:cols]], hspace=0.08)
+    layout, ref = axis_grid(1, cols, titles=[f"leaf mean of {s}" for s in math_names(stat_names[:cols])], hspace=0.08)
     colors = {"variance": OKABE_ITO["blue"], "entropy": OKABE_ITO["vermillion"]}
     tr = []
     for j in range(cols):

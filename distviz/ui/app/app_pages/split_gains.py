@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from distviz.ui.common import explainer, fit_or_last, lazy_tabs
+from distviz.ui.common import explainer, fit_or_last, lazy_tabs, static_table
 from distviz.ui.figures import charts
 from distviz.ui.lab import LAW_ALGOS, SPLIT_OWN, folded_config_widgets, standalone_trees
 from distviz.ui.lab import PAGE as LAB
@@ -49,14 +49,30 @@ SCATTER = f"{gain_name} vs Gain^ent"
 VIEWS = ["Tree of the round", SCATTER, "Top splits", "Entropy and NLL", "Standalone trees"]
 
 
+def selected_node(event):
+    """The node id (the markers' customdata) of the point a click on the tree selected, else None."""
+    points = (getattr(event, "selection", None) or {}).get("points") or []
+    ids = [p.get("customdata") for p in points if isinstance(p.get("customdata"), (int, float))]
+    return int(ids[0]) if ids else None
+
+
 def draw(r):
     r = max(int(r), 1)
     tabs = dict(zip(VIEWS, lazy_tabs(PAGE, "view", VIEWS)))
     if tabs["Tree of the round"].open:
         with tabs["Tree of the round"]:
-            charts().plotly_chart(vt.tree_figure(trace, r, names, gain_name=gain_name,
-                                           title=f"tree of round {r} ({gain_name} chose the splits)"), key="split.tree")
-            st.caption(f"{SCATTER}, top splits, entropy and the standalone trees are in the other tabs.")
+            event = charts().plotly_chart(vt.tree_figure(trace, r, names, gain_name=gain_name,
+                                                         title=f"tree of round {r} ({gain_name} chose the splits)"),
+                                          key="split.tree", on_select="rerun", selection_mode="points")
+            node = selected_node(event)
+            if node is None:
+                st.caption(f"Click a node for its path from the root and its numbers. {SCATTER}, top splits, entropy "
+                           "and the standalone trees are in the other tabs.")
+            else:
+                try:
+                    static_table(vt.node_details(trace, r, node, names))
+                except KeyError:   # a node of another round's tree stayed selected
+                    st.caption("Click a node of this round's tree for its details.")
     if tabs[SCATTER].open:
         with tabs[SCATTER]:
             c1, c2 = st.columns(2, gap="medium")
