@@ -178,3 +178,54 @@ def test_maps_zoom_to_the_data_not_the_grid():
     zoom = binned_dataset(p.isel(obs=np.flatnonzero(box.values)), np.arange(-80, -73.9, 0.5), np.arange(31, 35.01, 0.5),
                           ["NGB", "IndepNGB"])
     assert maps.data_extent(zoom) == pytest.approx(maps.GULF_STREAM_BOX)
+
+
+def test_bins_on_land_are_masked_counts_hover_and_no_bin_is_cut_off(binned):
+    """Issue 29: bins were drawn over land, the easternmost bins clipped and no bin count shown."""
+    from distviz.data import naturalearth as ne
+    from distviz.viz import maps
+
+    land = maps.land_bins(binned, "110m")
+    lon, lat = np.meshgrid(binned["lon"].values, binned["lat"].values)
+    np.testing.assert_array_equal(land, ne.on_land(lon, lat, "110m"))
+    n = binned["n_test"].values
+    assert (land & (n > 0)).any() and (~land & (n > 0)).any(), "the fixture has data bins on land and at sea"
+    fig = maps.map_figure_plotly(binned, "nll_diff", scale="110m")
+    heat = fig.data[0]
+    z = np.array([[np.nan if v is None else v for v in row] for row in heat.z], dtype=float)
+    assert np.isnan(z[land]).all() and np.isfinite(z[~land & (n > 0)]).all()
+    assert [t.name for t in fig.data[1:3]] == ["land", "coastline"], "land drawn over the bins"
+    assert np.array_equal(np.asarray(heat.customdata, dtype=float), n) and "test points" in heat.hovertemplate
+    hit = land & (n > 0)
+    assert any(f"({int(n[hit].sum())} test point" in a.text for a in fig.layout.annotations), "the masked bins are said"
+    lo0, lo1, la0, la1 = fig.layout.xaxis.range + fig.layout.yaxis.range
+    jj, ii = np.nonzero(n > 0)
+    e_lon, e_lat = binned["lon_edge"].values, binned["lat_edge"].values
+    assert lo0 <= e_lon[ii.min()] and e_lon[ii.max() + 1] <= lo1, "every data bin lies inside the map, east edge too"
+    assert la0 <= e_lat[jj.min()] and e_lat[jj.max() + 1] <= la1
+    assert fig.layout.xaxis.constrain == "domain" == fig.layout.yaxis.constrain, "the aspect never trims the range"
+
+
+def test_summary_maps_keep_titles_labels_and_key_inside_their_place(binned):
+    """Figure 4's PNG had its title over the panel titles, colour-bar labels over the next panel and a label off
+    the top: constrained layout, labels wrapped to the bar, the arrow key under its own map."""
+    from distviz.viz import maps
+
+    fig = maps.summary_maps_figure(binned, title="Test-set summaries in 2° x 2° bins: " + "a long caption " * 8,
+                                   scale="110m")
+    assert fig.get_layout_engine().__class__.__name__ == "ConstrainedLayoutEngine"
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    maps_ = [a for a in fig.axes if hasattr(a, "projection")]
+    bars = [a for a in fig.axes if not hasattr(a, "projection")]
+    assert len(maps_) == 4 and len(bars) == 4
+    title = fig._suptitle.get_window_extent(r)
+    assert all(title.y0 >= a.title.get_window_extent(r).y1 for a in maps_), "the title sits above the panel titles"
+    fb = fig.bbox
+    for a in fig.axes:
+        bb = a.get_tightbbox(r)
+        assert bb.x0 >= fb.x0 - 1 and bb.x1 <= fb.x1 + 1 and bb.y0 >= fb.y0 - 1 and bb.y1 <= fb.y1 + 1, "inside"
+    for bar in bars:   # a bar's label stays beside its bar, clear of every map
+        lab = bar.yaxis.label.get_window_extent(r)
+        assert all(not lab.overlaps(m.get_window_extent(r)) for m in maps_)
+        assert lab.height <= bar.get_window_extent(r).height * 1.05

@@ -27,6 +27,8 @@ KINDS = {
 }
 PANEL_TITLES = {"count": "(a) test points", "nll_diff": "(b) NLL NGB − IndepNGB", "rho": "(c) predicted ρ",
                 "currents": "(d) mean currents"}
+#: kind -> the value's name in the interactive map's hover text (beside the bin's count of test points)
+HOVER_NAMES = {"nll_diff": "mean NLL NGB − IndepNGB (nats)", "rho": "mean ρ (NGB)", "currents": "mean speed (cm/s)"}
 CHI2_2 = {0.7: 2.407945608651872, 0.9: 4.605170185988092}  # chi-square(2) quantiles, -2 log(1 - level)
 _PLOTLY_SCALES = {"viridis": "Viridis", "RdBu_r": "RdBu_r", "PuOr_r": [[0, "#542788"], [0.5, "#f7f7f7"], [1, "#b35806"]],
                   "cividis": "Cividis"}
@@ -137,15 +139,51 @@ def _geo_axes(fig, pos, extent, scale="50m"):
     return ax
 
 
-def _draw_kind(ax, fig, binned, kind, *, colorbar=True, title=None):
-    """Draw one binned map kind on GeoAxes `ax`."""
+def land_bins(binned, scale: str = "50m") -> np.ndarray:
+    """Boolean (lat, lon) array: the bins whose centre lies on the vendored Natural Earth land (shapely).
+
+    A 2° bin on a coast is mostly sea and stays; one centred on land (a few test points of a drifter close
+    inshore) is masked, and the land drawn over the bins hides the land part of the coastal ones.
+    """
+    from distviz.data import naturalearth as ne
+
+    lon, lat = np.meshgrid(np.asarray(binned["lon"].values, float), np.asarray(binned["lat"].values, float))
+    return np.asarray(ne.on_land(lon, lat, scale), dtype=bool)
+
+
+def _bin_values(binned, var: str, scale: str) -> tuple[np.ndarray, np.ndarray]:
+    """(values with NaN in empty bins and bins centred on land, the land mask) of variable `var`."""
+    vals = binned[var].values.astype(float)
+    if var == "n_test":
+        vals = np.where(vals > 0, vals, np.nan)
+    land = land_bins(binned, scale)
+    return np.where(land, np.nan, vals), land
+
+
+def masked_note(binned, land) -> str:
+    """'' or one sentence: how many bins with test points are centred on land and not drawn, and their points."""
+    n = np.asarray(binned["n_test"].values, float)
+    hit = land & (n > 0)
+    if not hit.any():
+        return ""
+    k, pts = int(hit.sum()), int(n[hit].sum())
+    return f"{k} bin{'s' if k > 1 else ''} centred on land ({pts} test point{'s' if pts != 1 else ''}) not drawn"
+
+
+def _wrap_label(text: str, width: int = 34) -> str:
+    """A colour-bar label broken onto lines of at most `width` characters (it runs along the bar's height)."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width)) or text
+
+
+def _draw_kind(ax, fig, binned, kind, *, colorbar=True, title=None, scale="50m"):
+    """Draw one binned map kind on GeoAxes `ax` (bins centred on land masked, `land_bins`)."""
     import cartopy.crs as ccrs
     from matplotlib.colors import TwoSlopeNorm
 
     var, label, cmap, div = _kind(binned, kind)
-    vals = binned[var].values.astype(float)
-    if var == "n_test":
-        vals = np.where(vals > 0, vals, np.nan)
+    vals, _ = _bin_values(binned, var, scale)
     lo, hi = _limits(vals, div, kind)
     norm = TwoSlopeNorm(vcenter=0.0, vmin=lo, vmax=hi) if div else None
     mesh = ax.pcolormesh(binned["lon_edge"].values, binned["lat_edge"].values, np.ma.masked_invalid(vals), cmap=cmap,
@@ -158,11 +196,13 @@ def _draw_kind(ax, fig, binned, kind, *, colorbar=True, title=None):
         ref, k = arrow_scale(np.hypot(u[ok], v[ok]), _bin_size(binned))
         q = ax.quiver(lon[ok], lat[ok], u[ok], v[ok], transform=ccrs.PlateCarree(), zorder=4, color="white",
                       edgecolor="black", linewidth=0.4, angles="xy", scale_units="xy", scale=1.0 / k, width=0.005)
-        ax.quiverkey(q, 0.86, 1.03, ref, f"{ref:g} cm/s", labelpos="E", coordinates="axes", color="black",
+        # the key sits under the map's lower right corner, beside the axis label (above the axes it ran off the
+        # top of the figure; inside, it covered bins); constrained layout keeps it inside the figure
+        ax.quiverkey(q, 0.80, -0.135, ref, f"{ref:g} cm/s", labelpos="E", coordinates="axes", color="black",
                      fontproperties={"size": 8})
-    if colorbar:
-        cb = fig.colorbar(mesh, ax=ax, shrink=0.8, pad=0.02)
-        cb.set_label(label, fontsize=8)
+    if colorbar:   # beside its own map (constrained layout makes room), its label wrapped to the bar's height
+        cb = fig.colorbar(mesh, ax=ax, shrink=0.85, pad=0.03)
+        cb.set_label(_wrap_label(label), fontsize=8)
     ax.set_title(title or PANEL_TITLES.get(kind, var), fontsize=10)
     return mesh
 
@@ -172,10 +212,12 @@ def map_figure(binned, kind: str = "nll_diff", *, title: str | None = None, scal
     _require_static()
     import matplotlib.pyplot as plt
 
-    fig = plt.figure(figsize=figsize)
+    fig = plt.figure(figsize=figsize, layout="constrained")
     ax = _geo_axes(fig, (1, 1, 1), data_extent(binned), scale)
-    _draw_kind(ax, fig, binned, kind, title=title)
-    fig.tight_layout()
+    _draw_kind(ax, fig, binned, kind, title=title, scale=scale)
+    note = masked_note(binned, land_bins(binned, scale))
+    if note:
+        fig.text(0.01, 0.0, note + ".", fontsize=7, color="#555555", ha="left", va="bottom")
     return fig
 
 
@@ -184,16 +226,19 @@ def summary_maps_figure(binned, *, title: str | None = None, scale: str = "50m",
     _require_static()
     import matplotlib.pyplot as plt
 
-    fig = plt.figure(figsize=figsize)
+    # constrained layout: the title above the panel titles, each colour bar beside its own panel, nothing cut off
+    fig = plt.figure(figsize=figsize, layout="constrained")
     for i, kind in enumerate(("count", "nll_diff", "rho", "currents")):
         ax = _geo_axes(fig, (2, 2, i + 1), data_extent(binned), scale)
         if KINDS[kind][0] in binned:
-            _draw_kind(ax, fig, binned, kind)
+            _draw_kind(ax, fig, binned, kind, scale=scale)
         else:
             ax.set_title(f"{PANEL_TITLES[kind]}: not available", fontsize=10)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
+    note = masked_note(binned, land_bins(binned, scale))
+    if title or note:
+        import textwrap
+
+        fig.suptitle("\n".join(textwrap.wrap(title or "", 110) + ([note + "."] if note else [])), fontsize=11)
     return fig
 
 
@@ -390,20 +435,25 @@ def map_figure_plotly(binned, kind: str = "nll_diff", *, title: str | None = Non
     from distviz.viz.style import presenter_figure
 
     var, label, cmap, div = _kind(binned, kind)
-    vals = binned[var].values.astype(float)
-    if var == "n_test":
-        vals = np.where(vals > 0, vals, np.nan)
+    vals, land = _bin_values(binned, var, scale)
     lo, hi = _limits(vals, div, kind)
-    n = binned["n_test"].values
-    z = np.where(np.isfinite(vals), vals, None)
+    n = np.asarray(binned["n_test"].values, float)
+    z = np.where(np.isfinite(vals), vals, None)  # type: ignore[call-overload]
+    what = HOVER_NAMES.get(kind, var)
     fig = go.Figure(go.Heatmap(
         x=binned["lon"].values, y=binned["lat"].values, z=z, colorscale=_PLOTLY_SCALES.get(cmap, "Viridis"),
-        zmin=lo, zmax=hi, zmid=0.0 if div else None, customdata=n,
+        zmin=lo, zmax=hi, zmid=0.0 if div else None,
+        customdata=[[int(v) for v in row] for row in n],   # plain integers: the bin count on hover
         colorbar=dict(title=dict(text=label, side="right"), len=0.85),
-        hovertemplate="lon %{x:.1f}°, lat %{y:.1f}°<br>value %{z:.3g}<br>test points %{customdata}<extra></extra>"))
+        hovertemplate=("%{customdata} test points in the bin<br>lon %{x:.1f}°, lat %{y:.1f}°"
+                       + ("" if var == "n_test" else f"<br>{what}: %{{z:.3g}}") + "<extra></extra>")))
     add_basemap(fig, data_extent(binned), scale)
     if kind == "currents":
         add_current_arrows(fig, binned)
+    note = masked_note(binned, land)
+    if note:
+        fig.add_annotation(text=note, xref="paper", yref="paper", x=0.0, y=0.0, xanchor="left", yanchor="bottom",
+                           showarrow=False, font=dict(size=11, color="#555555"), bgcolor="rgba(255,255,255,0.8)")
     fig.update_layout(title=title or PANEL_TITLES.get(kind, var), margin=dict(l=60, r=20, t=50, b=50),
                       plot_bgcolor="white", height=600)
     return presenter_figure(fig)  # larger text and thicker lines in presenter mode (distviz.viz.style)
