@@ -271,6 +271,10 @@ def test_lab_upload_column_name_is_literal_in_errors_and_figures():
 def test_drifter_upload_id_value_is_literal_in_the_error():
     at = open_page("app_pages/drifters.py", {"source": "upload"})
     assert not at.exception
+    from distviz.ui.drifters import UPLOAD_PROMPT
+
+    # issue 29: before a file is there the page asks for one; no error (it stayed beside the uploaded file's chip)
+    assert not at.error and any(UPLOAD_PROMPT.split(" (")[0] in i.value for i in at.info)
     head = "Tx,Ty,Wx,Wy,u_av,v_av,lon,lat,t,u,v,id\n"
     rows = "".join(f"0.1,0.1,1,1,0.1,0.1,-60,35,{18000 + i},0.1,0.1,{i}\n" for i in range(20))
     bad = (head + rows + f'0.1,0.1,1,1,0.1,0.1,-60,35,18030,0.1,0.1,"{PAYLOAD}"\n').encode()

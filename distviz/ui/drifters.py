@@ -29,6 +29,11 @@ ROUNDS, RATES, TRAIN = [30, 60, 100, 200, 300], [0.02, 0.05, 0.1, 0.2], [1000, 2
 REGIONS = ["whole area (2° bins)", "Gulf Stream box (0.5° bins)"]
 
 
+#: What the page shows while *upload* is chosen and no file is there yet (an instruction, not an error).
+UPLOAD_PROMPT = ("Upload a processed drifter CSV in the sidebar (columns Tx, Ty, Wx, Wy, u_av, v_av, lon, lat, t, u, "
+                 "v, id) to compare NGB and IndepNGB on it, or choose another source under *Data*.")
+
+
 def methods_for(nn: bool) -> tuple[str, ...]:
     """Methods the page fits: NGB and IndepNGB, plus the NN baseline when `nn`."""
     return METHODS + ((NN_METHOD,) if nn else ())

@@ -16,6 +16,7 @@ from distviz.ui.drifters import (
     SOURCES,
     SYNTHETIC_FINDING,
     TRAIN,
+    UPLOAD_PROMPT,
     available_sources,
     metrics_frame,
     precomputed,
@@ -29,6 +30,7 @@ from distviz.ui.jobs import FitCancelled
 from distviz.ui.lab import MAX_UPLOAD_MB
 from distviz.ui.safe_text import escape_markdown, show_error
 from distviz.ui.state import error_sentence, qp_key, recall, remember, sync_query_params, user_errors
+from distviz.viz.notation import math_text
 
 PAGE = "drift"
 
@@ -87,6 +89,13 @@ if pre is not None:
                               f"{predict_drifter_seconds(max_train or SAMPLE_TRAIN_ROWS, rounds):.0f} s or less).")
 
 res = None
+# the upload prompt's place, emptied at once by the run that has the file (the prompt, or before it an error, stayed
+# on screen beside the uploaded file's chip while the comparison was fitted)
+prompt = st.empty()
+if source == "upload" and upload is None:   # nothing to compare yet: say what to do, not an error
+    prompt.info(UPLOAD_PROMPT, icon=":material/upload_file:")
+    sync_query_params(PAGE)
+    st.stop()
 try:
     res = remember("drift", run_comparison(source, rounds, lr, max_train, upload, nn=nn, refit=refit))
 except FitCancelled:  # this session ended while its comparison waited or ran: nobody will see the page
@@ -116,7 +125,7 @@ if res is not None:
     st.caption(f"{escape_markdown(info.get('source'))}{' (SYNTHETIC)' if info.get('synthetic') else ''} — "
                f"{info.get('n_drifters')} drifters, {info.get('n_train')} training / {info.get('n_val')} validation / "
                f"{info.get('n_test')} test rows; "
-               f"{escape_markdown(str(info.get('units', '')).replace('PR90_area', '90% region area'))}."
+               f"{escape_markdown(math_text(str(info.get('units', '')).replace('PR90_area', '90% region area')))}."
                + (" Precomputed with these settings (press *Refit now* to fit here)." if info.get("precomputed") else "")
                + (" For NN, *rounds used* is its best epoch." if "NN" in res.table else ""))
     static_table(metrics_frame(res), {"NLL (nats)": ".3f", "RMSE (cm/s)": ".2f", "90% region coverage": ".3f",
