@@ -92,12 +92,12 @@ res = None
 # the upload prompt's place, emptied at once by the run that has the file (the prompt, or before it an error, stayed
 # on screen beside the uploaded file's chip while the comparison was fitted)
 prompt = st.empty()
-if source == "upload" and upload is None:   # nothing to compare yet: say what to do, not an error
+waiting = source == "upload" and upload is None
+if waiting:   # nothing to compare yet: say what to do (not an error); the last comparison stays below
     prompt.info(UPLOAD_PROMPT, icon=":material/upload_file:")
-    sync_query_params(PAGE)
-    st.stop()
 try:
-    res = remember("drift", run_comparison(source, rounds, lr, max_train, upload, nn=nn, refit=refit))
+    res = recall("drift") if waiting else remember("drift", run_comparison(source, rounds, lr, max_train, upload,
+                                                                           nn=nn, refit=refit))
 except FitCancelled:  # this session ended while its comparison waited or ran: nobody will see the page
     st.stop()
 except Exception as exc:  # noqa: BLE001 - one sentence for any failure (Streamlit's rerun signals are BaseExceptions)
@@ -105,6 +105,8 @@ except Exception as exc:  # noqa: BLE001 - one sentence for any failure (Streaml
     res = recall("drift")
     if res is not None:
         st.caption("Showing the last successful comparison.")
+if waiting and res is not None:
+    st.caption("Showing the last successful comparison.")
 
 if res is not None:
     from distviz.viz import maps
