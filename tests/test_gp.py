@@ -23,6 +23,7 @@ def _single_thread_blas():
 X3 = RNG.normal(size=(30, 3))
 TARGETS = {"gaussian": RNG.normal(size=30), "poisson": RNG.poisson(2.0, 30).astype(float),
            "probit": RNG.integers(0, 2, 30).astype(float)}
+TARGETS["logistic"] = TARGETS["probit"]
 
 
 def _objective(lik_name, objective, ard=False, fit_hyper=True, gradient="exact", n_samples=10):
@@ -39,7 +40,7 @@ def _objective(lik_name, objective, ard=False, fit_hyper=True, gradient="exact",
     return f, f.flat0 + 0.01 * rng.normal(size=f.flat0.size)
 
 
-@pytest.mark.parametrize("lik_name", ["gaussian", "probit", "poisson"])
+@pytest.mark.parametrize("lik_name", ["gaussian", "probit", "logistic", "poisson"])
 @pytest.mark.parametrize("objective", ["elbo", "dlm_log", "dlm_square"])
 def test_objective_gradients_match_finite_differences(lik_name, objective):
     f, x = _objective(lik_name, objective, ard=(lik_name == "poisson"))

@@ -7,6 +7,7 @@ import pytest
 
 from distviz.cli import main
 from distviz.data.paths import shared_data_path
+from distviz.errors import ConfigError
 from distviz.experiments import dlm, registry
 
 
@@ -44,3 +45,15 @@ def test_dlm_vs_elbo_cli_on_uci(capsys):
     assert out["info"]["n_train"] == 48 and out["info"]["splits"] == [0, 1]
     assert out["DLM-square (joint)"]["test_sq_error_se"] >= 0
     assert "+-" in dlm._vs_table(out)
+    assert out["FITC"]["beta"] is None and np.isfinite(out["FITC"]["test_log_loss"])   # FITC has no beta
+
+
+def test_dlm_vs_elbo_on_twonorm_with_the_logistic_likelihood():
+    res = dlm.dlm_vs_elbo(data="twonorm", max_train=60, n_test=200, max_iter=10, n_inducing=4, grid_factor=100.0)
+    assert res["info"]["likelihood"] == "logistic" and res["info"]["n_test"] == 200
+    methods = [k for k in res if k != "info"]
+    assert len(methods) == 6 and "FITC" not in methods
+    for k in methods:   # log-loss below log 2 (better than a coin) and a Brier score in (0, 1)
+        assert res[k]["test_log_loss"] < np.log(2) and 0 < res[k]["test_sq_error"] < 1
+    with pytest.raises(ConfigError, match="probit"):
+        dlm.dlm_vs_elbo_study(data="ringnorm", likelihood="gaussian")

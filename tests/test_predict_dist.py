@@ -365,15 +365,17 @@ def gps():
     f = np.sin(X[:, 0])
     ys = {"gaussian": f + rng.normal(0, 0.3, len(X)), "probit": (f + rng.normal(0, 0.5, len(X)) > 0).astype(float),
           "poisson": rng.poisson(np.exp(f)).astype(float)}
+    ys["logistic"] = ys["probit"]
     return {k: (SparseGP(k, n_inducing=6, max_iter=15, random_state=0).fit(X, y), X, y) for k, y in ys.items()}
 
 
-@pytest.mark.parametrize("lik", ["gaussian", "probit", "poisson"])
+@pytest.mark.parametrize("lik", ["gaussian", "probit", "logistic", "poisson"])
 def test_sparse_gp_predictive(gps, lik):
     m, X, y = gps[lik]
     Xt, yt = X[:10], y[:10]
     d = m.predict_dist(Xt)
-    assert type(d) is {"gaussian": NormalDist, "probit": BernoulliDist, "poisson": MixtureDist}[lik]
+    assert type(d) is {"gaussian": NormalDist, "probit": BernoulliDist, "logistic": BernoulliDist,
+                       "poisson": MixtureDist}[lik]
     np.testing.assert_allclose(d.mean(), m.predict(Xt), rtol=1e-6)
     np.testing.assert_allclose(d.logpdf(yt), m.log_predictive(Xt, yt), rtol=1e-6, atol=1e-9)
     if lik != "poisson":

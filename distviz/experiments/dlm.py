@@ -125,26 +125,46 @@ def _metrics(model, X, y, y_shift, y_scale):
     return ll, mse
 
 
+def _likelihood_for(data: str, likelihood: str | None) -> str:
+    """The likelihood of `data`: Poisson for randhie, probit or logistic (default) for Breiman's sets, else Gaussian."""
+    from distviz.data.breiman import BREIMAN
+
+    allowed = {"randhie": ("poisson",)}.get(data, ("logistic", "probit") if data in BREIMAN else ("gaussian",))
+    if likelihood in (None, ""):
+        return allowed[0]
+    if likelihood not in allowed:
+        raise ConfigError(f"data '{data}' takes likelihood {' or '.join(allowed)}; got '{likelihood}'.")
+    return likelihood
+
+
 def dlm_vs_elbo(data="concrete", split=0, n_inducing=20, max_iter=100, max_train=400, grid_factor=4.0,
-                val_fraction=0.2, seed=0, gradient="exact", progress=None) -> dict:
+                val_fraction=0.2, seed=0, gradient="exact", likelihood=None, n_test=1000, progress=None) -> dict:
     """Test log-loss and squared error of ELBO, beta-ELBO, DLM-log and DLM-square (joint and fixed hyperparameters).
 
-    Regression on a UCI split (y standardised on the training part; metrics in original units) or
-    Poisson count regression on statsmodels' randhie (data="randhie"). beta is chosen on a validation
-    split over beta_grid(n, factor=grid_factor) (factor 2 = the paper's grid), by log-loss for
-    ELBO/DLM-log and squared error for DLM-square. Fixed variants reuse the ELBO fit's hyperparameters
-    and inducing inputs (Section 6.1).
+    Regression on a UCI split (y standardised on the training part; metrics in original units), with
+    FITC's collapsed objective as a further baseline (the paper's regression experiments, Appendix D);
+    Poisson count regression on statsmodels' randhie (data="randhie"); or binary classification on
+    Breiman's twonorm / ringnorm (``distviz.data.breiman``; `max_train` training and `n_test` test rows
+    drawn with `seed`) with the logistic (default) or probit likelihood, where the squared error is
+    the Brier score of P(y = 1). beta is chosen on a validation split over beta_grid(n,
+    factor=grid_factor) (factor 2 = the paper's grid), by log-loss for ELBO/DLM-log and squared
+    error for DLM-square; FITC has no beta. Fixed variants reuse the ELBO fit's hyperparameters and
+    inducing inputs (Section 6.1).
     """
+    from distviz.data.breiman import BREIMAN, make_breiman
     from distviz.gp.model import SparseGP, beta_grid, select_beta
 
     t_start = time.perf_counter()
+    likelihood = _likelihood_for(data, likelihood)
     if data == "randhie":
-        likelihood = "poisson"
         Xtr, ytr, Xte, yte = load_counts(n_train=max_train, seed=seed)
+        shift, scale = 0.0, 1.0
+    elif data in BREIMAN:
+        X, y = make_breiman(data, int(max_train) + int(n_test), random_state=seed)
+        Xtr, ytr, Xte, yte = X[:max_train], y[:max_train], X[max_train:], y[max_train:]
         shift, scale = 0.0, 1.0
     else:
         from distviz.data.uci import load_uci
-        likelihood = "gaussian"
         s = load_uci(data, split)
         Xtr, ytr, Xte, yte = s.X_train, s.y_train, s.X_test, s.y_test
         if max_train and Xtr.shape[0] > max_train:
@@ -165,12 +185,15 @@ def dlm_vs_elbo(data="concrete", split=0, n_inducing=20, max_iter=100, max_train
 
     def record(name, model, beta, t0):
         ll, mse = _metrics(model, Xte, yte, shift, scale)
-        res[name] = {"test_log_loss": ll, "test_sq_error": mse, "beta": float(beta),
+        res[name] = {"test_log_loss": ll, "test_sq_error": mse, "beta": None if beta is None else float(beta),
                      "seconds": time.perf_counter() - t0}
 
     t0 = time.perf_counter()
     elbo = SparseGP(objective="elbo", beta=1.0, **common).fit(Xa, ya)
     record("ELBO", elbo, 1.0, t0)
+    if likelihood == "gaussian":   # FITC's collapsed objective: the paper's other regression baseline (no beta)
+        t0 = time.perf_counter()
+        record("FITC", SparseGP(objective="fitc", **common).fit(Xa, ya), None, t0)
     hp = elbo.hyperparameters_
     fixed = dict(fit_hyperparameters=False, **hp)
     specs = [("beta-ELBO", dict(objective="elbo")),
@@ -192,12 +215,15 @@ def dlm_vs_elbo(data="concrete", split=0, n_inducing=20, max_iter=100, max_train
 
 
 def _one_split(sp, *, kw: dict) -> dict:
-    """:func:`dlm_vs_elbo` on split `sp` (randhie: seed `sp`) with the other settings `kw`."""
-    return dlm_vs_elbo(**(dict(kw, seed=int(sp)) if kw.get("data") == "randhie" else dict(kw, split=int(sp))))
+    """:func:`dlm_vs_elbo` on split `sp` (randhie, twonorm, ringnorm: seed `sp`) with the other settings `kw`."""
+    from distviz.data.breiman import BREIMAN
+
+    drawn = kw.get("data") == "randhie" or kw.get("data") in BREIMAN
+    return dlm_vs_elbo(**(dict(kw, seed=int(sp)) if drawn else dict(kw, split=int(sp))))
 
 
 def dlm_vs_elbo_splits(splits=(0,), **kw) -> dict:
-    """Run :func:`dlm_vs_elbo` on several UCI splits (randhie: seeds) and report mean and standard error."""
+    """Run :func:`dlm_vs_elbo` on several UCI splits (randhie, twonorm, ringnorm: seeds); mean and standard error."""
     if is_distributed():  # a progress callback lives in this process only
         kw = {k: v for k, v in kw.items() if k != "progress"}
     runs = map_units(functools.partial(_one_split, kw=kw), splits)  # one unit per split: serial or Dask tasks
@@ -207,12 +233,13 @@ def dlm_vs_elbo_splits(splits=(0,), **kw) -> dict:
     for k in runs[0]:
         if k == "info":
             continue
-        row = {}
+        row: dict[str, Any] = {}
         for metric in ("test_log_loss", "test_sq_error"):
             vals = np.array([r[k][metric] for r in runs])
             row[metric] = float(vals.mean())
             row[metric + "_se"] = float(vals.std(ddof=1) / np.sqrt(len(vals)))
-        row["beta"] = float(np.median([r[k]["beta"] for r in runs]))
+        betas = [r[k]["beta"] for r in runs]
+        row["beta"] = None if None in betas else float(np.median(betas))
         row["seconds"] = float(np.sum([r[k]["seconds"] for r in runs]))
         out[k] = row
     out["info"] = {**runs[0]["info"], "splits": list(map(int, splits)),
@@ -237,26 +264,36 @@ def _vs_table(res: dict) -> str:
             se = f"{r['test_sq_error']:.3f}+-{r['test_sq_error_se']:.3f}"
         else:
             ll, se = f"{r['test_log_loss']:.4f}", f"{r['test_sq_error']:.4f}"
-        out.append(f"{k:20s} {ll:>18s} {se:>18s} {r['beta']:9.3g} {r['seconds']:6.1f}")
+        beta = "-" if r["beta"] is None else f"{r['beta']:.3g}"
+        out.append(f"{k:20s} {ll:>18s} {se:>18s} {beta:>9s} {r['seconds']:6.1f}")
+    if "FITC" in res:
+        out.append("FITC: Snelson & Ghahramani's collapsed objective (no beta; the paper's regression baseline).")
+    if info["likelihood"] in ("probit", "logistic"):
+        out.append("Binary labels: the squared error is the Brier score of P(y = 1).")
     out.append(f"total {info['seconds']:.1f} s")
     return "\n".join(out)
 
 
 @registry.study("dlm-vs-elbo", options=[
-    registry.Option("data", str, "concrete", "UCI set (boston, concrete, energy, wine, yacht) or 'randhie' (counts)"),
-    registry.Option("splits", str, "0", "UCI split(s), e.g. 0 or 0-4 (randhie: seeds of the row draws)"),
+    registry.Option("data", str, "concrete", "UCI set (boston, concrete, energy, wine, yacht), 'randhie' (counts) "
+                    "or 'twonorm' / 'ringnorm' (Breiman's binary problems, simulated)"),
+    registry.Option("splits", str, "0", "UCI split(s), e.g. 0 or 0-4 (randhie, twonorm, ringnorm: seeds of the row draws)"),
+    registry.Option("likelihood", str, "", "'' for the data's own (gaussian, poisson; logistic for twonorm/ringnorm) "
+                    "or probit / logistic for twonorm and ringnorm"),
     registry.Option("n-inducing", int, 20, "number of inducing points M"),
     registry.Option("max-iter", int, 100, "L-BFGS iterations per fit"),
     registry.Option("max-train", int, 400, "training rows used (subsampled; randhie: rows drawn)"),
     registry.Option("grid-factor", float, 4.0, "beta grid ratio (2 = the paper's [n, n/2, ..., 0.01])"),
     registry.Option("gradient", str, "exact", "log-loss DLM gradient: exact, bmc or ups"),
 ], format_table=_vs_table)
-def dlm_vs_elbo_study(data="concrete", splits="0", n_inducing=20, max_iter=100, max_train=400, grid_factor=4.0,
-                      gradient="exact") -> dict:
-    """Test log-loss and squared error of ELBO, beta-ELBO, DLM-log, DLM-square on UCI regression or randhie counts."""
+def dlm_vs_elbo_study(data="concrete", splits="0", likelihood="", n_inducing=20, max_iter=100, max_train=400,
+                      grid_factor=4.0, gradient="exact") -> dict:
+    """Test log-loss and squared error of ELBO, beta-ELBO, DLM-log, DLM-square (and FITC for regression) on UCI
+    regression, randhie counts or Breiman's twonorm / ringnorm classification."""
     from distviz.data.uci import parse_splits
 
     if gradient not in ("exact", "bmc", "ups"):
         raise ConfigError(f"Unknown gradient '{gradient}'; choose exact, bmc or ups.")
-    return dlm_vs_elbo_splits(parse_splits(splits), data=data, n_inducing=n_inducing, max_iter=max_iter,
-                              max_train=max_train, grid_factor=grid_factor, gradient=gradient)
+    _likelihood_for(data, likelihood)   # a wrong combination fails before any fit
+    return dlm_vs_elbo_splits(parse_splits(splits), data=data, likelihood=likelihood or None, n_inducing=n_inducing,
+                              max_iter=max_iter, max_train=max_train, grid_factor=grid_factor, gradient=gradient)

@@ -1,4 +1,4 @@
-"""distviz.gp: sparse Gaussian-process baselines fitted by ELBO, beta-ELBO and direct loss minimisation.
+"""distviz.gp: sparse Gaussian-process baselines fitted by ELBO, beta-ELBO, direct loss minimisation and FITC.
 
 Wei, Sheth & Khardon, "Direct loss minimization for sparse Gaussian processes" (../shared/papers/dlm_sparse_gp.txt).
 """

@@ -10,19 +10,21 @@ from distviz.errors import ConfigError, DataError
 from distviz.gp.model import SparseGP, select_beta
 from distviz.gp.objectives import OBJECTIVES
 
-LABELS = {"elbo": "ELBO", "beta_elbo": "beta-ELBO", "dlm_log": "DLM (log loss)", "dlm_square": "DLM (square loss)"}
+LABELS = {"elbo": "ELBO", "beta_elbo": "beta-ELBO", "dlm_log": "DLM (log loss)", "dlm_square": "DLM (square loss)",
+          "fitc": "FITC"}
 
 
 def _bands(model: SparseGP, x_grid: np.ndarray, level: float):
-    """Predictive mean and central `level` band of y on the grid (latent band for probit)."""
+    """Predictive mean and central `level` band of y on the grid (probit, logistic: band of P(y=1|f))."""
     mu, v = model.predict_latent(x_grid)
     mean = model.predict_mean(x_grid)
     z = special.ndtri(0.5 + level / 2)
     if model.likelihood == "gaussian":
         sd = np.sqrt(v + model.hyperparameters_["noise"])
         lo, hi = mu - z * sd, mu + z * sd
-    elif model.likelihood == "probit":
-        lo, hi = special.ndtr(mu - z * np.sqrt(v)), special.ndtr(mu + z * np.sqrt(v))
+    elif model.likelihood in ("probit", "logistic"):
+        link = special.ndtr if model.likelihood == "probit" else special.expit
+        lo, hi = link(mu - z * np.sqrt(v)), link(mu + z * np.sqrt(v))
     else:
         top = int(np.ceil(np.max(mean) + 10 * np.sqrt(np.max(mean) + 1) + 10))
         pmf = model.predict_density(x_grid, np.arange(top + 1))
@@ -39,19 +41,20 @@ def compare_1d(X, y, x_grid, objectives=("elbo", "dlm_log", "dlm_square"), likel
 
     objectives: any of "elbo" (beta = 1), "beta_elbo" (beta chosen on a validation split over
     [n, n/2, ..., 0.01], paper Section 6.1), "dlm_log", "dlm_square" (both at `beta`, or selected
-    when beta="select"). Returns an xarray Dataset with dims (objective, x) and variables
-    mean, lower, upper (bands of y; probit: of P(y=1|f)), latent_lower, latent_upper (bands of f),
+    when beta="select"), "fitc" (Gaussian likelihood; FITC has no beta). Returns an xarray Dataset with dims
+    (objective, x) and variables
+    mean, lower, upper (bands of y; probit, logistic: of P(y=1|f)), latent_lower, latent_upper (bands of f),
     and per-objective beta and train log-loss; attrs carry level and likelihood.
     Objectives named in `fixed_hyperparameters` reuse the ELBO fit's kernel, noise and inducing
     inputs (Section 6.1's fixed variant). That is the default for square-loss DLM: it learns only the
     mean, its q(u) covariance stays at the KL optimum S = K_uu (prior-wide bands, which is the point
     of showing it), and with joint hyperparameters its KL term m^T K_uu^-1 m drives the kernel
     variance up without bound. beta="select" picks beta on a validation split for every objective
-    except "elbo" (slow: one fit per grid value).
+    except "elbo" and "fitc" (slow: one fit per grid value).
 
     The bands are central `level` intervals: ``mu +- z sqrt(v + noise)`` for the Gaussian
-    likelihood, ``Phi(mu +- z sqrt(v))`` for probit, and the predictive pmf's ``(1 - level) / 2`` and
-    ``1 - (1 - level) / 2`` quantiles for Poisson, with ``z = Phi^-1(1/2 + level/2)`` and
+    likelihood, ``Phi(mu +- z sqrt(v))`` for probit (``sigma(mu +- z sqrt(v))`` for logistic), and the predictive
+    pmf's ``(1 - level) / 2`` and ``1 - (1 - level) / 2`` quantiles for Poisson, with ``z = Phi^-1(1/2 + level/2)`` and
     ``N(mu, v)`` the latent posterior at the grid point; the latent band is ``mu +- z sqrt(v)``.
 
     Parameters
@@ -64,7 +67,7 @@ def compare_1d(X, y, x_grid, objectives=("elbo", "dlm_log", "dlm_square"), likel
         Points at which to evaluate the posteriors (flattened; finite).
     objectives : sequence of str, default=("elbo", "dlm_log", "dlm_square")
         Objectives to fit, in order (see above).
-    likelihood : {"gaussian", "probit", "poisson"}, default="gaussian"
+    likelihood : {"gaussian", "probit", "logistic", "poisson"}, default="gaussian"
         The likelihood of every model.
     beta : float or "select", default=1.0
         Beta of the DLM objectives, or ``"select"`` to choose it by `select_beta`.
@@ -138,9 +141,9 @@ def compare_1d(X, y, x_grid, objectives=("elbo", "dlm_log", "dlm_square"), likel
     for k, o in enumerate(objectives):
         extra = dict(fit_hyperparameters=False, **(elbo_hp or {})) if o in fixed_hyperparameters else {}
         base = SparseGP(likelihood=likelihood, objective="elbo" if o == "beta_elbo" else o, beta=float(beta)
-                        if beta != "select" else 1.0, n_inducing=n_inducing, max_iter=max_iter,
+                        if beta != "select" and o != "fitc" else 1.0, n_inducing=n_inducing, max_iter=max_iter,
                         random_state=random_state, **extra)
-        if o == "beta_elbo" or (beta == "select" and o != "elbo"):
+        if o == "beta_elbo" or (beta == "select" and o not in ("elbo", "fitc")):
             model, b, _ = select_beta(base, X[tr, None], y[tr], X[va, None], y[va], refit=True)
         else:
             model, b = base.fit(X[:, None], y), base.beta

@@ -1,4 +1,4 @@
-"""Observation models p(y | f) of the sparse GP: Gaussian, probit and Poisson (log link).
+"""Observation models p(y | f) of the sparse GP: Gaussian, probit, logistic and Poisson (log link).
 
 Each likelihood gives, for a Gaussian marginal q(f_i) = N(mu_i, v_i) (Wei, Sheth & Khardon,
 "Direct loss minimization for sparse Gaussian processes", Section 2):
@@ -9,8 +9,11 @@ Each likelihood gives, for a Gaussian marginal q(f_i) = N(mu_i, v_i) (Wei, Sheth
 
 all traceable by ``autograd`` in (mu, v, par), plus plain-numpy pieces used by the sampling
 estimators (derivatives of log p in f, the likelihood's maximum and maximiser, the tilted mode).
-Gaussian and probit log-loss terms are in closed form; the Poisson one is computed by adaptive
-Gauss-Hermite quadrature (centred at the mode of q(f) p(y|f), so few nodes are accurate).
+Gaussian and probit log-loss terms are in closed form; the Poisson and logistic ones are computed by
+adaptive Gauss-Hermite quadrature (centred at the mode of q(f) p(y|f), so few nodes are accurate).
+The logistic likelihood sigma(y f) is the one of the paper's Table 1 (its derivative bounds) and
+Appendix C; its ELBO term E_q[log(1 + e^{-y f})] has no closed form either and is taken by
+Gauss-Hermite quadrature at the nodes of q(f).
 """
 
 from __future__ import annotations
@@ -126,6 +129,27 @@ class Likelihood:
         """log E_{N(f|mu,v)}[p(y|f)] per point (minus the log-loss DLM term, paper Section 2)."""
         raise NotImplementedError
 
+    def log_pred_adaptive(self, y, mu, v, par):
+        """log E_{N(f|mu,v)}[p(y|f)] by 32-node Gauss-Hermite quadrature centred at the tilted mode.
+
+        The nodes f_k = c + sqrt(2) s t_k sit at the mode c of q(f) p(y|f) with the Laplace width
+        s = (-d2logp(c) + 1/v)^(-1/2); the integrand q(f) p(y|f) is divided by the node density, so
+        log E_q p = logsumexp_k [log w_k + t_k^2 + log(sqrt(2) s) + log q(f_k) + log p(y|f_k)].
+        Traceable by autograd in (mu, v): the nodes are held fixed (``getval``), q(f_k) carries the
+        dependence on mu and v (the derivative of the integral at fixed nodes is exact quadrature
+        of the derivative's integrand).
+        """
+        mu0, v0 = getval(mu), getval(v)
+        y0 = np.asarray(getval(y), dtype=float)
+        c = self.tilted_mode(y0, mu0, v0, par)
+        s = 1.0 / np.sqrt(-self.d2logp(y0, c, par) + 1.0 / v0)
+        t, lw = _GH32
+        f = c[..., None] + np.sqrt(2.0) * s[..., None] * t
+        lq = -0.5 * (LOG_2PI + anp.log(v))[..., None] - (f - mu[..., None]) ** 2 / (2.0 * v[..., None])
+        terms = (lw + t * t + 0.5 * np.log(2.0))[None] + np.log(s)[..., None] + lq \
+            + self.log_p(y0[..., None], f, par)
+        return logsumexp(terms, axis=-1)
+
     def pred_mean(self, mu, v, par):
         """Predictive mean E_q[E[y|f]] (the square-loss optimal prediction)."""
         raise NotImplementedError
@@ -197,10 +221,10 @@ class GaussianLikelihood(Likelihood):
         return mu
 
 
-class ProbitLikelihood(Likelihood):
-    """p(y|f) = Phi(y f) with y in {-1, +1} (binary classification)."""
+class BinaryLikelihood(Likelihood):
+    """Base of the binary likelihoods p(y|f) = F(y f), y in {-1, +1}, F a cdf (probit, logistic)."""
 
-    name = "probit"
+    name = "binary"
 
     def validate(self, y):
         """Labels in {0, 1} or {-1, 1}, returned as -1/+1."""
@@ -210,16 +234,31 @@ class ProbitLikelihood(Likelihood):
             return 2.0 * y - 1.0
         if u <= {-1.0, 1.0}:
             return y
-        raise DataError("Probit labels must all be in {0, 1} or all in {-1, 1}; recode the target column.")
+        raise DataError(f"{self.name.capitalize()} labels must all be in {{0, 1}} or all in {{-1, 1}}; "
+                        "recode the target column.")
+
+    def target_mean(self, y):
+        """0/1 coding of the label."""
+        return 0.5 * (y + 1.0)
+
+    def log_max(self, y, par):
+        """sup_f F(y f) = 1."""
+        return np.zeros(np.shape(y))
+
+    def argmax_f(self, y, par):
+        """+inf for y = 1, -inf for y = -1."""
+        return np.where(np.asarray(y) > 0, np.inf, -np.inf)
+
+
+class ProbitLikelihood(BinaryLikelihood):
+    """p(y|f) = Phi(y f) with y in {-1, +1} (binary classification)."""
+
+    name = "probit"
 
     def init_mean(self, y):
         """Probit of the positive rate, shrunk away from +-inf."""
         p = np.clip(np.mean(y > 0), 0.05, 0.95)
         return float(special.ndtri(p))
-
-    def target_mean(self, y):
-        """0/1 coding of the label."""
-        return 0.5 * (y + 1.0)
 
     def log_p(self, y, f, par):
         """log Phi(y f)."""
@@ -239,14 +278,6 @@ class ProbitLikelihood(Likelihood):
         r = _mills(z)
         return -r * (z + r)
 
-    def log_max(self, y, par):
-        """sup_f Phi(y f) = 1."""
-        return np.zeros(np.shape(y))
-
-    def argmax_f(self, y, par):
-        """+inf for y = 1, -inf for y = -1."""
-        return np.where(np.asarray(y) > 0, np.inf, -np.inf)
-
     def log_pred(self, y, mu, v, par):
         """log Phi(y mu / sqrt(1 + v)) (paper Section 2)."""
         return log_ndtr(y * mu / anp.sqrt(1.0 + v))
@@ -254,6 +285,99 @@ class ProbitLikelihood(Likelihood):
     def pred_mean(self, mu, v, par):
         """P(y = 1) = Phi(mu / sqrt(1 + v))."""
         return anp.exp(log_ndtr(mu / anp.sqrt(1.0 + v)))
+
+
+def _lag(n: int):
+    """Gauss-Laguerre nodes and weights for the weight exp(-t) on [0, inf)."""
+    return np.polynomial.laguerre.laggauss(n)
+
+
+_LAG64 = _lag(64)
+
+
+def _kink_side(m, v, side: float) -> np.ndarray:
+    """Where the logistic quadratures take the kink out (v > 1 and side * m >= -(v + 5 sqrt(v)))."""
+    m0, v0 = np.asarray(getval(m), dtype=float), np.asarray(getval(v), dtype=float)
+    return (v0 > 1.0) & (side * m0 + v0 + 5.0 * np.sqrt(v0) >= 0.0)
+
+
+def _npdf(t, m, v):
+    """Normal density N(t | m, v), traceable."""
+    return anp.exp(-(t - m) ** 2 / (2.0 * v) - 0.5 * (LOG_2PI + anp.log(v)))
+
+
+class LogisticLikelihood(BinaryLikelihood):
+    """p(y|f) = sigma(y f) = 1 / (1 + e^{-y f}) with y in {-1, +1} (binary classification, logit link).
+
+    The logistic row of dlm_sparse_gp.txt Table 1 (phi = sigma(y f) <= 1, |phi'|, |phi''| <= 1/4,
+    Appendix C), so bMC (eq. 7-8) and uPS (Proposition 1, Appendix A with K = 1) apply as for probit.
+    Neither the ELBO term E_q[log(1 + e^{-y f})] nor the predictive E_q[sigma(y f)] has a closed
+    form.  With z = y f ~ N(m, v), m = y mu, both are computed by quadrature:
+
+    * narrow q (v <= 1), or q far on the side where sigma is analytic on its bulk: Gauss-Hermite
+      (32 nodes of q for the ELBO term; the tilted-mode rule ``log_pred_adaptive`` for log E_q sigma);
+    * otherwise (a wide q straddling the kink of sigma at 0, where Gauss-Hermite converges slowly)
+      the kink is taken out exactly: sigma(z) = H(z) + sign(-z) sigma(-|z|) and
+      log(1 + e^{-z}) = max(-z, 0) + log(1 + e^{-|z|}), so
+
+      E sigma(z) = Phi(m / sqrt(v)) + int_0^inf sigma(-t) [N(-t | m, v) - N(t | m, v)] dt,
+      E log(1 + e^{-z}) = -m Phi(-m / sqrt(v)) + sqrt(v) phi(m / sqrt(v))
+      + int_0^inf log(1 + e^{-t}) [N(t | m, v) + N(-t | m, v)] dt,
+
+      the remaining integrals by 64-node Gauss-Laguerre quadrature (their integrands decay like e^{-t}).
+    """
+
+    name = "logistic"
+
+    def init_mean(self, y):
+        """Logit of the positive rate, shrunk away from +-inf."""
+        p = np.clip(np.mean(y > 0), 0.05, 0.95)
+        return float(special.logit(p))
+
+    def log_p(self, y, f, par):
+        """log sigma(y f) = -log(1 + e^{-y f}), traceable by autograd."""
+        return -anp.logaddexp(0.0, -y * f)
+
+    def dlogp(self, y, f, par):
+        """y sigma(-y f)."""
+        return y * special.expit(-y * f)
+
+    def d2logp(self, y, f, par):
+        """-sigma(y f) sigma(-y f) (the same for both labels)."""
+        z = y * f
+        return -special.expit(z) * special.expit(-z)
+
+    def elbo_term(self, y, mu, v, par):
+        """E_{N(f|mu,v)}[log(1 + e^{-y f})] (paper Section 2's ELBO term) by the quadratures of the class docstring."""
+        m = y * mu
+        t, lw = _GH32
+        z = m[..., None] + anp.sqrt(2.0 * v)[..., None] * t
+        gh = anp.sum(anp.exp(lw - 0.5 * np.log(np.pi)) * anp.logaddexp(0.0, -z), axis=-1)
+        wide = _kink_side(m, v, -1.0)
+        vs = anp.where(wide, v, 2.0)              # finite inputs in the branch not taken (no NaN gradients)
+        ms = anp.where(wide, m, 0.0)
+        sd = anp.sqrt(vs)
+        tl, wl = _LAG64
+        h = anp.log1p(anp.exp(-tl)) * anp.exp(tl) * (_npdf(tl, ms[..., None], vs[..., None])
+                                                      + _npdf(-tl, ms[..., None], vs[..., None]))
+        lag = -ms * anp.exp(log_ndtr(-ms / sd)) + sd * _npdf(ms / sd, 0.0, 1.0) + anp.sum(wl * h, axis=-1)
+        return anp.where(wide, lag, gh)
+
+    def log_pred(self, y, mu, v, par):
+        """log E_q[sigma(y f)] (minus the log-loss DLM term, paper Section 2) by the quadratures of the class docstring."""
+        m = y * mu
+        gh = self.log_pred_adaptive(y, mu, v, par)
+        wide = _kink_side(m, v, 1.0)
+        vs = anp.where(wide, v, 2.0)
+        ms = anp.where(wide, m, 0.0)
+        tl, wl = _LAG64
+        h = (_npdf(-tl, ms[..., None], vs[..., None]) - _npdf(tl, ms[..., None], vs[..., None])) / (1.0 + anp.exp(-tl))
+        lag = anp.log(anp.maximum(anp.exp(log_ndtr(ms / anp.sqrt(vs))) + anp.sum(wl * h, axis=-1), 1e-300))
+        return anp.where(wide, lag, gh)
+
+    def pred_mean(self, mu, v, par):
+        """P(y = 1) = E_q[sigma(f)], by the same quadrature."""
+        return anp.exp(self.log_pred(np.ones(np.shape(getval(mu))), mu, v, par))
 
 
 class PoissonLikelihood(Likelihood):
@@ -315,27 +439,19 @@ class PoissonLikelihood(Likelihood):
 
     def log_pred(self, y, mu, v, par):
         """log E_q p(y|f) by 32-node Gauss-Hermite quadrature centred at the tilted mode (Laplace width)."""
-        mu0, v0 = getval(mu), getval(v)
-        y0 = np.asarray(getval(y), dtype=float)
-        c = self.tilted_mode(y0, mu0, v0, par)
-        s = 1.0 / np.sqrt(np.exp(c) + 1.0 / v0)
-        t, lw = _GH32
-        f = c[..., None] + np.sqrt(2.0) * s[..., None] * t
-        lq = -0.5 * (LOG_2PI + anp.log(v))[..., None] - (f - mu[..., None]) ** 2 / (2.0 * v[..., None])
-        terms = (lw + t * t + 0.5 * np.log(2.0))[None] + np.log(s)[..., None] + lq \
-            + self.log_p(y0[..., None], f, par)
-        return logsumexp(terms, axis=-1)
+        return self.log_pred_adaptive(y, mu, v, par)
 
     def pred_mean(self, mu, v, par):
         """E[e^f] = exp(mu + v/2)."""
         return anp.exp(mu + 0.5 * v)
 
 
-LIKELIHOODS = {"gaussian": GaussianLikelihood, "probit": ProbitLikelihood, "poisson": PoissonLikelihood}
+LIKELIHOODS = {"gaussian": GaussianLikelihood, "probit": ProbitLikelihood, "logistic": LogisticLikelihood,
+               "poisson": PoissonLikelihood}
 
 
 def make_likelihood(name: str) -> Likelihood:
-    """The likelihood called `name` ('gaussian', 'probit' or 'poisson')."""
+    """The likelihood called `name` ('gaussian', 'probit', 'logistic' or 'poisson')."""
     if name not in LIKELIHOODS:
         raise ConfigError(f"Unknown likelihood '{name}'; choose one of: {', '.join(LIKELIHOODS)}.")
     return LIKELIHOODS[name]()

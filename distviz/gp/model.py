@@ -1,9 +1,10 @@
-"""`SparseGP`: a sparse variational-style GP fitted by ELBO, beta-ELBO or direct loss minimisation.
+"""`SparseGP`: a sparse variational-style GP fitted by ELBO, beta-ELBO, direct loss minimisation or FITC.
 
 Wei, Sheth & Khardon, "Direct loss minimization for sparse Gaussian processes" (Section 2 for the
 objectives, Section 3 / Appendix A for uPS, Section 4 eq. 7-8 for bMC, Section 6.1 for the two DLM
-variants and the beta grid). q(u) = N(m, L L^T) over M inducing values, RBF kernel (optionally
-ARD), learnable inducing inputs, a constant prior mean.
+variants and the beta grid, Appendix D for the collapsed FITC baseline of ``distviz.gp.fitc``).
+q(u) = N(m, L L^T) over M inducing values, RBF kernel (optionally ARD), learnable inducing inputs,
+a constant prior mean.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from threadpoolctl import threadpool_limits
 from distviz.contract import Estimator
 from distviz.errors import ConfigError, DataError, check_fitted
 from distviz.gp import objectives as obj
+from distviz.gp.fitc import FITCObjective
 from distviz.gp.kernels import rbf
 from distviz.gp.likelihoods import LIKELIHOODS, make_likelihood
 from distviz.validation import check_sample_weight, check_X, check_y
@@ -51,7 +53,7 @@ def _breakdown_sentence(y, likelihood, jitter) -> str:
 
 
 class SparseGP(Estimator):
-    """Sparse GP with q(u) = N(m, L L^T), fitted by ELBO / beta-ELBO / log-loss DLM / square-loss DLM.
+    """Sparse GP with q(u) = N(m, L L^T), fitted by ELBO / beta-ELBO / log-loss DLM / square-loss DLM / FITC.
 
     A scikit-learn estimator (``distviz.contract.Estimator``): parameters after ``likelihood`` are keyword-only.
     ``predict`` is the
@@ -62,8 +64,13 @@ class SparseGP(Estimator):
 
     Parameters
     ----------
-    likelihood : "gaussian" | "probit" | "poisson" (log link).
-    objective : "elbo" | "dlm_log" | "dlm_square" (paper Section 2).
+    likelihood : "gaussian" | "probit" | "logistic" | "poisson" (log link). Logistic is sigma(y f) of
+        the paper's Table 1; its ELBO and log-loss terms are quadratures (``distviz.gp.likelihoods``).
+    objective : "elbo" | "dlm_log" | "dlm_square" (paper Section 2) | "fitc" (Snelson & Ghahramani's
+        collapsed objective -log N(y | c, Q_ff + diag(K_ff - Q_ff) + s I), the paper's regression
+        baseline, Appendix D; ``distviz.gp.fitc``). FITC needs the Gaussian likelihood, exact
+        gradients, full batches and beta = 1 (it has no KL term); q(u) is computed from the
+        hyperparameters, so q_mean / q_chol are not used.
     beta : weight of KL(q(u) || p(u)).
     n_inducing : M; M >= n uses all training inputs.
     gradient : "exact" (closed form; Poisson log-loss by adaptive Gauss-Hermite) | "bmc" (eq. 7-8)
@@ -159,6 +166,14 @@ class SparseGP(Estimator):
         """The parameters' constraints (``_parameter_constraints``) and their combinations; the optimiser to use."""
         self._validate_params()
         stochastic = obj.is_stochastic(self.objective, self.gradient) or self.batch_size is not None
+        if self.objective == "fitc":
+            bad = [w for w, cond in (("likelihood='gaussian'", self.likelihood != "gaussian"),
+                                     ("gradient='exact'", self.gradient != "exact"),
+                                     ("batch_size=None", self.batch_size is not None),
+                                     ("beta=1", float(self.beta) != 1.0)) if cond]
+            if bad:
+                raise ConfigError("objective='fitc' is FITC's collapsed Gaussian marginal likelihood (no KL term, "
+                                  f"not separable over rows); use {', '.join(bad)}.")
         if self.optimizer == "lbfgs" and stochastic:
             raise ConfigError("L-BFGS needs exact full-batch gradients; use optimizer='adam' with "
                               "gradient='bmc'/'ups' or with a batch_size.")
@@ -235,15 +250,15 @@ class SparseGP(Estimator):
         free, fixed = self._init_params(Xs, yi, lik, rng)
         pb = obj.Problem(Xs, yi, lik, self.objective, float(self.beta), self.gradient, int(self.n_samples),
                          self.bmc_form, float(self.jitter), fixed)
-        fun = obj.Objective(pb, free)
+        fun = FITCObjective(pb, free) if self.objective == "fitc" else obj.Objective(pb, free)
         self.lik_ = lik
         try:
             if method == "lbfgs":
                 self._fit_lbfgs(fun, progress)
             else:
                 self._fit_adam(fun, Xs.shape[0], rng, progress)
-            self.params_ = obj.assemble(fun.unflatten(self.flat_), fixed)
-            self.packer_, self.fixed_ = fun.unflatten, fixed   # for at_iteration
+            self.params_ = fun.params(self.flat_)
+            self.packer_, self.fixed_ = fun.path_packer, fixed   # for at_iteration
             self.sampler_stats_ = fun.sampler_stats
             self._cache()
         except (np.linalg.LinAlgError, ValueError, FloatingPointError) as e:
@@ -253,11 +268,15 @@ class SparseGP(Estimator):
         return self
 
     def _fit_lbfgs(self, fun, progress):
-        it, path, hist = [0], [np.array(fun.flat0, dtype=float)], [float(fun(fun.flat0)[0])]
+        it, path, hist = [0], [fun.record(fun.flat0)], [float(fun(fun.flat0)[0])]
+        if fun.flat0.size == 0:   # FITC with fixed hyperparameters and inducing inputs: nothing to optimise
+            self.flat_, self.objective_, self.n_iter_, self.converged_ = fun.flat0, hist[0], 0, True
+            self.history_, self.path_ = np.asarray(hist), np.asarray(path)
+            return
 
         def cb(intermediate_result):   # scipy passes the iterate and its objective under this argument name
             it[0] += 1
-            path.append(np.array(intermediate_result.x, dtype=float))
+            path.append(fun.record(intermediate_result.x))
             hist.append(float(intermediate_result.fun))
             if progress is not None:
                 progress(it[0], self.max_iter)
@@ -346,7 +365,7 @@ class SparseGP(Estimator):
         return mu, v
 
     def predict_mean(self, X):
-        """Predictive mean E_q[y|x] (Gaussian: mu; probit: P(y=1); Poisson: exp(mu + v/2))."""
+        """Predictive mean E_q[y|x] (Gaussian: mu; probit, logistic: P(y=1); Poisson: exp(mu + v/2))."""
         mu, v = self.predict_latent(X)
         return np.asarray(self.lik_.pred_mean(mu, v, self.params_["lik"]))
 
@@ -358,7 +377,8 @@ class SparseGP(Estimator):
         """The predictive law q(y|x) = E_q(f) p(y|f) per row as a ``distviz.families.dist`` object.
 
         Gaussian likelihood: ``NormalDist(mu, sqrt(v + s))`` (s the noise variance); probit: ``BernoulliDist``
-        with P(y = 1) = Phi(mu / sqrt(1 + v)) on the labels {0, 1} (paper Section 2); Poisson: the Poisson-lognormal
+        with P(y = 1) = Phi(mu / sqrt(1 + v)) on the labels {0, 1} (paper Section 2), logistic: ``BernoulliDist``
+        with P(y = 1) = E_q[sigma(f)] (quadrature, ``distviz.gp.likelihoods.LogisticLikelihood``); Poisson: the Poisson-lognormal
         law as a ``MixtureDist`` of Poisson(e^f_k) at the 64 Gauss-Hermite nodes f_k of N(mu, v), weighted by the
         nodes' weights (its logpdf is that quadrature; ``log_predictive`` centres its nodes at the tilted mode).
         """
@@ -370,7 +390,7 @@ class SparseGP(Estimator):
         par = self.params_["lik"]
         if self.likelihood == "gaussian":
             return NormalDist(mu, np.sqrt(v + float(np.exp(par[0]))))
-        if self.likelihood == "probit":
+        if self.likelihood in ("probit", "logistic"):
             return BernoulliDist(np.asarray(self.lik_.pred_mean(mu, v, par)))
         t, w = np.polynomial.hermite.hermgauss(64)
         f = mu[:, None] + np.sqrt(2.0 * v)[:, None] * t[None, :]

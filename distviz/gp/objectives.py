@@ -11,6 +11,8 @@ the optimisation is better conditioned. Objectives (divided by n for the optimis
 * ``dlm_square``: 1/2 sum_i (E_q[y_i] - y_i)^2   + beta KL.  For the Gaussian likelihood E_q[y_i] = mu_i
   and S only enters the KL, whose S-part is minimised at S = K_uu (L_w = I, the initial value), so
   this equals the paper's 1/2 sum (K_iu K_uu^-1 m - y_i)^2 + beta/2 m^T K_uu^-1 m up to a constant.
+* ``fitc``:       FITC's collapsed -log N(y | c, Q_ff + diag(K_ff - Q_ff) + s I), no KL and no q(u) to
+  optimise (Gaussian likelihood; ``distviz.gp.fitc``, the paper's regression baseline, Appendix D).
 
 Gradients: by ``autograd`` for the closed-form / quadrature terms ("exact"), or for the log-loss
 DLM term by the bMC / uPS estimators (eq. 7-8, Proposition 1) chained through an autograd VJP of
@@ -30,7 +32,7 @@ from distviz.gp import estimators
 from distviz.gp.kernels import rbf
 from distviz.gp.likelihoods import Likelihood
 
-OBJECTIVES = ("elbo", "dlm_log", "dlm_square")
+OBJECTIVES = ("elbo", "dlm_log", "dlm_square", "fitc")   # fitc: distviz.gp.fitc (Gaussian likelihood only)
 GRADIENTS = ("exact", "bmc", "ups")
 
 
@@ -223,6 +225,19 @@ class Objective:
 
     def _loss(self, mu, v, par, y):
         return anp.sum(loss_terms(self.pb.objective, self.pb.lik, y, mu, v, par))
+
+    @property
+    def path_packer(self) -> Packer:
+        """The packer of the vectors :meth:`record` returns (here: the free blocks')."""
+        return self.unflatten
+
+    def params(self, flat) -> dict:
+        """All parameter blocks (free and fixed) at the flat free parameters."""
+        return assemble(self.unflatten(flat), self.pb.fixed)
+
+    def record(self, flat) -> np.ndarray:
+        """What an L-BFGS fit's path keeps per iteration (here: a copy of the flat free parameters)."""
+        return np.array(flat, dtype=float)
 
     def _exact(self, flat, idx):
         """Whole objective / n traced by autograd (reference for tests; slower)."""

@@ -319,7 +319,7 @@ def _gp_figures(model, data, G, algo, subtitle=None, objective=False):
         tm, tlo, thi = vf.predictive_band(fam, truth.truth_eta(G), seed=1)
         if model.likelihood != "gaussian":
             tlo = thi = None
-    ylab = "P(y = 1 | x)" if model.likelihood == "probit" else data.y_label
+    ylab = "P(y = 1 | x)" if model.likelihood in ("probit", "logistic") else data.y_label
     sub = subtitle or ("fitted by the ELBO" if model.objective == "elbo" else "fitted by log-loss DLM")
     figs = [vf.regression_figure(X[:, 0], data.y, gx, mean, lo, hi, truth=tm, truth_lo=tlo, truth_hi=thi,
                                  x_label=data.x_label, y_label=ylab, algo=algo,
