@@ -16,7 +16,11 @@ prints both rules' columns whatever the headline.  ``kl_pred_true_mean`` is the 
 ``--n-estimators`` overrides the caps for every method (for NN: the epoch cap, 1000).  NN always
 predicts with its best epoch's weights, so its two columns agree.  ``NN-authors`` is the same network
 with the authors' Keras inputs (raw x, output bias at zero) instead of standardised x and NGB's
-marginal start.  ``--variant vanilla`` drops the x and -x^2 terms of the means (Williams' original
+marginal start, still the best of six per replication.  ``NN-paper`` is the paper's baseline exactly
+(``distviz.experiments.nn_paper``): the authors' inputs, initialisation, epoch cap and patience, all six
+structures fitted per replication and one structure per N kept, the one with the best test
+log-likelihood averaged over the replications (the paper's rule); the study ``mvn-nn-ablation`` says which
+part of its gap to ``NN`` each choice causes.  ``--variant vanilla`` drops the x and -x^2 terms of the means (Williams' original
 simulation, the paper's supplement).  Trees split on every distinct x
 (``--max-bins exact``, the paper's scikit-learn trees); with 255-bin histogram trees GB fits far
 better than in Table 1 (the exact trees' splits around a few points are what stall it).
@@ -37,10 +41,10 @@ from distviz.errors import ConfigError
 from distviz.experiments import registry
 from distviz.experiments.parallel import map_units
 
-METHODS = ("NGB", "IndepNGB", "GB", "skGB", "NGB-pp", "NN", "NN-authors")
+METHODS = ("NGB", "IndepNGB", "GB", "skGB", "NGB-pp", "NN", "NN-authors", "NN-paper")
 # paper protocol: (maximal rounds, or epochs for the networks, which rounds Table 1 scores)
 PAPER = {"NGB": (1000, "all"), "GB": (1000, "all"), "IndepNGB": (2000, "best"), "skGB": (1000, "best"),
-         "NGB-pp": (1000, "best"), "NN": (1000, "best"), "NN-authors": (1000, "best")}
+         "NGB-pp": (1000, "best"), "NN": (1000, "best"), "NN-authors": (1000, "best"), "NN-paper": (1000, "best")}
 DEFAULT_METHODS = "NGB,IndepNGB,GB,skGB,NN"
 SCORING = {"paper": None, "best-round": "best", "all-trees": "all"}
 #: Table 1 of the paper (mean KL(pred || true) over 50 replications), for side-by-side printing.
@@ -104,7 +108,17 @@ def make_model(method: str, n_estimators: int, learning_rate: float, patience: i
 
 def run_once(method: str, split, n_estimators: int, learning_rate: float, patience: int, seed: int,
              max_bins="exact", scoring="paper", nn_hidden="auto") -> dict:
-    """Fit one method on one simulated split; KL in both directions at the best round and with all trees."""
+    """Fit one method on one simulated split; KL in both directions at the best round and with all trees.
+
+    ``NN-paper`` returns ``{"structures": {name: row}}``, one row per structure of the authors' grid
+    (``distviz.experiments.nn_paper.fit_grid``); the structure is chosen over the replications.
+    """
+    if method == "NN-paper":
+        from distviz.experiments.nn_paper import PAPER_SETTINGS, fit_grid
+
+        settings = dict(PAPER_SETTINGS, learning_rate=learning_rate, patience=patience,
+                        max_epochs=n_estimators or PAPER_SETTINGS["max_epochs"])
+        return {"structures": fit_grid(split, seed, **settings)}
     kl_pt, kl_tp = _kl_helpers()
     cap, headline = PAPER[method]
     headline = SCORING[scoring] or headline
@@ -145,7 +159,11 @@ def _replication(r: int, *, names, n, n_val, n_test, seed, reps, variant, n_esti
     for m in names:
         row = rows[m] = run_once(m, split, n_estimators, learning_rate, patience, seed + r, max_bins, scoring,
                                  nn_hidden)
-        if not quiet:
+        if not quiet and "structures" in row:
+            print(f"[mvn-sim] rep {r + 1}/{reps} {m}: KL(pred||true) by structure "
+                  + ", ".join(f"{h}={v['kl_pred_true']:.4g} (best epoch {v['best_epoch']:.0f})"
+                              for h, v in row["structures"].items()), file=sys.stderr, flush=True)
+        elif not quiet:
             print(f"[mvn-sim] rep {r + 1}/{reps} {m}: KL(pred||true) paper={row['kl_pred_true']:.4g} "
                   f"all={row['kl_pred_true_all']:.4g} "
                   f"best={row['kl_pred_true_best']:.4g} iters={row['iterations']:.0f} "
@@ -180,6 +198,10 @@ def _format_table(result: dict) -> str:
         cells = "".join(f"{r[k + '_mean']:.4g} +- {r[k + '_sd']:.2g}".rjust(20) for _, k in cols)
         lines.append(f"{m:10s}{cells}")
     lines.append("(mean +- standard deviation over replications; standard errors are the *_se entries of --json)")
+    if isinstance(result.get("NN-paper"), dict):
+        from distviz.experiments.nn_paper import paper_note
+
+        lines.append(paper_note(result["NN-paper"]))
     paper = PAPER_TABLE1.get(cfg.get("n")) if cfg.get("variant", "paper") == "paper" else None
     if paper:
         lines.append("paper Table 1, KL(p||t) at this N (mean of 50 replications): "
@@ -246,7 +268,10 @@ def mvn_sim(n=5000, reps=3, methods=DEFAULT_METHODS, n_estimators=0, learning_ra
                             learning_rate=float(learning_rate), patience=int(patience), max_bins=max_bins,
                             scoring=scoring, nn_hidden=nn_hidden, quiet=quiet)
     per_rep = map_units(rep, range(int(reps)))  # one unit per replication: serial or Dask tasks
-    out = {m: _summary([r[m] for r in per_rep]) for m in names}
+    from distviz.experiments.nn_paper import paper_summary
+
+    out = {m: paper_summary([r[m]["structures"] for r in per_rep]) if m == "NN-paper" else _summary([r[m] for r in per_rep])
+           for m in names}
     out["config"] = dict(n=int(n), reps=int(reps), n_val=int(n_val), n_test=int(n_test),
                          learning_rate=float(learning_rate), patience=int(patience),
                          n_estimators=int(n_estimators) or "paper caps", seed=int(seed), max_bins=max_bins,
