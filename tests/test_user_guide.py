@@ -203,6 +203,13 @@ def _limits(*numbers):
     return {n: (lambda: True) for n in numbers}
 
 
+def _nominal_levels():
+    """The levels of the model checks' coverage curve (distviz.viz.checks)."""
+    from distviz.viz.checks import NOMINAL_LEVELS
+
+    return NOMINAL_LEVELS
+
+
 #: file -> {number as written: a check that it is true}
 CHECKED = {
     "drifters.rst": {
@@ -211,6 +218,8 @@ CHECKED = {
         "7.534": lambda: f"{_drifters_precomputed()['NGB']['NLL']:.3f}" == "7.534",
         "7.553": lambda: f"{_drifters_precomputed()['IndepNGB']['NLL']:.3f}" == "7.553",
         "7.493": lambda: f"{_drifters_precomputed()['Oracle']['NLL']:.3f}" == "7.493",
+        "10%": lambda: _nominal_levels()[0] == 0.1,
+        "95%": lambda: _nominal_levels()[-1] == 0.95,
     },
     "limits_env.csv": _limits("120", "1536", "1024", "10", "60", "2"),
     "limits_fixed.csv": _limits("20", "20,000", "200", "64", "16,384", "1,024", "256", "288", "32"),
