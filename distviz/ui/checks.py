@@ -2,18 +2,18 @@
 
 The numbers and figures come from ``distviz.viz.checks``; this module only draws them and, for the Lab, fits the
 page's settings with a share of the rows held out (``FitConfig.test_fraction``) through the Lab's fit store.
-The panels are drawn inside a folded expander, so nothing here runs at a page's first paint.
+The panels are drawn inside a folded expander, so nothing here runs at a page's first paint, and the numerics
+(``distviz.viz.checks``: scipy.stats, the metrics) are imported only when one is opened.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import streamlit as st
-
-from distviz.viz.checks import ModelChecks, checks_frame, coverage_figure, model_checks, pit_histogram
 
 from .figures import show_figure
 from .jobs import FitCancelled
@@ -21,6 +21,9 @@ from .lab import ALGORITHMS, FitConfig, fit_model
 from .layout import static_table
 from .safe_text import escape_markdown, show_error
 from .state import error_sentence
+
+if TYPE_CHECKING:
+    from distviz.viz.checks import ModelChecks
 
 #: share of the Lab's rows held out for its model checks
 TEST_FRACTION = 0.2
@@ -41,6 +44,8 @@ TABLE_LEVELS = (0.5, 0.8, 0.9, 0.95)
 def show_checks(checks: Sequence[ModelChecks], *, key: str, units: str = "", cards: int = 2, box=None) -> None:
     """Metric cards (held-out NLL, CRPS, 90% coverage) of the first `cards` methods, the PIT histogram, the coverage
     curve and a table of every method."""
+    from distviz.viz.checks import checks_frame, coverage_figure, pit_histogram
+
     box = st if box is None else box
     if not checks:
         return
@@ -68,6 +73,8 @@ def show_checks(checks: Sequence[ModelChecks], *, key: str, units: str = "", car
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _lab_checks(key: tuple, _res) -> ModelChecks:
     """The checks of a held-out Lab fit (cached per configuration)."""
+    from distviz.viz.checks import model_checks
+
     test = _res.test
     dist = _res.model.predict_dist(test.X)
     return model_checks(dist, test.y, name=_res.config.algorithm)
