@@ -64,7 +64,7 @@ def _download_view(page, url, tmp_path, tries=3, wait_s=30):
                 break
             page.wait_for_timeout(250)
         if downloads:
-            path = tmp_path / "view.html"
+            path = tmp_path / downloads[0].suggested_filename   # the name the browser offers (issue 29)
             downloads[0].save_as(str(path))
             return path, seen
         seen.append(error.first.inner_text() if error.count() else f"no download within {wait_s} s and no error shown")
@@ -98,6 +98,7 @@ def test_view_report_opens_offline_from_a_file(server, browser, tmp_path):  # no
         warnings.warn(f"'Download this view' needed {len(failed) + 1} clicks: {failed}; the browser after the page "
                       f"settled: {events[-20:]}; server log: {server_log(server)[-1500:]}", stacklevel=1)
     html = path.read_text()
+    assert path.name == "distviz-posterior.html" and "<h1>distviz view: Posterior regression</h1>" in html
     assert html.count("Plotly.newPlot(") == 1 and "ood_rounds" in html
     off = browser.new_context(viewport={"width": 1200, "height": 900})
     try:

@@ -101,6 +101,7 @@ def show_figure(fig, *, key: str | None = None, box=None, name: str | None = Non
     """`st.plotly_chart(fig)` in `box` (the page by default) with the take-away toolbar, recorded for the report."""
     box = st if box is None else box
     title = name or (getattr(getattr(fig.layout, "title", None), "text", None) or key or "figure")
+    title = str(title).split("<br>")[0]   # the saved image is named after the title's first line, not its subtitle
     key_ = key if key is not None else f"fig-{_slug(title)}"
     try:
         view = current_view()

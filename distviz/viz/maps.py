@@ -442,20 +442,18 @@ def map_figure_plotly(binned, kind: str = "nll_diff", *, title: str | None = Non
     what = HOVER_NAMES.get(kind, var)
     fig = go.Figure(go.Heatmap(
         x=binned["lon"].values, y=binned["lat"].values, z=z, colorscale=_PLOTLY_SCALES.get(cmap, "Viridis"),
-        zmin=lo, zmax=hi, zmid=0.0 if div else None,
+        zmin=lo, zmax=hi, zmid=0.0 if div else None, hoverongaps=False,   # an empty or masked bin has no hover
         customdata=[[int(v) for v in row] for row in n],   # plain integers: the bin count on hover
         colorbar=dict(title=dict(text=label, side="right"), len=0.85),
-        hovertemplate=("%{customdata} test points in the bin<br>lon %{x:.1f}°, lat %{y:.1f}°"
+        hovertemplate=("test points in the bin: %{customdata}<br>lon %{x:.1f}°, lat %{y:.1f}°"
                        + ("" if var == "n_test" else f"<br>{what}: %{{z:.3g}}") + "<extra></extra>")))
     add_basemap(fig, data_extent(binned), scale)
     if kind == "currents":
         add_current_arrows(fig, binned)
-    note = masked_note(binned, land)
-    if note:
-        fig.add_annotation(text=note, xref="paper", yref="paper", x=0.0, y=0.0, xanchor="left", yanchor="bottom",
-                           showarrow=False, font=dict(size=11, color="#555555"), bgcolor="rgba(255,255,255,0.8)")
-    fig.update_layout(title=title or PANEL_TITLES.get(kind, var), margin=dict(l=60, r=20, t=50, b=50),
-                      plot_bgcolor="white", height=600)
+    note = masked_note(binned, land)   # under the title (inside the map it covered bins)
+    head = title or PANEL_TITLES.get(kind, var)
+    fig.update_layout(title=head + (f"<br><sup>{note}</sup>" if note else ""),
+                      margin=dict(l=60, r=20, t=72 if note else 50, b=50), plot_bgcolor="white", height=600)
     return presenter_figure(fig)  # larger text and thicker lines in presenter mode (distviz.viz.style)
 
 
