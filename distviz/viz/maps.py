@@ -146,9 +146,12 @@ def land_bins(binned, scale: str = "50m") -> np.ndarray:
     inshore) is masked, and the land drawn over the bins hides the land part of the coastal ones.
     """
     from distviz.data import naturalearth as ne
+    from distviz.viz.geo import _bbox
 
     lon, lat = np.meshgrid(np.asarray(binned["lon"].values, float), np.asarray(binned["lat"].values, float))
-    return np.asarray(ne.on_land(lon, lat, scale), dtype=bool)
+    # the land clipped to the map's box, the geometry the basemap draws (cached once for both); bins outside the
+    # box hold no test points (data_extent covers them all)
+    return np.asarray(ne.on_land(lon, lat, scale, bbox=_bbox(data_extent(binned))), dtype=bool)
 
 
 def _bin_values(binned, var: str, scale: str) -> tuple[np.ndarray, np.ndarray]:
