@@ -216,7 +216,38 @@ class SparseGP(Estimator):
         return free, fixed
 
     def fit(self, X, y, progress=None):
-        """Fit q(u) (and hyperparameters) to data; `progress(step, total)` is called during optimisation."""
+        """Fit q(u) (and the hyperparameters, the inducing inputs) by minimising the chosen objective.
+
+        The objectives are Wei, Sheth & Khardon's Section 2 (ELBO, beta-ELBO, log-loss and square-loss DLM; the DLM
+        gradient sampled by bMC, eq. 7-8, or uPS, Proposition 1) and FITC's collapsed marginal likelihood (Appendix D),
+        optimised by L-BFGS (exact gradients) or Adam (sampled gradients, minibatches).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training inputs (finite; a 1-D input is one feature).
+        y : array-like of shape (n_samples,)
+            Targets in the likelihood's support (reals for gaussian, labels {0, 1} for probit / logistic, counts for
+            poisson); a column vector is read as ``y.ravel()`` with a warning.
+        progress : callable or None, default=None
+            Called as ``progress(step, total)`` during the optimisation.
+
+        Returns
+        -------
+        self : SparseGP
+            The fitted estimator.
+
+        Raises
+        ------
+        ConfigError
+            A parameter out of range or an invalid combination (L-BFGS with sampled gradients or minibatches; FITC with
+            another likelihood, sampled gradients, minibatches or beta != 1); a non-positive lengthscale or input
+            scale.
+        DataError
+            y is None, has another length than X, or lies outside the likelihood's support; X is not finite or has one
+            row; the linear algebra broke down (a constant y, or inputs and targets far from order one) or the
+            optimisation diverged.
+        """
         # the matrices are small (M x n): multithreaded BLAS only adds contention
         with threadpool_limits(1, user_api="blas"):
             return self._fit(X, y, progress)
@@ -338,7 +369,25 @@ class SparseGP(Estimator):
         self._ell, self._sf2, self._c = ell, sf2, float(p["mean"])
 
     def at_iteration(self, i: int) -> "SparseGP":
-        """A copy of this L-BFGS fit with the parameters it had after optimiser iteration i (0: the start)."""
+        """A copy of this L-BFGS fit with the parameters it had after one optimiser iteration.
+
+        Parameters
+        ----------
+        i : int
+            The iteration (0: the start), clipped to the iterations run.
+
+        Returns
+        -------
+        SparseGP
+            A fitted copy that predicts with those parameters.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        ConfigError
+            For a fit that did not keep its path (an Adam fit).
+        """
         self._check_fitted()
         if getattr(self, "path_", None) is None:
             raise ConfigError("Only L-BFGS fits keep their parameters per iteration; refit with optimizer='lbfgs'.")
@@ -353,7 +402,28 @@ class SparseGP(Estimator):
         check_fitted(self, "params_")
 
     def predict_latent(self, X):
-        """Mean and variance of q(f(x)) at rows of X (paper Section 2)."""
+        r"""Mean and variance of the latent :math:`q(f(x)) = N(\mu(x), v(x))` at every row (Wei et al., Section 2).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Inputs (finite; no missing values).
+
+        Returns
+        -------
+        mu : ndarray of shape (n_samples,)
+            :math:`\mu(x) = c + a(x)^\top m_w`.
+        v : ndarray of shape (n_samples,)
+            :math:`v(x) = k(x, x) - a^\top a + a^\top S_w a` (floored at 1e-12 times the kernel variance), with
+            :math:`a = L_{uu}^{-1} k(Z, x)` and the whitened :math:`q(w) = N(m_w, S_w)`.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X is not finite or has another number of features than the fit's.
+        """
         self._check_fitted()
         X = self._validate_X(X, reset=False, allow_nan=False)
         Xs = (X - self.x_mean_) / self.x_scale_
@@ -365,22 +435,75 @@ class SparseGP(Estimator):
         return mu, v
 
     def predict_mean(self, X):
-        """Predictive mean E_q[y|x] (Gaussian: mu; probit, logistic: P(y=1); Poisson: exp(mu + v/2))."""
+        r"""The predictive mean :math:`E_q[y \mid x]` (Gaussian: :math:`\mu`; probit, logistic: :math:`P(y = 1)`; Poisson:
+        :math:`\exp(\mu + v/2)`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Inputs (finite; no missing values).
+
+        Returns
+        -------
+        mean : ndarray of shape (n_samples,)
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X is not finite or has another number of features than the fit's.
+        """
         mu, v = self.predict_latent(X)
         return np.asarray(self.lik_.pred_mean(mu, v, self.params_["lik"]))
 
     def predict(self, X) -> np.ndarray:
-        """Predictive mean as an array, shape (n,) (scikit-learn's predict; as predict_mean)."""
+        """The predictive mean as an array (scikit-learn's ``predict``; as :meth:`predict_mean`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Inputs (finite; no missing values).
+
+        Returns
+        -------
+        mean : ndarray of shape (n_samples,)
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X is not finite or has another number of features than the fit's.
+        """
         return self.predict_mean(X)
 
     def predict_dist(self, X):
-        """The predictive law q(y|x) = E_q(f) p(y|f) per row as a ``distviz.families.dist`` object.
+        r"""The predictive law :math:`q(y \mid x) = E_{q(f)} p(y \mid f)` per row as a ``distviz.families.dist`` object.
 
-        Gaussian likelihood: ``NormalDist(mu, sqrt(v + s))`` (s the noise variance); probit: ``BernoulliDist``
-        with P(y = 1) = Phi(mu / sqrt(1 + v)) on the labels {0, 1} (paper Section 2), logistic: ``BernoulliDist``
-        with P(y = 1) = E_q[sigma(f)] (quadrature, ``distviz.gp.likelihoods.LogisticLikelihood``); Poisson: the Poisson-lognormal
-        law as a ``MixtureDist`` of Poisson(e^f_k) at the 64 Gauss-Hermite nodes f_k of N(mu, v), weighted by the
-        nodes' weights (its logpdf is that quadrature; ``log_predictive`` centres its nodes at the tilted mode).
+        Gaussian likelihood: ``NormalDist(mu, sqrt(v + s))`` (s the noise variance); probit: ``BernoulliDist`` with
+        :math:`P(y = 1) = \Phi(\mu / \sqrt{1 + v})` on the labels {0, 1} (paper Section 2), logistic: ``BernoulliDist``
+        with :math:`P(y = 1) = E_q[\sigma(f)]` (quadrature, ``distviz.gp.likelihoods.LogisticLikelihood``); Poisson: the
+        Poisson-lognormal law as a ``MixtureDist`` of :math:`\mathrm{Poisson}(e^{f_k})` at the 64 Gauss-Hermite nodes
+        :math:`f_k` of :math:`N(\mu, v)`, weighted by the nodes' weights (its logpdf is that quadrature;
+        ``log_predictive`` centres its nodes at the tilted mode).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Inputs (finite; no missing values).
+
+        Returns
+        -------
+        dist : NormalDist, BernoulliDist or MixtureDist
+            n_samples laws.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X is not finite or has another number of features than the fit's.
         """
         from scipy import stats
 
@@ -397,7 +520,27 @@ class SparseGP(Estimator):
         return MixtureDist(stats.poisson(np.exp(f)), weights=np.broadcast_to(w / np.sqrt(np.pi), f.shape), discrete=True)
 
     def predict_density(self, X, y_grid):
-        """Predictive density / mass q(y|x) = E_q p(y|f) on y_grid, shape (n_rows, len(y_grid))."""
+        r"""The predictive density (or mass) :math:`q(y \mid x) = E_q\, p(y \mid f)` on a grid of y.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Inputs (finite; no missing values).
+        y_grid : array-like of shape (G,)
+            Finite y values (in the likelihood's support for probit, logistic and Poisson).
+
+        Returns
+        -------
+        density : ndarray of shape (n_samples, G)
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X is not finite or has another number of features than the fit's.
+            Also when ``y_grid`` holds NaN, infinite or unsupported values.
+        """
         mu, v = self.predict_latent(X)
         yg = np.asarray(y_grid, dtype=float).ravel()
         if not np.all(np.isfinite(yg)):
@@ -407,19 +550,83 @@ class SparseGP(Estimator):
         return np.exp(np.asarray(lp))
 
     def log_predictive(self, X, y):
-        """log q(y_i|x_i) per row."""
+        r"""The log predictive density :math:`\log q(y_i \mid x_i)` at each row's own y (the paper's test log-loss is its
+        negative mean).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Inputs (finite; no missing values).
+        y : array-like of shape (n_samples,)
+            One target per row, in the likelihood's support.
+
+        Returns
+        -------
+        log_pred : ndarray of shape (n_samples,)
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X is not finite or has another number of features than the fit's.
+            Also when y has another length than X or lies outside the likelihood's support.
+        """
         mu, v = self.predict_latent(X)
         y = self.lik_.validate(_check_y(y, mu.shape[0]))
         return np.asarray(self.lik_.log_pred(y, mu, v, self.params_["lik"]))
 
     def score(self, X, y, sample_weight=None) -> float:
-        """Weighted mean log predictive density 1/n sum log q(y_i|x_i) (higher is better; the test log-loss is -score)."""
+        r"""Weighted mean log predictive density :math:`\sum_i w_i \log q(y_i \mid x_i) / \sum_i w_i` (higher is better;
+        the paper's test log-loss is ``-score``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Inputs (finite; no missing values).
+        y : array-like of shape (n_samples,)
+            One target per row, in the likelihood's support.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Row weights of the average; None weighs every row 1.
+
+        Returns
+        -------
+        score : float
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X is not finite or has another number of features than the fit's.
+            Also when y has another length than X or lies outside the likelihood's support.
+        """
         lp = self.log_predictive(X, y)
         w = check_sample_weight(sample_weight, lp.shape[0])
         return float(np.average(lp, weights=w))
 
     def predict_interval(self, X, level=0.9):
-        """Central predictive interval of y (Gaussian likelihood) or of the latent f (others)."""
+        r"""The central predictive interval of y (Gaussian likelihood: variance :math:`v + s`) or of the latent f (the
+        other likelihoods: variance v), :math:`\mu \pm z_{(1 + \text{level})/2} \sqrt{\cdot}`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Inputs (finite; no missing values).
+        level : float, default=0.9
+            The central probability, in (0, 1).
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (n_samples,) each
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        DataError
+            When X is not finite or has another number of features than the fit's.
+        """
         mu, v = self.predict_latent(X)
         z = special.ndtri(0.5 + level / 2)
         t = v + (float(np.exp(self.params_["lik"][0])) if self.likelihood == "gaussian" else 0.0)
@@ -427,10 +634,25 @@ class SparseGP(Estimator):
 
     # ------------------------------------------------------------------ persistence
     def save(self, path) -> None:
-        """Write the fitted model to one NetCDF file (distviz.persistence; no pickle); load() predicts bit-identically.
+        """Write the fitted model to one NetCDF file (``distviz.persistence``; no pickle).
 
-        Array-valued initial values (inducing, q_mean, ...) and a Generator random_state only steer fit and are
-        stored as None; the fitted inducing points, variational parameters and hyperparameters are stored in full.
+        :meth:`load` reads it back and predicts bit-identically.  Array-valued initial values (inducing, q_mean, ...) and
+        a Generator random_state only steer fit and are stored as None; the fitted inducing points, variational
+        parameters and hyperparameters are stored in full.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write; an existing file is replaced.
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
         """
         from distviz.modelfile import ModelWriter
 
@@ -447,7 +669,24 @@ class SparseGP(Estimator):
 
     @classmethod
     def load(cls, path) -> "SparseGP":
-        """Read a model written by save(); DataError naming the file and the first problem of a bad one."""
+        """Read a model written by :meth:`save`; every array is checked before use.
+
+        Parameters
+        ----------
+        path : str or path-like
+            A NetCDF file written by ``SparseGP.save``.
+
+        Returns
+        -------
+        model : SparseGP
+            The fitted estimator, predicting as the saved one did.
+
+        Raises
+        ------
+        DataError
+            Naming the file and its first problem: not a distviz model file, a file of another estimator, invalid
+            parameters, malformed arrays, or inducing points that give a singular kernel matrix.
+        """
         from distviz.modelfile import ModelFile
 
         f = ModelFile(path, cls.__name__)
