@@ -10,10 +10,13 @@ Fails (exit 1, one line per problem) unless the site has
   figure that is in the site, each example executed at this build (its run time listed in
   ``sg_execution_times``);
 * an API page for every public name (the ``__all__``) of the modules of the API reference;
-* the results pages, each with its figure.
+* the results pages, each with its figure;
+* (without the site) a numpydoc ``Parameters`` section (when it takes any) and ``Returns`` / ``Yields`` section
+  (``fit*`` methods, which return self, excepted) in the docstring of every public method of every class of the API
+  reference (``check_method_docs``; ``tests/test_docs.py`` runs it too).
 
 It reads only the files of the site and of ``docs/`` (HTML parsed by the standard library), and imports distviz
-only to read the modules' ``__all__``.
+only to read the modules' ``__all__`` and the docstrings of the API reference's classes.
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ API_MODULES = ("distviz.boosting", "distviz.dask", "distviz.baselines", "distviz
                "distviz.persistence", "distviz.distributed")
 #: names of distviz itself that are documented (``__version__`` is not an object)
 TOP_LEVEL = ("ConfigError", "DataError")
+#: scikit-learn's own methods of the estimators (documented by scikit-learn), not checked by check_method_docs
+SKLEARN_METHODS = ("get_params", "set_params", "get_metadata_routing", "set_fit_request", "set_score_request",
+                   "set_predict_request", "set_output", "fit_transform", "set_transform_request")
 #: sphinx-gallery's own pages in the gallery folder, not examples
 GALLERY_SKIP = {"index.html", "sg_execution_times.html"}
 
@@ -143,6 +149,57 @@ def check_api(html: Path) -> list[str]:
             if not (folder / f"{name}.html").is_file()]
 
 
+def api_entries() -> list[str]:
+    """The objects the API reference lists: ``distviz.<entry>`` for every entry of its autosummary directives."""
+    text = (DOCS / "api" / "index.rst").read_text(encoding="utf-8")
+    return [f"distviz.{m.group(1)}" for m in re.finditer(r"^   ([a-z_][\w.]*)\s*$", text, flags=re.M)]
+
+
+def _has_section(doc: str, *titles: str) -> bool:
+    """Whether a (dedented) numpydoc docstring has a section of one of these titles (title line, dashes line)."""
+    return any(re.search(rf"^{t}\n-{{{len(t)}}}\s*$", doc, flags=re.M) for t in titles)
+
+
+def check_method_docs() -> list[str]:
+    """Problems of the public methods' docstrings of the API reference's classes, one line each.
+
+    Every public method (not a property, not one of ``SKLEARN_METHODS``, not defined outside distviz) of every class
+    that ``docs/api/index.rst`` lists needs a ``Parameters`` section when it takes parameters besides self / cls,
+    and a ``Returns`` or ``Yields`` section unless its name starts with "fit" (those return self). The docstring is
+    the one ``inspect.getdoc`` (and Sphinx) shows, inherited from the class that defines it.
+    """
+    import inspect
+
+    sys.path.insert(0, str(ROOT))
+    problems = []
+    for name in api_entries():
+        mod, _, attr = name.rpartition(".")
+        cls = getattr(importlib.import_module(mod), attr)
+        if not inspect.isclass(cls):
+            continue
+        for meth in sorted(dir(cls)):
+            if meth.startswith("_") or meth in SKLEARN_METHODS:
+                continue
+            raw = inspect.getattr_static(cls, meth)
+            if isinstance(raw, property):
+                continue
+            f = getattr(cls, meth)
+            if not callable(f) or inspect.isclass(f):
+                continue
+            if not str(getattr(f, "__module__", None) or "").startswith("distviz"):
+                continue
+            try:
+                params = [p for p in inspect.signature(f).parameters if p not in ("self", "cls")]
+            except (TypeError, ValueError):
+                continue
+            doc = inspect.getdoc(f) or ""
+            if params and not _has_section(doc, "Parameters"):
+                problems.append(f"{name}.{meth}: its docstring has no Parameters section")
+            if not meth.startswith("fit") and not _has_section(doc, "Returns", "Yields"):
+                problems.append(f"{name}.{meth}: its docstring has no Returns or Yields section")
+    return problems
+
+
 def check_results(html: Path) -> list[str]:
     problems = []
     for doc in toctree_entries(DOCS / "results" / "index.rst"):
@@ -165,7 +222,8 @@ def main(argv=None) -> int:
     if not (html / "index.html").is_file():
         print(f"{html}/index.html is missing: build the site first (make docs)")
         return 1
-    problems = check_toctrees(html) + check_gallery(html, args.min_examples) + check_api(html) + check_results(html)
+    problems = (check_toctrees(html) + check_gallery(html, args.min_examples) + check_api(html) + check_results(html)
+                + check_method_docs())
     for p in problems:
         print(p)
     n_api = len(list((html / "api" / "generated").glob("*.html")))

@@ -111,3 +111,12 @@ def test_docstring_examples_run():
                 runner.run(t)
     assert n >= 3
     assert runner.failures == 0, f"{runner.failures} docstring examples failed (see the output above)"
+
+
+def test_api_methods_have_numpydoc_sections():
+    """Every public method of the API reference's classes has Parameters (when it takes any) and Returns / Yields
+    (fit* excepted) in its docstring (scripts/check_docs.py, ``check_method_docs``)."""
+    check = _load("check_docs", ROOT / "scripts" / "check_docs.py")
+    assert len(check.api_entries()) >= 90
+    problems = check.check_method_docs()
+    assert not problems, "\n".join(problems)
