@@ -186,3 +186,111 @@ def test_lazy_tab_in_browser(server, browser, path, label, n_plots, name):
     assert not outside, f"requests left 127.0.0.1: {outside[:5]}"
     assert n_exc == 0, f"{path}: the {label!r} tab shows an exception"
     assert "view=" in url, f"the open tab is in the page address: {url}"
+
+
+# ------------------------------------------------------------------------------------ lessons on a projector
+#: the boxes a step shows, as {name: [left, top, right, bottom]} in the viewport, of the step in `root` (the Lessons
+#: page's step or the step view's panel) and, in a step view, of the step's chart (the one it names, else the first);
+#: the title's and the text's are those of their lines (a heading's padding may lie under the next element); and the
+#: font sizes (label, value) of the page's metrics
+STEP_BOXES = """([root, chart]) => {
+  const box = (e) => { if (!e) return null; const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  const ink = (e) => { if (!e) return null; const g = document.createRange(); g.selectNodeContents(e); return box(g); };
+  const R = document.querySelector(root);
+  const q = (s) => R ? R.querySelector(s) : null;
+  const main = document.querySelector('[data-testid="stMain"]');
+  const plot = chart ? main.querySelector('.st-key-' + chart + ' .js-plotly-plot') : main.querySelector('.js-plotly-plot');
+  const out = {title: ink(q('h3')), text: ink(q('[data-testid="stMarkdown"]')), question: box(q('[data-testid="stAlert"]')),
+    previous: box(q('[class*="-prev"] :is(a, button)')), next: box(q('[class*="-next"] :is(a, button)')),
+    show: box(q('[class*="-show"] a')),
+    header: box(document.querySelector('[data-testid="stHeader"]')), panel: box(document.querySelector('.st-key-tour-panel'))};
+  if (root.includes('tour')) { out.chart = box(plot); out.overflow = R.scrollHeight - R.clientHeight; }
+  const px = (m, id) => { const e = m.querySelector(`[data-testid="${id}"] p`) || m.querySelector(`[data-testid="${id}"]`);
+                          return parseFloat(getComputedStyle(e).fontSize); };
+  out.metrics = [...main.querySelectorAll('[data-testid="stMetric"]')].map(m => [px(m, 'stMetricLabel'), px(m, 'stMetricValue')]);
+  return out;
+}"""
+
+
+def _check_boxes(boxes: dict, where: str, width: int = 1280, height: int = 720) -> None:
+    """Every box of the step lies in the window below the app's header; the chart also left of the panel."""
+    top = boxes["header"][3] if boxes.get("header") else 0
+    for name in ("title", "text", "question", "previous", "next", "show", "chart"):
+        if name == "chart" and "chart" not in boxes:
+            continue
+        b = boxes.get(name)
+        assert b is not None, (where, f"no {name} on the page")
+        assert b[0] >= -1 and b[1] >= top - 1 and b[2] <= width + 1 and b[3] <= height + 1, \
+            (where, f"the {name} at {[round(v) for v in b]} is not inside the 1280x720 window below the header (top {top:.0f})")
+    for upper, lower in (("title", "text"), ("text", "question"), ("question", "next")):   # in order, no overlap
+        assert boxes[upper][3] <= boxes[lower][1] + 1, (where, f"the {upper} runs into the {lower}")
+    small = [(label, value) for label, value in boxes.get("metrics", []) if value < label]
+    assert not small, (where, f"metric values smaller than their labels (label px, value px): {small}")
+    if "chart" in boxes:
+        assert boxes["chart"][2] <= boxes["panel"][0] + 1, (where, "the chart runs under the step's panel")
+        assert boxes.get("overflow", 0) <= 1, (where, "the step's panel scrolls")
+
+
+def test_every_lesson_step_fits_a_1280x720_projector_in_presenter_mode(server, browser):
+    """Issue 29 item 2, every step of every lesson at 1280x720 in presenter mode: on the Lessons page the step's title,
+    text, question and Previous / Next / Show me are on screen; the right arrow key steps forward.  *Show me* on the
+    last step opens the step view, the left arrow key walks it back to the first: each view shows the step's text,
+    question, Previous / Next / Show me and the step's chart on screen, metric values no smaller than their labels,
+    the step's parameters in the address, no exception or error, and no request leaving 127.0.0.1.  One browser
+    context and the module's server for all steps; screenshots in .screenshots/lessons/."""
+    from urllib.parse import parse_qs
+
+    from distviz.ui.lessons import load_lessons
+    from distviz.ui.presenter import TOUR, chart_class
+
+    lessons, _ = load_lessons()
+    shots = SHOTS / "lessons"
+    shots.mkdir(parents=True, exist_ok=True)
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = ctx.new_page()
+    requests = []
+    page.on("request", lambda req: requests.append(req.url))
+    t0 = time.perf_counter()
+    try:
+        for lesson in lessons:
+            n, k = lesson.number, len(lesson.steps)
+            page.goto(f"{server}/lessons?lesson={n}&step=1&present=1", wait_until="domcontentloaded")
+            for i in range(1, k + 1):
+                where = f"Lessons page, lesson {n} step {i}"
+                page.locator(".st-key-lesson-card h3").filter(has_text=f"Step {i} of {k}").wait_for(timeout=60000)
+                page.locator(".st-key-lesson-show").get_by_role("link").wait_for(timeout=60000)
+                _check_boxes(page.evaluate(STEP_BOXES, [".st-key-lesson-card", ""]), where)
+                if i == 1:
+                    page.screenshot(path=str(shots / f"lesson{n}-page.png"))
+                if i < k:
+                    page.wait_for_function("() => window.__distvizArrows === true", timeout=60000)
+                    page.keyboard.press("ArrowRight")
+            page.locator(".st-key-lesson-show").get_by_role("link").click()
+            for i in range(k, 0, -1):
+                step, where = lesson.steps[i - 1], f"step view, lesson {n} step {i}"
+                try:
+                    page.wait_for_function("(t) => document.body.dataset.tourLanded === t", arg=f"{n}.{i}",
+                                           timeout=120000, polling=200)
+                except Exception as exc:   # no chart settled on screen: say what the page shows instead
+                    page.screenshot(path=str(shots / f"lesson{n}-step{i}-failed.png"))
+                    raise AssertionError((where, "the step view never settled on its chart", page.url,
+                                          page.get_by_test_id("stAlert").all_inner_texts())) from exc
+                _check_boxes(page.evaluate(STEP_BOXES, [".st-key-tour-panel", chart_class(step.chart)]), where)
+                page.screenshot(path=str(shots / f"lesson{n}-step{i}.png"))
+                assert page.get_by_test_id("stException").count() == 0, where
+                errors = page.get_by_test_id("stAlertContentError").all_inner_texts()
+                assert not errors, (where, errors)
+                got = {key: v[0] for key, v in parse_qs(urlparse(page.url).query).items()}
+                assert urlparse(page.url).path.strip("/") == ("" if step.page == "lab" else step.page), (where, page.url)
+                for key, v in step.query(present=True).items():
+                    if key != "apply":
+                        assert got.get(key) == v, (where, key, v, got.get(key))
+                assert got.get(TOUR) == f"{n}.{i}", (where, page.url)
+                if i > 1:
+                    page.keyboard.press("ArrowLeft")
+    finally:
+        ctx.close()
+    outside = [u for u in requests if urlparse(u).scheme in ("http", "https", "ws", "wss")
+               and urlparse(u).hostname != "127.0.0.1"]
+    assert not outside, outside[:5]
+    print(f"{sum(len(ls.steps) for ls in lessons)} lesson steps walked twice in {time.perf_counter() - t0:.1f} s")

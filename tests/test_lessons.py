@@ -47,6 +47,8 @@ BAD = {
                        '[step.params]\nzz_unknown = 1\n', "zz_unknown"),
     "no_question.toml": ('title = "x"\n[[step]]\ntitle = "a"\ntext = "b."\npage = "lab"\n', "question"),
     "no_steps.toml": ('title = "x"\n', "[[step]]"),
+    "bad_chart.toml": ('title = "x"\n[[step]]\ntitle = "a"\ntext = "b."\nquestion = "c?"\npage = "lab"\n'
+                       'chart = "</script><script>alert(1)"\n', "chart"),
     "bad_value.toml": ('title = "x"\n[[step]]\ntitle = "a"\ntext = "b."\nquestion = "c?"\npage = "lab"\n'
                        '[step.params]\nfamily = ["normal"]\n', "family"),
 }
@@ -97,6 +99,8 @@ def test_every_show_me_link_is_accepted_by_its_page(lesson, step_no, step):
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     assert at.get("plotly_chart"), "the step's view draws no chart"
+    if step.chart:   # the chart the step is about (presenter mode scrolls to it) is one the page draws
+        assert any(el.proto.id.endswith(f"-{step.chart}") for el in at.get("plotly_chart")), step.chart
     url = dict(at.query_params)
     assert "apply" not in url
     for k, v in step.query().items():
@@ -159,77 +163,3 @@ def test_other_pages_link_back_to_the_lesson_step():
     at = open_page("app_pages/explorer.py", step.query(), at)
     back = [p.proto for p in at.get("page_link") if p.proto.page == "lessons"]
     assert back and back[0].page == "lessons" and back[0].query_string == "lesson=1&step=2"
-
-
-# ------------------------------------------------------------------------------------------- real browser
-def _step_sample() -> list:
-    """The steps the browser walks: all of them with DISTVIZ_BROWSER_ALL_STEPS=1, else (to stay near a minute)
-    the first and the last step of every lesson."""
-    import os
-
-    if os.environ.get("DISTVIZ_BROWSER_ALL_STEPS") == "1":
-        return STEPS
-    return [t for t in STEPS if t[1] in (1, len(LESSONS[t[0] - 1].steps))]
-
-
-@pytest.mark.browser
-def test_lesson_steps_in_presenter_mode_in_a_real_browser():
-    """Each step's Lessons page at 1280x720 in presenter mode, a click on "Show me", the target page's charts:
-    no exception or error text, the step's parameters in the address, no request leaving 127.0.0.1; screenshots
-    in .screenshots/lessons/."""
-    import time
-    from urllib.parse import parse_qs, urlparse
-
-    from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, SHOTS
-
-    if CHROMIUM is None:
-        pytest.skip("Debian's chromium is not installed (apt-get install -y chromium); the browser test needs it")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
-    from tests.test_browser import server as server_fixture
-
-    gen = server_fixture.__wrapped__() if hasattr(server_fixture, "__wrapped__") else None
-    if gen is None:
-        pytest.skip("the server fixture of tests/test_browser.py cannot be reused here")
-    url = next(gen)
-    settled = """(n) => !document.querySelector('[data-testid="stStatusWidget"]')
-                 && !document.querySelector('[data-testid="stSkeleton"]')
-                 && document.querySelectorAll('.js-plotly-plot').length >= n"""
-    try:
-        with sync_api.sync_playwright() as pw:
-            b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            ctx = b.new_context(viewport={"width": 1280, "height": 720})
-            page = ctx.new_page()
-            requests = []
-            page.on("request", lambda req: requests.append(req.url))
-            t0 = time.perf_counter()
-            for n, i, step in _step_sample():
-                page.goto(f"{url}/lessons?lesson={n}&step={i}&present=1", wait_until="domcontentloaded")
-                link = page.get_by_test_id("stPageLink-NavLink").filter(has_text="Show me").first
-                link.wait_for(timeout=60000)
-                assert page.get_by_test_id("stAlertContentInfo").count() >= 1   # the question box (selector check)
-                link.click()
-                page.wait_for_function(settled, arg=1, timeout=120000, polling=200)
-                page.wait_for_timeout(600)   # a rerun may follow the first paint
-                page.wait_for_function(settled, arg=1, timeout=120000, polling=200)
-                page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()   # the step's first chart
-                SHOTS.joinpath("lessons").mkdir(parents=True, exist_ok=True)
-                page.screenshot(path=str(SHOTS / "lessons" / f"lesson{n}-step{i}.png"))
-                where = f"lesson {n} step {i}"
-                assert page.get_by_test_id("stException").count() == 0, where
-                errors = page.get_by_test_id("stAlertContentError").all_inner_texts()
-                assert not errors, (where, errors)
-                got = {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
-                path = urlparse(page.url).path.strip("/")
-                assert path == ("" if step.page == "lab" else step.page), (where, page.url)
-                for k, v in step.query(present=True).items():
-                    if k != "apply":
-                        assert got.get(k) == v, (where, k, v, got.get(k))
-            seconds = time.perf_counter() - t0
-            ctx.close()
-            b.close()
-    finally:
-        next(gen, None)
-    outside = [u for u in requests if urlparse(u).scheme in ("http", "https", "ws", "wss")
-               and urlparse(u).hostname != "127.0.0.1"]
-    assert not outside, outside[:5]
-    print(f"{len(_step_sample())} lesson steps walked in {seconds:.1f} s")

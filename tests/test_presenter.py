@@ -86,3 +86,37 @@ def test_presenter_mode_thickens_lines_and_persists_across_pages_and_lessons():
     at.toggle(key="app.present").set_value(False).run()   # switched off: gone from the address and the links
     assert "present" not in dict(at.query_params)
     assert "present=1" not in at.get("page_link")[0].proto.query_string
+
+
+def test_show_me_in_presenter_mode_opens_the_step_view_with_its_panel_and_charts_that_fit():
+    """Issue 29 item 2: in presenter mode "show me" carries tour=N.i; the page then links the neighbouring steps'
+    views (the last step's Next is disabled), puts the step back with Show me, draws no chart taller than
+    CHART_HEIGHT, and drops tour from the address on any other page.  A tour naming no step is ignored."""
+    from distviz.ui import presenter
+    from distviz.ui.lessons import load_lessons
+
+    lessons, _ = load_lessons()
+    last = lessons[4]
+    k = len(last.steps)
+    at = open_page("app_pages/lessons.py", {"lesson": "5", "step": str(k), "present": "1"})
+    show = [p.proto for p in at.get("page_link") if p.proto.label.startswith("Show me")][0]
+    assert f"tour=5.{k}" in show.query_string and "present=1" in show.query_string
+    at = open_page("app_pages/drifters.py", presenter.step_query(last, k), at)
+    assert not at.exception and not at.error
+    assert dict(at.query_params)["tour"] == f"5.{k}"
+    links = {p.proto.label: p.proto for p in at.get("page_link")}
+    assert links["Previous"].page == "drifters" and f"tour=5.{k - 1}" in links["Previous"].query_string
+    assert links["Next"].disabled
+    assert links["Show me"].query_string.endswith(f"tour=5.{k}") and "apply=1" in links["Show me"].query_string
+    assert links[f"Lesson 5 · step {k} of {k}"].page == "lessons"
+    heights = [json.loads(s.proto.spec)["layout"]["height"] for s in at.get("plotly_chart")]
+    assert heights and max(heights) <= presenter.CHART_HEIGHT, heights
+    assert any(last.steps[k - 1].chart in s.proto.id for s in at.get("plotly_chart"))   # the chart the step names
+    at.switch_page("app_pages/explorer.py")
+    at.query_params.clear()
+    at.run()
+    assert "tour" not in dict(at.query_params) and "Previous" not in [p.proto.label for p in at.get("page_link")]
+    at = open_page("app_pages/explorer.py", {"present": "1", "tour": "9.9"})
+    assert "tour" not in dict(at.query_params) and not at.exception
+    at = open_page("app_pages/explorer.py", {"tour": "1.1"})   # no presenter mode: the ordinary page
+    assert "tour" not in dict(at.query_params) and "Previous" not in [p.proto.label for p in at.get("page_link")]

@@ -111,6 +111,12 @@ def show_figure(fig, *, key: str | None = None, box=None, name: str | None = Non
         view.url = base + ("?" + urlencode(view.settings) if view.settings else "")
     except Exception:  # noqa: BLE001 - no session (a bare script): draw the chart without recording it
         pass
+    from .presenter import chart_height_cap
+
+    cap = chart_height_cap()   # a presenter's step view: every chart fits on the screen beside the step's text
+    if cap is not None and (fig.layout.height or 450) > cap:
+        fig = fig.to_dict()    # the figure may be cached and shared: a copy gets the smaller height
+        fig["layout"]["height"] = cap
     return box.plotly_chart(fig, key=key, config=chart_config(title), **kwargs)
 
 

@@ -12,13 +12,16 @@ from .state import GLOBAL, qp_key
 
 PRESENT = "present"
 #: presenter mode: larger text everywhere (Streamlit sizes its text in rem), bolder chart titles are set by
-#: distviz.viz.style; readable from the back of a room at 1280x720
+#: distviz.viz.style; readable from the back of a room at 1280x720.  A metric's value sits in a Markdown paragraph
+#: too: the more specific rule keeps it larger than its label (issue 29: values were smaller than their labels)
 PRESENTER_CSS = """<style>
 html { font-size: 20px; }
 [data-testid="stMainBlockContainer"] { padding-top: 2.5rem; }
 h1 { font-size: 2.2rem !important; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.1rem; line-height: 1.5; }
-[data-testid="stMetricValue"] { font-size: 1.8rem; }
+[data-testid="stMetricLabel"] [data-testid="stMarkdownContainer"] p { font-size: 0.95rem; }
+[data-testid="stMetricValue"], [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p {
+  font-size: 1.8rem; line-height: 1.25; }
 </style>"""
 
 

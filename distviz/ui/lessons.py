@@ -11,6 +11,7 @@ DISTVIZ_LESSONS, when set), numbered in the order of their file names.  A lesson
     text = "Two or three sentences (Markdown)."
     question = "A question to ask the class."
     page = "explorer"          # lab, evolution, split_gains, drifters, posterior or explorer
+    chart = "explore.density"  # optional: the key of the chart the step is about (default: the page's first)
     [step.params]              # the view's URL parameters ("show me"): only names the page reads
     family = "normal"
     "normal.mu" = 0.0
@@ -22,9 +23,11 @@ DISTVIZ_LESSONS, when set), numbered in the order of their file names.  A lesson
 
 A "show me" link opens `page` with `params` and `apply=1`, which makes that run take every setting from the
 URL (a setting the step leaves out gets its default), so the view is the same whatever the session showed
-before (distviz.ui.state.begin_run).  A step's claims (up to eight [[step.claim]] tables, the vocabulary in
-distviz.ui.claims) state what its view shows; `distviz lessons check` fits every step's state through the
-pages' own fit functions and evaluates them (distviz.ui.lesson_check).
+before (distviz.ui.state.begin_run).  In presenter mode the link opens the step view (distviz.ui.presenter):
+the step's text, question and links in a panel beside the page, scrolled to the step's chart.  A step's claims
+(up to eight [[step.claim]] tables, the vocabulary in distviz.ui.claims) state what its view shows;
+`distviz lessons check` fits every step's state through the pages' own fit functions and evaluates them
+(distviz.ui.lesson_check).
 Files are parsed as data only (tomllib); a malformed file is reported
 in one sentence that names it, and the other lessons still load.
 
@@ -38,6 +41,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +59,8 @@ LESSON_DIR = package_file("distviz", "lessons")
 ENV_DIR = "DISTVIZ_LESSONS"
 MAX_STEPS = 12
 MAX_FILE_BYTES = 200_000
+#: a chart key a step may name (the `key=` a page gives the chart, e.g. "drift.trajfig")
+CHART_KEY = re.compile(r"^[a-z][a-z0-9_.]{0,39}$")
 
 _LAB = ["family", "K", "data", "algo", "n", "p", "seed", "rounds", "lr", "depth", "particles", "domain"]
 _SPLIT = [k for k in _LAB if k not in ("p", "algo", "rounds")] + ["sp", "salgo", "srounds"]
@@ -82,7 +88,7 @@ PAGES = {
                                            "ood_rounds"]),
     "explorer": ("Family explorer", None),   # filled lazily (_explorer_params)
 }
-GLOBAL_PARAMS = ["present"]   # read on every page (distviz.ui.layout)
+GLOBAL_PARAMS = ["present", "tour"]   # read on every page (distviz.ui.layout, distviz.ui.presenter)
 
 
 def page_params(page: str) -> list[str]:
@@ -101,6 +107,7 @@ class Step:
     page: str
     params: dict = field(default_factory=dict)
     claims: tuple = ()   #: distviz.ui.claims.Claim: what the view shows (checked by `distviz lessons check`)
+    chart: str = ""      #: key of the chart the step is about ("" : the page's first chart)
 
     def query(self, present: bool = False) -> dict:
         """The URL parameters of the "show me" link (with apply=1; present=1 in presenter mode)."""
@@ -168,10 +175,10 @@ def parse_lesson(text: str, fname: str, number: int = 0, *, trusted: bool = Fals
     steps = []
     for i, s in enumerate(raw_steps, start=1):
         where = f"Step {i}"
-        extra = sorted(set(s) - {"title", "text", "question", "page", "params", "claim"})
+        extra = sorted(set(s) - {"title", "text", "question", "page", "chart", "params", "claim"})
         if extra:
             raise ConfigError(f"{where} of the lesson file {fname} has an unknown entry '{extra[0]}'; use title, text, "
-                              f"question, page, params and claim.")
+                              f"question, page, chart, params and claim.")
         page = s.get("page")
         if page not in PAGES:
             raise ConfigError(f"{where} of the lesson file {fname} names the page {str(page)[:40]!r}, which does not "
@@ -186,9 +193,13 @@ def parse_lesson(text: str, fname: str, number: int = 0, *, trusted: bool = Fals
                                   f"read; use one of {', '.join(allowed[:20])}.")
             _check_value(v, name, where, fname)
         claims = parse_claims(s.get("claim"), page, f"{where} of the lesson file {fname}")
+        chart = s.get("chart", "")
+        if not isinstance(chart, str) or (chart and not CHART_KEY.match(chart)):
+            raise ConfigError(f"{where} of the lesson file {fname} names a chart that is not a chart key; use the "
+                              f"key of one of the page's charts, such as \"drift.trajfig\".")
         steps.append(Step(title=_text(s, "title", where, fname), text=_text(s, "text", where, fname),
                           question=_text(s, "question", where, fname), page=page, params=dict(params),
-                          claims=claims))
+                          claims=claims, chart=chart))
     return Lesson(number=number, file=fname, title=title, summary=summary, steps=tuple(steps), trusted=trusted)
 
 

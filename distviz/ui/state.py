@@ -178,6 +178,11 @@ def begin_run() -> None:
             st.session_state[_APPLYING] = set()
 
 
+def applying() -> bool:
+    """Whether this run takes its settings from a link's address (?apply=1, see `begin_run`)."""
+    return st.session_state.get(_APPLYING) is not None
+
+
 def end_run() -> None:
     """End of a full run (app.py, also after st.stop or a rerun): later runs keep the session's values again."""
     st.session_state.pop(_APPLYING, None)

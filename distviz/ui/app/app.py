@@ -76,12 +76,14 @@ def lab():
 
 
 from distviz.ui.lessons import NAV, back_to_lesson  # noqa: E402
+from distviz.ui.presenter import step_view  # noqa: E402
 
 NAV.update({"lab": st.Page(lab, title="Lab", icon=":material/science:", default=True)}
            | {path.stem: st.Page(path, title=title, icon=icon) for path, title, icon in PAGES})
 nav = st.navigation(list(NAV.values()))
 presenter_controls(page=nav.url_path, title=nav.title)   # the page this run shows names the take-away report
 back_to_lesson(nav)
+step_view(nav)   # presenter mode, ?tour=N.i: the lesson step's panel beside the page (distviz.ui.presenter)
 try:
     nav.run()
 finally:
