@@ -146,3 +146,33 @@ def test_model_checks_and_row_downloads_on_the_page(at):
     names = {t.get("name") for t in by_title["Coverage vs nominal level"]["data"]}
     assert {"NGB", "IndepNGB", "Oracle"} <= names and "Mix-global" not in names
     assert any(m.value.startswith("| method | held-out rows | NLL (nats) | energy score (cm/s)") for m in at.markdown)
+
+
+def test_first_map_shows_the_nll_difference_se_and_a_chosen_box_rebins_it(at):
+    """Issue 29 item 4: the first map is the comparison's own 2° grid with its s.e. on hover and the rule said; a
+    box west of east is refused with one sentence; a chosen box and bin size rebin the map and the map holds them."""
+    import base64
+    import json
+
+    def arr(v):   # plotly writes numeric arrays as {dtype, bdata}
+        return np.frombuffer(base64.b64decode(v["bdata"]), v["dtype"]) if isinstance(v, dict) else np.asarray(v)
+
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    heat = spec["data"][0]
+    heat["x"] = arr(heat["x"])
+    assert heat["x"][0] == -83.0 and heat["x"][1] - heat["x"][0] == 2.0, "the first view's grid is unchanged"
+    assert "%{text}" in heat["hovertemplate"] and "|mean| > 2 s.e." in spec["layout"]["title"]["text"]
+    assert any("clustered by drifter" in c.value for c in at.caption)
+    assert at.number_input(key="drift.dbin").value == 2.0 and at.number_input(key="drift.lon0").value == -84.0
+    at.number_input(key="drift.lon0").set_value(-30.0).run()
+    assert [e.value for e in at.error] and all("west longitude" in e.value for e in at.error)
+    at.number_input(key="drift.lon0").set_value(-70.0)
+    at.number_input(key="drift.dbin").set_value(1.0).run()
+    assert not at.error
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    x = arr(spec["data"][0]["x"])
+    assert x[0] == -69.5 and x[1] - x[0] == 1.0 and x[-1] == -40.5
+    lo0, lo1 = spec["layout"]["xaxis"]["range"]
+    assert lo0 <= -70.0 and lo1 >= -40.0, "the extent holds the edge bins"
+    at.number_input(key="drift.lon0").set_value(-84.0)
+    at.number_input(key="drift.dbin").set_value(2.0).run()   # back to the first view for the tests below

@@ -226,3 +226,36 @@ def test_bins_on_land_are_masked_counts_hover_and_no_bin_is_cut_off(binned):
     assert lo0 <= e_lon[ii.min()] and e_lon[ii.max() + 1] <= lo1, "every data bin lies inside the map, east edge too"
     assert la0 <= e_lat[jj.min()] and e_lat[jj.max() + 1] <= la1
     assert fig.layout.xaxis.constrain == "domain" == fig.layout.yaxis.constrain, "the aspect never trims the range"
+
+
+def test_nll_difference_map_shows_its_se_and_outlines_the_significant_bins(binned):
+    """Issue 29 item 4: the NGB − IndepNGB map with its clustered s.e. on hover and the |mean| > 2 s.e. bins outlined."""
+    from distviz.experiments.drifter_grid import add_paired_se
+    from distviz.viz import maps
+
+    b = add_paired_se(binned, _predictions())
+    fig = maps.map_figure_plotly(b, "nll_diff", scale="110m")
+    heat = fig.data[0]
+    assert "%{text}" in heat.hovertemplate and "test points" in heat.hovertemplate
+    land = maps.land_bins(b, "110m")
+    sig = b["nll_diff_sig"].values & ~land
+    assert sig.any() and (~sig & (b["n_test"].values > 0)).any(), "the fixture has clear and unclear bins"
+    j, i = np.argwhere(sig)[0]
+    assert heat.text[j][i].startswith("s.e. ") and "> 2 s.e." in heat.text[j][i]
+    outline = [t for t in fig.data if t.name == "|mean| > 2 s.e." and t.line.color == "black"][0]
+    assert sum(v is None for v in outline.x) == int(sig.sum()), "one rectangle per significant bin at sea"
+    assert f"outlined: {int(sig.sum())} bins where |mean| > 2 s.e." in fig.layout.title.text
+    assert "text" not in maps.map_figure_plotly(binned, "nll_diff").data[0].hovertemplate, "no s.e.: no s.e. line"
+
+
+def test_extent_contains_every_data_bin_of_a_grid_past_the_dateline():
+    """A grid aligned to its bin size may reach past 180°: the map's extent still holds its edge bins."""
+    from distviz.viz import maps
+
+    p = _predictions(n=120, seed=3)
+    p["lon"] = ("obs", np.linspace(175.0, 179.9, 120))
+    g = binned_dataset(p, bin_edges(174.3, 180.0, 0.7), bin_edges(15, 55, 2.0), ["NGB", "IndepNGB"])
+    lo0, lo1, la0, la1 = maps.data_extent(g)
+    jj, ii = np.nonzero(g["n_test"].values > 0)
+    assert lo0 <= g["lon_edge"].values[ii.min()] and g["lon_edge"].values[ii.max() + 1] <= lo1
+    assert la0 <= g["lat_edge"].values[jj.min()] and g["lat_edge"].values[jj.max() + 1] <= la1

@@ -297,3 +297,50 @@ def prediction_downloads(res, box=None) -> None:
                                 file_name=f"{stem}-{m.lower()}-model.nc", mime="application/x-netcdf",
                                 on_click="ignore", icon=":material/model_training:", key=f"drift.dl.model.{m}")
 
+
+
+# ---------------------------------------------------------------------------------------------- the map's box and bins
+#: URL parameters of the whole-area map's box (degrees) and bin size (issue 29 item 4)
+GRID_PARAMS = (("lon0", "West longitude", -180.0, 180.0), ("lon1", "East longitude", -180.0, 180.0),
+               ("lat0", "South latitude", -90.0, 90.0), ("lat1", "North latitude", -90.0, 90.0))
+
+
+def region_label(region: str, size: float) -> str:
+    """The region radio's text: the whole area's bin size is the user's (the Gulf Stream box keeps 0.5°)."""
+    return region.replace("2° bins", f"{size:g}° bins") if region == REGIONS[0] else region
+
+
+def map_grid_controls(res, page: str) -> tuple[tuple[float, float, float, float], float]:
+    """((lon0, lon1, lat0, lat1), bin size) of the whole-area map from a folded box of number inputs, each mirrored
+    in the URL (`qp_key`); the defaults are the comparison's own grid, so the first view is the shipped one."""
+    from distviz.experiments.drifter_grid import MAX_BIN_DEG, MAX_BINS, MIN_BIN_DEG, default_box
+
+    from .state import qp_key
+
+    dflt = default_box(res.binned)
+    size0 = float(res.binned.attrs.get("bin_size_deg", 2.0))
+    with st.expander("Map box and bin size (whole area)", icon=":material/grid_on:"):
+        cols = st.columns(5)
+        box = tuple(float(col.number_input(label, min_value=lo, max_value=hi, step=1.0, format="%.2f",
+                                           key=qp_key(page, name, min(max(d, lo), hi), lo=lo, hi=hi)))
+                    for col, (name, label, lo, hi), d in zip(cols, GRID_PARAMS, dflt))
+        size = float(cols[4].number_input("Bin size (°)", min_value=MIN_BIN_DEG, max_value=MAX_BIN_DEG, step=0.5,
+                                          format="%.2f", key=qp_key(page, "dbin", size0, lo=MIN_BIN_DEG,
+                                                                    hi=MAX_BIN_DEG)))
+        st.caption(f"Bin edges fall on multiples of the bin size, so the grid may reach up to one bin past the box; "
+                   f"at most {MAX_BINS:,} bins. The defaults are the comparison's own grid.")
+    return box, size  # type: ignore[return-value]
+
+
+def map_binned(res, whole: bool, box, size: float):
+    """The binned result the map draws, with the NGB − IndepNGB s.e. per bin: the comparison's own grid (or the Gulf
+    Stream zoom) when the box and size are its defaults, else the test predictions binned on the user's grid
+    (`distviz.experiments.drifter_grid.grid_binned`, which raises ConfigError with one sentence for a bad grid)."""
+    from distviz.experiments.drifter_grid import add_paired_se, default_box, grid_binned
+
+    if not whole:
+        return add_paired_se(res.zoom, res.predictions)
+    if tuple(box) == default_box(res.binned) and size == float(res.binned.attrs.get("bin_size_deg", 2.0)):
+        return add_paired_se(res.binned, res.predictions)
+    keep = {k: v for k, v in res.binned.attrs.items() if not k.endswith("_json")}
+    return grid_binned(res.predictions, box, size, keep)

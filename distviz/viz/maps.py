@@ -114,7 +114,10 @@ def data_extent(binned, margin: float = 0.08):
     la0, la1 = float(lat_e[jj.min()]), float(lat_e[jj.max() + 1])
     size = float(binned.attrs.get("bin_size_deg", lon_e[1] - lon_e[0] if lon_e.size > 1 else 1.0))
     pad = max(size, margin * max(lo1 - lo0, la1 - la0))
-    return (max(lo0 - pad, -180.0), min(lo1 + pad, 180.0), max(la0 - pad, -90.0), min(la1 + pad, 90.0))
+    # the pad stops at the globe's edges, but never inside a data bin (a grid aligned to its bin size may reach
+    # past 180° or 90°)
+    return (max(lo0 - pad, min(lo0, -180.0)), min(lo1 + pad, max(lo1, 180.0)), max(la0 - pad, min(la0, -90.0)),
+            min(la1 + pad, max(la1, 90.0)))
 
 
 def _geo_axes(fig, pos, extent, scale="50m"):
@@ -430,6 +433,47 @@ def trajectory_ellipses_figure(predictions, drifter_id=None, *, start=None, days
 # plotly (interactive, for the app)
 
 
+#: the note under the NLL-difference map's title: how many bins are outlined and by which rule
+SIG_NOTE = ("outlined: {n} bins where |mean| > 2 s.e. (s.e. of the mean paired difference, clustered by drifter; "
+            "a bin needs 2 drifters)")
+
+
+def se_hover_text(binned) -> list[list[str]]:
+    """Per-bin hover lines of the NLL difference's uncertainty: clustered s.e., drifters, significance."""
+    se, g = binned["nll_diff_se"].values, binned["n_drifters"].values
+    sig = binned["nll_diff_sig"].values if "nll_diff_sig" in binned else np.zeros(se.shape, bool)
+    return [[(f"s.e. {s:.3g} nats ({int(k)} drifters)" + (", |mean| > 2 s.e." if z else "")) if np.isfinite(s)
+             else f"no s.e. ({int(k)} drifter{'' if k == 1 else 's'})" for s, k, z in zip(rs, rg, rz)]
+            for rs, rg, rz in zip(se, g, sig)]
+
+
+def outline_paths(binned, mask) -> tuple[list, list]:
+    """(x, y) of closed rectangles around the bins where `mask` (lat, lon) is true, None between rectangles."""
+    lon_e, lat_e = binned["lon_edge"].values, binned["lat_edge"].values
+    xs: list = []
+    ys: list = []
+    for j, i in zip(*np.nonzero(mask)):
+        x0, x1, y0, y1 = float(lon_e[i]), float(lon_e[i + 1]), float(lat_e[j]), float(lat_e[j + 1])
+        xs += [x0, x1, x1, x0, x0, None]
+        ys += [y0, y0, y1, y1, y0, None]
+    return xs, ys
+
+
+def add_significance_outlines(fig, binned, land=None) -> int:
+    """Outline in black (white underneath, so it shows on both ends of the diverging colours; no colour carries
+    meaning) the bins where the NLL difference is significant (variable nll_diff_sig); returns their number."""
+    import plotly.graph_objects as go
+
+    sig = np.asarray(binned["nll_diff_sig"].values, bool)
+    if land is not None:
+        sig = sig & ~land
+    xs, ys = outline_paths(binned, sig)
+    for color, width in (("white", 4.0), ("black", 2.0)):   # said in the title's note, not in a legend
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=color, width=width), hoverinfo="skip",
+                                 name="|mean| > 2 s.e.", showlegend=False))
+    return int(sig.sum())
+
+
 def map_figure_plotly(binned, kind: str = "nll_diff", *, title: str | None = None, scale: str = "50m"):
     """Interactive binned map: plotly heatmap over lon/lat with Natural Earth land and coastline traces."""
     import plotly.graph_objects as go
@@ -443,18 +487,23 @@ def map_figure_plotly(binned, kind: str = "nll_diff", *, title: str | None = Non
     n = np.asarray(binned["n_test"].values, float)
     z = np.where(np.isfinite(vals), vals, None)  # type: ignore[call-overload]
     what = HOVER_NAMES.get(kind, var)
+    se_text = se_hover_text(binned) if var == "nll_diff" and "nll_diff_se" in binned else None
     fig = go.Figure(go.Heatmap(
         x=binned["lon"].values, y=binned["lat"].values, z=z, colorscale=_PLOTLY_SCALES.get(cmap, "Viridis"),
         zmin=lo, zmax=hi, zmid=0.0 if div else None, hoverongaps=False,   # an empty or masked bin has no hover
         customdata=[[int(v) for v in row] for row in n],   # plain integers: the bin count on hover
-        colorbar=dict(title=dict(text=label, side="right"), len=0.85),
+        text=se_text, colorbar=dict(title=dict(text=label, side="right"), len=0.85),
         hovertemplate=("test points in the bin: %{customdata}<br>lon %{x:.1f}°, lat %{y:.1f}°"
-                       + ("" if var == "n_test" else f"<br>{what}: %{{z:.3g}}") + "<extra></extra>")))
+                       + ("" if var == "n_test" else f"<br>{what}: %{{z:.3g}}")
+                       + ("<br>%{text}" if se_text is not None else "") + "<extra></extra>")))
     add_basemap(fig, data_extent(binned), scale)
     if kind == "currents":
         add_current_arrows(fig, binned)
+    n_sig = add_significance_outlines(fig, binned, land) if se_text is not None else None
     note = masked_note(binned, land)   # under the title (inside the map it covered bins)
     head = title or PANEL_TITLES.get(kind, var)
+    if n_sig is not None:
+        note = "; ".join(x for x in (SIG_NOTE.format(n=n_sig), note) if x)
     fig.update_layout(title=head + (f"<br><sup>{note}</sup>" if note else ""),
                       margin=dict(l=60, r=20, t=72 if note else 50, b=50), plot_bgcolor="white", height=600)
     return presenter_figure(fig)  # larger text and thicker lines in presenter mode (distviz.viz.style)

@@ -18,11 +18,14 @@ from distviz.ui.drifters import (
     TRAIN,
     UPLOAD_PROMPT,
     available_sources,
+    map_binned,
+    map_grid_controls,
     metrics_frame,
     precomputed,
     predict_drifter_seconds,
     prediction_downloads,
     publication_downloads,
+    region_label,
     run_comparison,
 )
 from distviz.ui.figures import show_figure
@@ -112,18 +115,26 @@ if res is not None:
     from distviz.viz import maps
 
     info = res.info
+    grid_box, grid_size = map_grid_controls(res, PAGE)
     c1, c2 = st.columns([2, 3])
-    region = c1.radio("Region", REGIONS, horizontal=True, key=qp_key(PAGE, "region", REGIONS[0], options=REGIONS))
+    region = c1.radio("Region", REGIONS, horizontal=True, key=qp_key(PAGE, "region", REGIONS[0], options=REGIONS),
+                      format_func=lambda r: region_label(r, grid_size))
     kinds = list(maps.KINDS)
     kind = c2.radio("Map", kinds, format_func=lambda k: maps.PANEL_TITLES.get(k, k), horizontal=True,
                     key=qp_key(PAGE, "map", "nll_diff", options=kinds))
     whole = region == REGIONS[0]
-    binned = res.binned if whole else res.zoom
     with user_errors():
+        binned = map_binned(res, whole, grid_box, grid_size)
         if int(np.nansum(binned["n_test"].values)) == 0:
-            st.info("No test points fall in this region; choose the whole area.")
+            st.info("No test points fall in this region; choose the whole area" + (" or a larger box." if whole
+                                                                                   else "."))
         else:
             show_figure(maps.map_figure_plotly(binned, kind, scale="110m" if whole else "50m"), key="drift.mapfig")
+            if kind == "nll_diff" and "nll_diff_se" in binned:
+                st.caption("Hover a bin for its count, mean paired difference NGB − IndepNGB and its standard error "
+                           "clustered by drifter within the bin (a bin with one drifter has none). Outlined bins: "
+                           "|mean| > 2 s.e., about a 5% two-sided test per bin, so with many bins a few are outlined "
+                           "by chance.")
     st.caption(f"{escape_markdown(info.get('source'))}{' (SYNTHETIC)' if info.get('synthetic') else ''} — "
                f"{info.get('n_drifters')} drifters, {info.get('n_train')} training / {info.get('n_val')} validation / "
                f"{info.get('n_test')} test rows; "
