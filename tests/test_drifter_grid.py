@@ -88,3 +88,11 @@ def test_grid_binned_adds_the_paired_se_and_marks_the_clear_bins():
     same = binned_dataset(p, *dg.check_grid(dg.default_box(ds), 5.0), ["NGB", "IndepNGB"])
     np.testing.assert_array_equal(same["n_test"].values, ds["n_test"].values)
     assert dg.add_paired_se(ds, p.drop_vars("nll_NGB")) is ds, "no NGB: nothing to add"
+
+
+def test_bins_with_few_drifters_get_no_se():
+    p = _pred(n=24)   # 4 drifters of 6 rows
+    ds = dg.grid_binned(p, (-60, -50, 20, 30), 10.0)
+    assert int(ds["n_drifters"].values.max()) == 4 < dg.MIN_DRIFTERS
+    assert np.isnan(ds["nll_diff_se"].values).all() and not ds["nll_diff_sig"].values.any()
+    assert ds["nll_diff_se"].attrs["min_drifters"] == dg.MIN_DRIFTERS

@@ -435,7 +435,7 @@ def trajectory_ellipses_figure(predictions, drifter_id=None, *, start=None, days
 
 #: the note under the NLL-difference map's title: how many bins are outlined and by which rule
 SIG_NOTE = ("outlined: {n} bins where |mean| > 2 s.e. (s.e. of the mean paired difference, clustered by drifter; "
-            "a bin needs 2 drifters)")
+            "a bin needs {k} drifters)")
 
 
 def se_hover_text(binned) -> list[list[str]]:
@@ -503,7 +503,8 @@ def map_figure_plotly(binned, kind: str = "nll_diff", *, title: str | None = Non
     note = masked_note(binned, land)   # under the title (inside the map it covered bins)
     head = title or PANEL_TITLES.get(kind, var)
     if n_sig is not None:
-        note = "; ".join(x for x in (SIG_NOTE.format(n=n_sig), note) if x)
+        k = int(binned["nll_diff_se"].attrs.get("min_drifters", 2))
+        note = "; ".join(x for x in (SIG_NOTE.format(n=n_sig, k=k), note) if x)
     fig.update_layout(title=head + (f"<br><sup>{note}</sup>" if note else ""),
                       margin=dict(l=60, r=20, t=72 if note else 50, b=50), plot_bgcolor="white", height=600)
     return presenter_figure(fig)  # larger text and thicker lines in presenter mode (distviz.viz.style)

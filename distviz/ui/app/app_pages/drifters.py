@@ -132,7 +132,8 @@ if res is not None:
             show_figure(maps.map_figure_plotly(binned, kind, scale="110m" if whole else "50m"), key="drift.mapfig")
             if kind == "nll_diff" and "nll_diff_se" in binned:
                 st.caption("Hover a bin for its count, mean paired difference NGB − IndepNGB and its standard error "
-                           "clustered by drifter within the bin (a bin with one drifter has none). Outlined bins: "
+                           "clustered by drifter within the bin (a bin with fewer than 5 drifters has none: "
+                           "too few clusters to estimate it). Outlined bins: "
                            "|mean| > 2 s.e., about a 5% two-sided test per bin, so with many bins a few are outlined "
                            "by chance.")
     st.caption(f"{escape_markdown(info.get('source'))}{' (SYNTHETIC)' if info.get('synthetic') else ''} — "
