@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import math
 import re
 import warnings
 from pathlib import Path
@@ -210,6 +211,22 @@ def _nominal_levels():
     return NOMINAL_LEVELS
 
 
+def _grid():
+    """The drifter map's grid and significance constants."""
+    from distviz.experiments import drifter_grid
+
+    return drifter_grid
+
+
+def _drifters_binned_deg() -> float:
+    """Bin size of the shipped comparison's whole-area grid, degrees."""
+    from distviz.experiments.drifters import load_precomputed
+
+    res = load_precomputed()
+    assert res is not None
+    return float(res.binned.attrs["bin_size_deg"])
+
+
 #: file -> {number as written: a check that it is true}
 CHECKED = {
     "drifters.rst": {
@@ -220,6 +237,13 @@ CHECKED = {
         "7.493": lambda: f"{_drifters_precomputed()['Oracle']['NLL']:.3f}" == "7.493",
         "10%": lambda: _nominal_levels()[0] == 0.1,
         "95%": lambda: _nominal_levels()[-1] == 0.95,
+        # the map's box, bin size and s.e. (distviz.experiments.drifter_grid): 2 s.e. and the default 2° grid
+        "0.1": lambda: _grid().MIN_BIN_DEG == 0.1,
+        "10": lambda: _grid().MAX_BIN_DEG == 10,
+        "5,000": lambda: _grid().MAX_BINS == 5000,
+        "5": lambda: _grid().MIN_DRIFTERS == 5,
+        "2": lambda: _grid().SIG_Z == 2 and _drifters_binned_deg() == 2,
+        "5%": lambda: abs(math.erfc(_grid().SIG_Z / math.sqrt(2)) - 0.05) < 0.005,   # two-sided, "about"
     },
     "limits_env.csv": _limits("120", "1536", "1024", "10", "60", "2"),
     "limits_fixed.csv": _limits("20", "20,000", "200", "64", "16,384", "1,024", "256", "288", "32"),
