@@ -32,7 +32,19 @@ import numpy as np
 from distviz.errors import ConfigError, DataError
 
 __all__ = ["check_X", "check_y", "check_sample_weight", "check_X_y", "NonNumericError", "check_number", "check_int",
-           "check_y_resolution", "MAX_LOCATION_TO_SPREAD"]
+           "check_y_resolution", "kernel_array", "MAX_LOCATION_TO_SPREAD"]
+
+
+def kernel_array(a, dtype=np.float64) -> np.ndarray:
+    """`a` as a C-contiguous, writable array of `dtype`, copied only when it is not one already.
+
+    numba compiles one specialisation of a kernel per argument type, and an array's layout (C, F or strided)
+    and its read-only flag are part of its type: a read-only or strided view would make a kernel compile
+    again, at run time, for that caller.  Every array a compiled kernel receives from Python goes through
+    here, so that each kernel keeps the one specialisation the warm-up compiles (``distviz warm``).
+    """
+    a = np.ascontiguousarray(a, dtype=dtype)
+    return a if a.flags.writeable else a.copy()
 
 
 class NonNumericError(DataError, TypeError):

@@ -647,10 +647,10 @@ def test_row_order_binning_kernel_equals_column_kernel(max_bins):
     b = Binner(max_bins).fit(X[5:3000])
     codes = b.transform(X).codes_T
     ref = np.empty_like(codes)
-    _bin_codes(np.ascontiguousarray(X.T), b._edge_table, b.n_bins_ - 1, ref)
+    _bin_codes(np.ascontiguousarray(X.T), b._edge_table, b.n_bins_ - 1, ref, b.missing_bin_)  # as transform calls it
     np.testing.assert_array_equal(codes, ref)
     direct = np.empty_like(ref)
-    _bin_codes_rows(X, b._search_table, b._search_top, direct)
+    _bin_codes_rows(X, b._search_table, b._search_top, direct, b.missing_bin_)
     np.testing.assert_array_equal(direct, ref)
     np.testing.assert_array_equal(b.transform(np.asfortranarray(X)).codes_T, ref)  # the transposing path
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from distviz.validation import kernel_array
+
 _XMAX = 300.0  # kernel exponents beyond this give k < 1e-130: set to 0 (no subnormal arithmetic)
 
 
@@ -81,7 +83,7 @@ def _accumulate(thT, GT, HT, E, c, want_psi):
 
 
 def _T(a):
-    return np.ascontiguousarray(np.swapaxes(a, 1, 2), dtype=np.float64)
+    return kernel_array(np.swapaxes(a, 1, 2))
 
 
 def _phi_psi(theta, G, Hd, h, want_psi):

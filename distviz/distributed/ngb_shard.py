@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from distviz.trees.histogram import row_stats
-from distviz.validation import check_sample_weight, check_X, check_y
+from distviz.validation import check_sample_weight, check_X, check_y, kernel_array
 
 from .shard import _wsum, finite_targets, label_leaves, reset_trees
 
@@ -49,7 +49,7 @@ def _trees_G(shard, R, unit):
     K = R.shape[1]
     if unit:
         return [np.ascontiguousarray(R[:, k:k + 1]) for k in range(K)]
-    return [row_stats(R[:, k:k + 1], shard.w, 2) for k in range(K)]
+    return [row_stats(kernel_array(R[:, k:k + 1]), shard.w, 2) for k in range(K)]
 
 
 def _next(shard, law, learning_rate, nb_max, C, unit, out):

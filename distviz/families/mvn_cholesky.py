@@ -24,6 +24,7 @@ from numba import njit
 
 from distviz.errors import ConfigError, DataError
 from distviz.families.charts import Chart
+from distviz.validation import kernel_array
 
 __all__ = ["MVNCholesky", "get_chart"]
 
@@ -262,6 +263,7 @@ class MVNCholesky(Chart):
 
     def _run_unchecked(self, yy, th, want_grad, want_nat):
         """(nll, grad, natural gradient) for validated C-contiguous float arrays (boosting hot path)."""
+        yy, th = kernel_array(yy), kernel_array(th)
         if th.shape[0] == 1 and yy.shape[0] > 1:
             th = np.ascontiguousarray(np.broadcast_to(th, (yy.shape[0], self.dim)))
         if self.p == 2:

@@ -14,6 +14,7 @@ from numba import njit
 from scipy.special import gammaln
 
 from distviz.errors import ConfigError, DataError
+from distviz.validation import kernel_array
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -189,9 +190,9 @@ class NormalTarget(Target):
         return np.stack([-e2 - 1.0 / self.s0 ** 2, -2 * r * r * e2 - self.b0 * np.exp(-s)], -1)
 
     def grad_hess_diag(self, theta, y):
-        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        theta = kernel_array(theta)
         e1 = np.exp(-theta[..., 1])  # numpy's vectorised exp is several times faster than a compiled scalar exp
-        return _normal_grad_hess(theta, np.ascontiguousarray(y, dtype=np.float64), e1, self.s0, self.a0, self.b0)
+        return _normal_grad_hess(theta, kernel_array(y), e1, self.s0, self.a0, self.b0)
 
     def hess(self, theta, y):
         m, s = theta[..., 0], theta[..., 1]
@@ -228,8 +229,8 @@ class NormalTarget(Target):
         return -0.5 * ((ygrid - m) * np.exp(-s)) ** 2 - s - 0.5 * LOG_2PI
 
     def log_likelihood_rows(self, y, theta):
-        theta = np.ascontiguousarray(theta, dtype=np.float64)
-        return _normal_loglik_rows(np.ascontiguousarray(y, dtype=np.float64), theta, np.exp(-theta[..., 1]),
+        theta = kernel_array(theta)
+        return _normal_loglik_rows(kernel_array(y), theta, np.exp(-theta[..., 1]),
                                    0.5 * LOG_2PI)
 
     def point(self, theta):

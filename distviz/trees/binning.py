@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit, prange
 
 from distviz.errors import ConfigError, DataError
-from distviz.validation import check_sample_weight, check_X
+from distviz.validation import check_sample_weight, check_X, kernel_array
 
 from .histogram import lead_hist
 
@@ -378,7 +378,7 @@ class Binner:
         X = check_X(X, allow_nan=True, n_features=self.n_features_in_)
         out = np.empty((X.shape[1], X.shape[0]), dtype=self.code_dtype_)
         if getattr(self, "_search_table", None) is not None and X.flags.c_contiguous:
-            _bin_codes_rows(X, self._search_table, self._search_top, out, self.missing_bin_)
+            _bin_codes_rows(kernel_array(X), self._search_table, self._search_top, out, self.missing_bin_)
         else:
             _bin_codes(np.ascontiguousarray(X.T), self._edge_table, self.n_bins_ - 1, out, self.missing_bin_)
         return BinnedX(out, self)

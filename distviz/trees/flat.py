@@ -22,6 +22,7 @@ from numba import njit, prange
 from distviz.errors import DataError
 from distviz.families._linalg import _chol
 from distviz.families.base import BOX, LOG, MEAN_RANGE, PARABOLA, SIMPLEX, SPD_CENTRED, SPD_SCALED, Domain
+from distviz.validation import kernel_array
 
 from .record import NODE_DTYPE
 
@@ -289,18 +290,17 @@ class FlatForest:
     def __init__(self, feature, threshold, missing_left, left, right, value, tree_offsets, round_offsets=None,
                  multiplier=None, out_col=None, n_features=None, n_outputs=None, float32_input=False):
         """Store the arrays in their kernel dtypes; call validate_arrays first on anything read from a file."""
-        self.feature = np.ascontiguousarray(feature, dtype=np.int64)
-        self.threshold = np.ascontiguousarray(threshold, dtype=np.float64)
-        self.missing_left = np.ascontiguousarray(missing_left, dtype=np.uint8)
-        self.left = np.ascontiguousarray(left, dtype=np.int64)
-        self.right = np.ascontiguousarray(right, dtype=np.int64)
-        self.value = np.ascontiguousarray(value, dtype=np.float64)
-        self.tree_offsets = np.ascontiguousarray(tree_offsets, dtype=np.int64)
+        self.feature = kernel_array(feature, np.int64)
+        self.threshold = kernel_array(threshold, np.float64)
+        self.missing_left = kernel_array(missing_left, np.uint8)
+        self.left = kernel_array(left, np.int64)
+        self.right = kernel_array(right, np.int64)
+        self.value = kernel_array(value, np.float64)
+        self.tree_offsets = kernel_array(tree_offsets, np.int64)
         T = self.tree_offsets.size - 1
-        self.round_offsets = np.ascontiguousarray(np.arange(T + 1) if round_offsets is None else round_offsets,
-                                                  dtype=np.int64)
-        self.multiplier = np.ascontiguousarray(np.ones(T) if multiplier is None else multiplier, dtype=np.float64)
-        self.out_col = np.ascontiguousarray(np.zeros(T) if out_col is None else out_col, dtype=np.int64)
+        self.round_offsets = kernel_array(np.arange(T + 1) if round_offsets is None else round_offsets, np.int64)
+        self.multiplier = kernel_array(np.ones(T) if multiplier is None else multiplier, np.float64)
+        self.out_col = kernel_array(np.zeros(T) if out_col is None else out_col, np.int64)
         K = self.value.shape[1]
         self.n_outputs = int(K if n_outputs is None else n_outputs)
         self.n_features = int(n_features if n_features is not None else max(int(self.feature.max(initial=-1)) + 1, 1))
@@ -359,7 +359,7 @@ class FlatForest:
 
     # ------------------------------------------------------------------ prediction
     def _X(self, X) -> np.ndarray:
-        X = np.ascontiguousarray(X, dtype=np.float64)
+        X = kernel_array(X)
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise DataError(f"X must have shape (n, {self.n_features}), got {X.shape}.")
         if self.float32_input:
@@ -371,7 +371,7 @@ class FlatForest:
         if n_rounds is None:
             n_rounds = self.n_rounds
         stop = np.asarray(n_rounds, dtype=np.int64)
-        return np.ascontiguousarray(np.broadcast_to(stop, (self.n_outputs,)), dtype=np.int64)
+        return kernel_array(np.broadcast_to(stop, (self.n_outputs,)), np.int64)
 
     def _tables(self):
         """The fixed-depth walk tables (``_walk_tables``; O(nodes), built for each call from the current arrays)."""

@@ -490,10 +490,11 @@ def _many_prepare(codes_T, nb_max, Yb, w, o, allow_parallel):
         return G, np.empty((1, 1, 1))
     root = np.empty((p, nb_max, o + B * K))
     rows = np.arange(n).astype(np.int32)
+    zero = np.int64(0)   # not the literal 0: a literal argument would compile the histogram kernels once more
     if allow_parallel and n * p >= PARALLEL_MIN_WORK:
-        hist_parallel(codes_T, rows, 0, n, G, 0, o == 1, root)
+        hist_parallel(codes_T, rows, zero, n, G, zero, o == 1, root)
     else:
-        hist_serial(codes_T, rows, 0, n, G, 0, o == 1, root)
+        hist_serial(codes_T, rows, zero, n, G, zero, o == 1, root)
     return G, root
 
 

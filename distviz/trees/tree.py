@@ -7,7 +7,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from distviz.errors import ConfigError, DataError, check_fitted
-from distviz.validation import check_sample_weight, check_X, check_y
+from distviz.validation import check_sample_weight, check_X, check_y, kernel_array
 
 from .binning import BinnedX, Binner, _row_major
 from .frontier import grow_in_memory
@@ -579,11 +579,13 @@ class HistTree(BaseEstimator):
         if isinstance(X, BinnedX):
             if X.binner is not self.binner_:
                 raise DataError("X was binned by a different Binner than the tree's; pass raw X or codes from tree.binner_.")
-            return apply_binned(X.codes_T, self.record_.feature, self.record_.bin, self.record_.left, self.record_.right,
-                                self.record_.missing_left, self.binner_.missing_bin_)
-        X = check_X(X, allow_nan=True, n_features=self.n_features_in_)
+            r = self.record_
+            return apply_binned(X.codes_T, *(kernel_array(a, a.dtype) for a in (r.feature, r.bin, r.left, r.right,
+                                                                                    r.missing_left)),
+                                self.binner_.missing_bin_)
+        X = kernel_array(check_X(X, allow_nan=True, n_features=self.n_features_in_))
         r = self.record_
-        return apply_raw(X, r.feature, r.threshold, r.left, r.right, r.missing_left)
+        return apply_raw(X, *(kernel_array(a, a.dtype) for a in (r.feature, r.threshold, r.left, r.right, r.missing_left)))
 
     def predict(self, X) -> np.ndarray:
         """The leaf values of every row.
