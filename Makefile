@@ -57,13 +57,17 @@ lint: $(ALL_STAMP)
 # runs a study and the app from it (its output is printed when it ends; the main suite leaves it out).
 TEST_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE
 WHEEL_LOG := .pytest-wheel.log
-# The documentation site is built by `make docs`, not here: beside the suite it took the suite past its 15 minutes.
+DOCS_LOG := .docs-build.log
+# Once the kernels are in the cache, the documentation site is built (`make docs`: warnings are errors, the gallery's
+# examples run) beside the suite's two workers; its log is printed when the suite ends.
 test: $(ALL_STAMP)
 	$(TEST_ENV) $(BIN)/python -m pytest -q -p no:cacheprovider --durations=4 tests/test_wheel.py > $(WHEEL_LOG) 2>&1 & wh=$$!; \
 	  $(BIN)/python scripts/warm_numba.py common & w1=$$!; $(BIN)/python scripts/warm_numba.py wide & w2=$$!; \
 	  $(BIN)/ruff check distviz benchmarks tests app.py scripts && $(BIN)/mypy distviz; rc=$$?; \
 	  wait $$w1 $$w2; wait $$wh || rc=1; echo "== tests/test_wheel.py"; cat $(WHEEL_LOG); exit $$rc
-	$(TEST_ENV) $(BIN)/python -m pytest -n 2 -q --durations=12 --ignore=tests/test_wheel.py
+	$(MAKE) --no-print-directory docs > $(DOCS_LOG) 2>&1 & dp=$$!; \
+	  $(TEST_ENV) $(BIN)/python -m pytest -n 2 -q --durations=12 --ignore=tests/test_wheel.py; rc=$$?; \
+	  wait $$dp || rc=1; echo "== make docs"; grep -E "WARNING|ERROR|Traceback|problem" $(DOCS_LOG) | head -n 40; tail -n 3 $(DOCS_LOG); exit $$rc
 
 bench: $(ALL_STAMP)
 	for f in benchmarks/[!_]*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

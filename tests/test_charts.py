@@ -14,7 +14,7 @@ from distviz import families as F
 from distviz.errors import ConfigError
 from distviz.families import charts
 
-SETTINGS = settings(max_examples=200, deadline=None)
+SETTINGS = settings(max_examples=100, deadline=None)  # hypothesis' default number of examples
 
 CHARTS = [("normal", {}), ("poisson", {}), ("gamma", {}), ("exponential", {}), ("eta:poisson", {}), ("eta:bernoulli", {}),
           ("eta:normal", {}), ("eta:gamma", {}), ("eta:exponential", {}), ("eta:categorical", {"K": 3}),

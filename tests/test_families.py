@@ -15,7 +15,7 @@ from scipy.special import gammaln
 from distviz import families as F
 from distviz.errors import ConfigError, DataError
 
-SETTINGS = settings(max_examples=200, deadline=None)
+SETTINGS = settings(max_examples=100, deadline=None)  # hypothesis' default number of examples
 NAMES = ["poisson", "bernoulli", "normal", "gamma", "exponential", "categorical", "mvn"]
 
 

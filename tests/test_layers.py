@@ -16,6 +16,7 @@ explicit call ``distviz.trees.prepare_numba_cache()``).
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import subprocess
 import sys
@@ -74,6 +75,7 @@ def _unit(module: str) -> str:
     return parts[1] if len(parts) > 1 else "distviz"
 
 
+@functools.cache
 def imports() -> list[tuple[str, str, str]]:
     """(importing module, imported distviz module, "file:line") for every import statement in distviz/."""
     out = []

@@ -12,7 +12,7 @@ from distviz import families as F
 from distviz import metrics as M
 from distviz.errors import ConfigError, DataError
 
-SETTINGS = settings(max_examples=200, deadline=None)
+SETTINGS = settings(max_examples=100, deadline=None)  # hypothesis' default number of examples
 
 
 def _floats(lo, hi):
