@@ -34,6 +34,7 @@ CHILD = textwrap.dedent(r'''
     from distviz.persistence import load as load_any
 
     CLASSES = {"db": DistributionalBoosting, "ngb": NGB, "wg": WGBoost}
+    SOURCES = {}   # model file path -> its dataset, loaded into memory
     XT = np.random.default_rng(1).normal(size=(7, 3))
 
     def big_ints(obj):
@@ -103,9 +104,10 @@ CHILD = textwrap.dedent(r'''
             b = Path(src).read_bytes()
             Path(dst).write_bytes(b[: int(case["frac"] * len(b))])
             return
-        with xr.open_dataset(src) as ds0:
-            ds = ds0.load()
-        apply(ds, case, np.random.default_rng(case["seed"])).to_netcdf(dst)
+        if src not in SOURCES:   # each model file is read once; every case corrupts a deep copy of it
+            with xr.open_dataset(src) as ds0:
+                SOURCES[src] = ds0.load()
+        apply(SOURCES[src].copy(deep=True), case, np.random.default_rng(case["seed"])).to_netcdf(dst)
 
     def check(model, m):
         if type(m) is not CLASSES[model]:  # a swapped class name loaded as another estimator

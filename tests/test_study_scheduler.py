@@ -43,17 +43,23 @@ def test_laws_gives_the_serial_json_with_scheduler_local(capsys):
     assert _run(LAWS + ["--scheduler", "local", "--workers", "2"], capsys) == serial
 
 
-def test_studies_on_a_scheduler_address_and_map_units(capsys):
+@pytest.fixture(scope="module")
+def cluster_address():
+    """A LocalCluster of two worker processes that this module's studies reach by its scheduler address."""
     from dask.distributed import LocalCluster
 
-    serial = {"mvn": _run(MVN, capsys), "drifters": _run(DRIFTERS, capsys)}
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                       env={"NUMBA_NUM_THREADS": "1"}) as cluster:
-        assert _run(MVN + ["--scheduler", cluster.scheduler_address], capsys) == serial["mvn"]
-        assert _run(DRIFTERS + ["--scheduler", cluster.scheduler_address], capsys) == serial["drifters"]
-        with use_scheduler(cluster.scheduler_address) as client:
-            assert map_units(_square, range(5)) == [0, 1, 4, 9, 16]
-            assert len(client.nthreads()) == 2
+        yield cluster.scheduler_address
+
+
+def test_studies_on_a_scheduler_address_and_map_units(capsys, cluster_address):
+    serial = {"mvn": _run(MVN, capsys), "drifters": _run(DRIFTERS, capsys)}
+    assert _run(MVN + ["--scheduler", cluster_address], capsys) == serial["mvn"]
+    assert _run(DRIFTERS + ["--scheduler", cluster_address], capsys) == serial["drifters"]
+    with use_scheduler(cluster_address) as client:
+        assert map_units(_square, range(5)) == [0, 1, 4, 9, 16]
+        assert len(client.nthreads()) == 2
     assert map_units(_square, [3]) == [9]  # serial again outside the block
 
 
@@ -67,9 +73,9 @@ def test_bad_scheduler_options_are_one_sentence(spec, workers, words):
         pass
 
 
-def test_a_bad_table_on_local_workers_is_one_sentence_on_stderr(tmp_path, capfd):
-    """A `distviz data gdp` table whose part lacks a column, read by the drifter study on `--scheduler local`: the
-    worker's failure comes back as the one-sentence error, without the workers' (or the shutdown's) tracebacks."""
+def test_a_bad_table_on_the_workers_is_one_sentence_on_stderr(tmp_path, capfd, cluster_address):
+    """A `distviz data gdp` table whose part lacks a column, read by the drifter study on a cluster's worker
+    processes: the worker's failure comes back as the one-sentence error, without the workers' tracebacks."""
     import pandas as pd
 
     from distviz.data.gdp_archive import MARKER
@@ -80,7 +86,7 @@ def test_a_bad_table_on_local_workers_is_one_sentence_on_stderr(tmp_path, capfd)
     cols = {c: rng.normal(size=40) for c in ("Wx", "Wy", "lon", "lat", "u", "v", "t")}   # no 'doy'
     pd.DataFrame({**cols, "id": np.repeat(np.arange(10), 4)}).to_parquet(table / "part-000000.parquet", index=False)
     (table / MARKER).write_text("{}", encoding="utf-8")
-    assert main(["study", "drifters", "--data", str(table), "--scheduler", "local", "--workers", "1",
+    assert main(["study", "drifters", "--data", str(table), "--scheduler", cluster_address,
                  "--methods", "NGB", "--rounds", "2"]) == 2
     err = capfd.readouterr().err
     assert "lacks column(s) doy" in err and "Traceback" not in err and "Compute Failed" not in err, err
