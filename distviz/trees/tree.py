@@ -520,7 +520,7 @@ class HistTree(BaseEstimator):
 
         Parameters
         ----------
-        values : array-like of shape (n_leaves_, K) or (node_count_, K)
+        values : array-like of shape (``n_leaves_``, K) or (``node_count_``, K)
             One row per leaf in ``leaf_ids_`` order, or one per node indexed by node id (only the leaves' rows are
             read); a 1-D array is one output.
 
@@ -579,13 +579,17 @@ class HistTree(BaseEstimator):
         if isinstance(X, BinnedX):
             if X.binner is not self.binner_:
                 raise DataError("X was binned by a different Binner than the tree's; pass raw X or codes from tree.binner_.")
-            r = self.record_
-            return apply_binned(X.codes_T, *(kernel_array(a, a.dtype) for a in (r.feature, r.bin, r.left, r.right,
-                                                                                    r.missing_left)),
-                                self.binner_.missing_bin_)
+            feature, split_bin, left, right, missing_left = self._record_columns("bin")
+            return apply_binned(X.codes_T, feature, split_bin, left, right, missing_left, self.binner_.missing_bin_)
         X = kernel_array(check_X(X, allow_nan=True, n_features=self.n_features_in_))
-        r = self.record_
-        return apply_raw(X, *(kernel_array(a, a.dtype) for a in (r.feature, r.threshold, r.left, r.right, r.missing_left)))
+        feature, threshold, left, right, missing_left = self._record_columns("threshold")
+        return apply_raw(X, feature, threshold, left, right, missing_left)
+
+    def _record_columns(self, split: str) -> tuple[np.ndarray, ...]:
+        """feature, `split` ("bin" or "threshold"), left, right and missing_left of the record as contiguous arrays
+        (the record's fields are strided views; the kernels take one array layout, see validation.kernel_array)."""
+        r = self.record_.nodes
+        return tuple(kernel_array(r[k], r.dtype[k]) for k in ("feature", split, "left", "right", "missing_left"))
 
     def predict(self, X) -> np.ndarray:
         """The leaf values of every row.
