@@ -227,8 +227,16 @@ def _drifters_binned_deg() -> float:
     return float(res.binned.attrs["bin_size_deg"])
 
 
+def _step_view_chart_height() -> int:
+    """The tallest chart of a presenter-mode step view, pixels (distviz.ui.presenter)."""
+    from distviz.ui.presenter import CHART_HEIGHT
+
+    return CHART_HEIGHT
+
+
 #: file -> {number as written: a check that it is true}
 CHECKED = {
+    "app.rst": {"560": lambda: _step_view_chart_height() == 560},
     "drifters.rst": {
         "90%": lambda: _region_level() == 0.9,
         "3,868": lambda: _drifters_precomputed()["NGB"]["n"] == 3868,
