@@ -6,6 +6,7 @@ Builder-level checks only (no page run): a WGBoost fit of 60 rows and 5 rounds i
 from __future__ import annotations
 
 import numpy as np
+import plotly.graph_objects as go
 import pytest
 
 from distviz.ui.lab import FitConfig, load_data, make_estimator
@@ -48,6 +49,17 @@ def test_ood_axis_says_which_end_is_in_distribution():
     title = _axis_title(ood_figure([10.0, 100.0], [1.0, 2.0]), "xaxis")
     assert "high: in-distribution" not in title
     assert title.index("out of distribution") < title.index("in distribution"), "left (low) is out of distribution"
+
+
+def test_a_legend_sits_below_a_two_line_axis_title():
+    """The OOD axis title has two lines: the legend under it moved down a line (it covered the second line)."""
+    from distviz.viz.posterior import ood_figure
+    from distviz.viz.style import apply_style
+
+    two = ood_figure([10.0, 100.0], [1.0, 2.0])
+    one = apply_style(go.Figure(go.Scatter(x=[0, 1], y=[0, 1], name="a"), layout=dict(xaxis_title="x")))
+    assert _axis_title(two, "xaxis").count("<br>") == 1
+    assert two.layout.legend.y <= one.layout.legend.y - 0.08 and two.layout.margin.b > one.layout.margin.b
 
 
 def _panel_titles(fig) -> list:

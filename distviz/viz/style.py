@@ -119,7 +119,12 @@ def style_layout(layout: dict, names, *, title: str | None = None, height: int =
     if title:
         lay["title"] = dict(text=title, x=0.0, xanchor="left", font=dict(size=15))
     if legend_top:  # a horizontal legend under the x-axis title never covers the title or the data
-        lay["legend"] = dict(orientation="h", yanchor="top", y=-0.18, xanchor="left", x=0.0, font=dict(size=12))
+        # each further line of an x-axis title (<br>) moves the legend down by one line
+        extra = max((str(((v or {}).get("title") or {}).get("text") or "").count("<br>")
+                     for k, v in layout.items() if k.startswith("xaxis") and isinstance(v, dict)), default=0)
+        lay["legend"] = dict(orientation="h", yanchor="top", y=-0.18 - 0.08 * extra, xanchor="left", x=0.0,
+                             font=dict(size=12))
+        lay["margin"]["b"] = 60 + 20 * extra
         chars = sum(len(n) + 6 for n in names)
         lay["height"] = height + 40 * max(1, -(-chars // 70))
     layout = dict(layout)
