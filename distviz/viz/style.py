@@ -114,8 +114,8 @@ def style_layout(layout: dict, names, *, title: str | None = None, height: int =
     """The layout dict with the distviz look merged in (fonts, margins, title, legend under the plot)."""
     # a title with a second line (<br>, e.g. a <sup> subtitle) needs a taller top margin
     top = (76 if "<br>" in title else 50) if title else 20
-    lay = dict(margin=dict(l=60, r=20, t=top, b=60), font=dict(size=13), hovermode="closest",
-               height=height)
+    margin = dict(l=60, r=20, t=top, b=60)
+    lay: dict = dict(margin=margin, font=dict(size=13), hovermode="closest", height=height)
     if title:
         lay["title"] = dict(text=title, x=0.0, xanchor="left", font=dict(size=15))
     if legend_top:  # a horizontal legend under the x-axis title never covers the title or the data
@@ -124,7 +124,7 @@ def style_layout(layout: dict, names, *, title: str | None = None, height: int =
                      for k, v in layout.items() if k.startswith("xaxis") and isinstance(v, dict)), default=0)
         lay["legend"] = dict(orientation="h", yanchor="top", y=-0.18 - 0.08 * extra, xanchor="left", x=0.0,
                              font=dict(size=12))
-        lay["margin"]["b"] = 60 + 20 * extra
+        margin["b"] = 60 + 20 * extra
         chars = sum(len(n) + 6 for n in names)
         lay["height"] = height + 40 * max(1, -(-chars // 70))
     layout = dict(layout)
