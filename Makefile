@@ -12,14 +12,19 @@ ALL_STAMP := $(VENV)/.installed-all-$(SUM)
 .PHONY: run serve test lint bench docs install clean
 
 # the packages are installed by uv (pip only installs uv itself into the new environment): the same resolution from
-# PyPI, several times faster than pip on a fresh environment of this size; --compile-bytecode writes the .pyc files as
-# pip does (uv does not by default, and with PYTHONDONTWRITEBYTECODE set every process would compile its imports)
+# PyPI, several times faster than pip on a fresh environment of this size.
+# Bytecode: make's commands write the .pyc file of each module when a process first imports it, as Python does by
+# default (PYTHONDONTWRITEBYTECODE is unset for them: where it is set, every process would compile all its imports).
+# `run`'s install also compiles every module at install time (--compile-bytecode, as pip does), so that the app's first
+# start is quick; `test`'s install does not (that compiles whole packages the suite never imports: 37 s of a fresh
+# `make test`), and the suite's processes write the .pyc files of what they import.
+unexport PYTHONDONTWRITEBYTECODE
 UV_BOOT := test -x $(BIN)/uv || $(BIN)/python -m pip install -q "uv>=0.5"
 
 $(ALL_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(UV_BOOT)
-	$(BIN)/uv pip install --python $(BIN)/python --compile-bytecode -q -e ".[all]"
+	$(BIN)/uv pip install --python $(BIN)/python -q -e ".[all]"
 	rm -f $(VENV)/.installed-*
 	touch $(ALL_STAMP) $(RUN_STAMP)
 
@@ -66,7 +71,7 @@ test: $(ALL_STAMP)
 	  $(BIN)/ruff check distviz benchmarks tests app.py scripts && $(BIN)/mypy distviz; rc=$$?; \
 	  wait $$w1 $$w2; wait $$wh || rc=1; echo "== tests/test_wheel.py"; cat $(WHEEL_LOG); exit $$rc
 	$(MAKE) --no-print-directory docs > $(DOCS_LOG) 2>&1 & dp=$$!; \
-	  $(TEST_ENV) $(BIN)/python -m pytest -n 2 -q --durations=12 --ignore=tests/test_wheel.py; rc=$$?; \
+	  $(TEST_ENV) $(BIN)/python -m pytest -n 2 --dist loadgroup -q --durations=12 --ignore=tests/test_wheel.py; rc=$$?; \
 	  wait $$dp || rc=1; echo "== make docs"; grep -E "WARNING|ERROR|Traceback|problem" $(DOCS_LOG) | head -n 40; tail -n 3 $(DOCS_LOG); exit $$rc
 
 bench: $(ALL_STAMP)

@@ -25,6 +25,30 @@ def pytest_configure(config):
         prepare_numba_cache()
 
 
+#: test files whose tests run on one xdist worker, as one unit (`make test` passes ``--dist loadgroup``): the browser
+#: tests, which share that worker's app server and Chromium (the session fixtures `server` and `browser` below)
+BROWSER_FILES = "tests/test_browser"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup``: every test on its own, as ``--dist load`` does, except the tests of the files named
+    tests/test_browser*.py, which go to one worker together, first (the largest unit is scheduled first).
+
+    pytest-xdist's own loadgroup (tests grouped by an ``xdist_group`` mark) finds no groups under pytest 9: it renames
+    the collected items' ``_nodeid``, which pytest 9 no longer reads.
+    """
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class BrowserTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "browser" if nodeid.startswith(BROWSER_FILES) else nodeid
+
+    return BrowserTogether(config, log)
+
+
 @pytest.fixture(autouse=True)
 def _restore_main_module():
     """Put the real ``__main__`` back after each test.
@@ -56,3 +80,30 @@ def dask_client():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as lc, \
             distributed.Client(lc) as c:
         yield c
+
+
+@pytest.fixture(scope="session")
+def server():
+    """`distviz app` of this checkout on a free 127.0.0.1 port, shared by the browser tests of this process (they run
+    on one worker: :func:`pytest_xdist_make_scheduler`)."""
+    from test_browser import CHROMIUM, ROOT, serving
+
+    if CHROMIUM is None:
+        pytest.skip("Debian's chromium is not installed (apt-get install -y chromium); the browser test needs it")
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+    with serving([sys.executable, "-m", "distviz"], ROOT) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """A headless Chromium launched through Playwright (never downloads a browser), for this process's browser tests."""
+    from test_browser import CHROMIUM, CHROMIUM_ARGS
+
+    if CHROMIUM is None:
+        pytest.skip("Debian's chromium is not installed (apt-get install -y chromium); the browser test needs it")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()

@@ -11,7 +11,6 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.request
@@ -21,6 +20,8 @@ from urllib.parse import urlparse
 
 import pytest
 
+#: the tests/test_browser*.py modules run on one test worker, where they share the session's one app server and one
+#: Chromium (tests/conftest.py): each page's default fit is computed once, not once per module and worker
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,28 +96,6 @@ def serving(distviz: list[str], cwd: Path, env: dict | None = None, start_s: flo
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
-
-
-@pytest.fixture(scope="module")
-def server():
-    """`distviz app` of this checkout on a free 127.0.0.1 port, for this module."""
-    if CHROMIUM is None:
-        pytest.skip("Debian's chromium is not installed (apt-get install -y chromium); the browser test needs it")
-    pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
-    with serving([sys.executable, "-m", "distviz"], ROOT) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """A headless Chromium launched through Playwright (never downloads a browser)."""
-    if CHROMIUM is None:
-        pytest.skip("Debian's chromium is not installed (apt-get install -y chromium); the browser test needs it")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield b
-        b.close()
 
 
 def open_page(browser, url: str, n_plots: int, shot: Path, timeout_ms: int = 120000) -> dict:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_browser import browser, server  # noqa: F401  (module fixtures: Chromium and a 127.0.0.1 app)
 
 pytestmark = pytest.mark.browser
 
@@ -59,7 +58,7 @@ def _round_in_url(url: str) -> int | None:
 
 @pytest.mark.parametrize("path,n_plots,tab", [("evolution", 3, None), ("split_gains", 1, "Entropy and NLL")],
                          ids=["evolution", "split_gains"])
-def test_copied_address_reproduces_the_scrubbed_view(server, browser, path, n_plots, tab):  # noqa: F811
+def test_copied_address_reproduces_the_scrubbed_view(server, browser, path, n_plots, tab):
     ctx = browser.new_context(viewport={"width": 1280, "height": 2000})
     page = ctx.new_page()
     page.goto(f"{server}/{path}", wait_until="domcontentloaded")

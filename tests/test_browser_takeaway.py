@@ -11,7 +11,7 @@ import warnings
 from urllib.parse import urlparse
 
 import pytest
-from test_browser import browser, server, server_log  # noqa: F401  (module-scoped fixtures: the app on 127.0.0.1, Chromium)
+from test_browser import server_log
 
 pytestmark = pytest.mark.browser
 
@@ -19,7 +19,7 @@ SETTLED = """(n) => !document.querySelector('[data-testid="stStatusWidget"]')
              && document.querySelectorAll('.js-plotly-plot').length >= n"""
 
 
-def _open(browser, url, n_plots, width=1280, height=720):  # noqa: F811
+def _open(browser, url, n_plots, width=1280, height=720):
     ctx = browser.new_context(viewport={"width": width, "height": height}, accept_downloads=True)
     page = ctx.new_page()
     requests = []
@@ -36,7 +36,7 @@ def _outside(urls):
             and urlparse(u).hostname != "127.0.0.1"]
 
 
-def test_drifters_map_starts_above_the_fold(server, browser):  # noqa: F811
+def test_drifters_map_starts_above_the_fold(server, browser):
     ctx, page, requests = _open(browser, f"{server}/drifters", 2)
     try:
         top = page.evaluate("() => document.querySelector('.js-plotly-plot').getBoundingClientRect().top")
@@ -86,7 +86,7 @@ def _watch_browser(page):
     return events
 
 
-def test_view_report_opens_offline_from_a_file(server, browser, tmp_path):  # noqa: F811
+def test_view_report_opens_offline_from_a_file(server, browser, tmp_path):
     ctx, page, requests = _open(browser, f"{server}/posterior?section=OOD+demo", 1, 1400, 900)
     events = _watch_browser(page)
     try:

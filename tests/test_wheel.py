@@ -29,7 +29,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from test_browser import CHROMIUM, SHOTS, browser, open_page, server_log, serving  # noqa: F401  (browser: a fixture)
+from test_browser import CHROMIUM, SHOTS, open_page, server_log, serving
 
 ROOT = Path(__file__).resolve().parents[1]
 #: what the wheel is built from (the package and the two files pyproject.toml names)
@@ -63,8 +63,13 @@ def _env() -> dict:
 
     NUMBA_OPT=0: LLVM compiles the installed package's kernels without its optimisation passes, about a third less
     CPU for the one kernel compiled here.
+
+    PYTHONDONTWRITEBYTECODE is unset: the wheel is installed without compiling every module of every package
+    (`--compile-bytecode` took about half of this file's CPU), and the first command to import a module writes its
+    .pyc file for the next ones.
     """
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NUMBA_CACHE_DIR", "VIRTUAL_ENV")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "NUMBA_CACHE_DIR", "VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE")}
     return env | {"UV_PYTHON_DOWNLOADS": "never", "NUMBA_OPT": "0", "OPENBLAS_NUM_THREADS": "1",
                   "OMP_WAIT_POLICY": "PASSIVE"}
 
@@ -99,7 +104,7 @@ def installed(tmp_path_factory) -> dict:
     _run([*uv, "pip", "compile", "--quiet", "--resolution", "lowest-direct", "--only-binary", ONLY_BINARY,
           "--python", venv / "bin" / "python", *[a for e in EXTRAS for a in ("--extra", e)], src / "pyproject.toml",
           "-o", base / "lowest.txt"], base, 300)
-    _run([*uv, "pip", "install", "--quiet", "--compile-bytecode", "--only-binary", ONLY_BINARY,
+    _run([*uv, "pip", "install", "--quiet", "--only-binary", ONLY_BINARY,
           "--python", venv / "bin" / "python", "-c", base / "lowest.txt", f"{wheel}[{extras}]"], base, 600)
     elsewhere = base / "elsewhere"
     elsewhere.mkdir()
