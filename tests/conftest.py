@@ -26,7 +26,7 @@ def pytest_configure(config):
 
 
 #: test files whose tests run on one xdist worker, as one unit (`make test` passes ``--dist loadgroup``): the browser
-#: tests, which share that worker's app server and Chromium (the session fixtures `server` and `browser` below)
+#: tests, which share that worker's app server (the session fixture `server` below)
 BROWSER_FILES = "tests/test_browser"
 
 
@@ -95,9 +95,12 @@ def server():
         yield url
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """A headless Chromium launched through Playwright (never downloads a browser), for this process's browser tests."""
+    """A headless Chromium launched through Playwright (never downloads a browser), for one module's browser tests.
+
+    Module-scoped, unlike `server`: Playwright's sync API keeps an event loop running in this thread while it is open,
+    and a later test of the same worker that calls ``asyncio.run`` would fail (seen: tests/test_server.py)."""
     from test_browser import CHROMIUM, CHROMIUM_ARGS
 
     if CHROMIUM is None:

@@ -20,8 +20,8 @@ from urllib.parse import urlparse
 
 import pytest
 
-#: the tests/test_browser*.py modules run on one test worker, where they share the session's one app server and one
-#: Chromium (tests/conftest.py): each page's default fit is computed once, not once per module and worker
+#: the tests/test_browser*.py modules run on one test worker, where they share the session's one app server
+#: (tests/conftest.py): each page's default fit is computed once, not once per module and worker
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
