@@ -9,6 +9,9 @@ import pytest
 
 # idle OpenMP threads (numba's) sleep instead of spinning, as in `make test` and the app (distviz.ui.serve)
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# the app servers the tests start do not fit the lessons' views in the background (distviz.ui.warm_start): that would
+# take CPU from the tests beside them; tests/test_warm_start.py checks the warm start itself
+os.environ.setdefault("DISTVIZ_WARM_START", "0")
 
 _MAIN = sys.modules.get("__main__")
 

@@ -472,7 +472,16 @@ def data_hash(data: bytes | None) -> str:
 
 def fit_model(cfg: FitConfig, upload: bytes | None = None, *, progress_container=None) -> FitResult:
     """The fitted model for `cfg`: from the store, from another session's running fit of the same settings,
-    or fitted now (within the server's budget and concurrency cap) with a progress bar in `progress_container`."""
+    or fitted now (within the server's budget and concurrency cap) with a progress bar in `progress_container`;
+    the fit's warnings are shown on the page."""
+    hit = fit_result(cfg, upload, progress_container=progress_container)
+    show_fit_warnings(hit)
+    return hit
+
+
+def fit_result(cfg: FitConfig, upload: bytes | None = None, *, progress_container=None) -> FitResult:
+    """`fit_model` without the page's warnings: the result for `cfg` from the store, another session's running fit
+    or a new fit through the fit governor (the server's warm start calls this outside any page)."""
     key = ("lab", cfg.key())
     hit = model_store().get(key)
     if hit is None:
@@ -497,7 +506,6 @@ def fit_model(cfg: FitConfig, upload: bytes | None = None, *, progress_container
 
         hit = run_fit(key, factory, label=f"fitting {ALGORITHMS[cfg.algorithm][0]}", box=progress_container,
                       knobs=fit_knobs(cfg))
-    show_fit_warnings(hit)
     return hit
 
 
@@ -738,7 +746,7 @@ def config_from_params(params: dict, *, algorithms=None, own: dict | None = None
     """The FitConfig that `config_widgets` (same `algorithms`, `own`, `own_prefix`) returns on a run that applies the
     URL parameters `params` (a lesson step's "show me" link): every setting from `params` when the page would
     accept it, else its default, as `qp_key` decides (distviz.ui.state.applied_value).  No Streamlit runs: the
-    lesson check (distviz.ui.lesson_check) fits a step's state through this and `fit_model`.  An upload cannot
+    lesson check (distviz.ui.lesson_check) fits a step's state through this and `fit_result`.  An upload cannot
     be named in a URL, so data = "upload" is a ConfigError here."""
     from distviz import families
 

@@ -2,7 +2,7 @@
 the step's claims (distviz.ui.claims) on what that view draws.
 
 A step's URL parameters become the page's fit through the functions the pages themselves call, without Streamlit
-running: `lab.config_from_params` and `lab.fit_model` (Lab, Evolution, Split gains; the Evolution geometry panel's
+running: `lab.config_from_params` and `lab.fit_result` (Lab, Evolution, Split gains; the Evolution geometry panel's
 MGD and NGD companions with `FitConfig.with_algorithm`), `posterior.cde_config_from_params` and `ood_demo`,
 `drifters.run_comparison` and `explorer.explorer_from_params`.  Every fit goes through the fit governor and the
 process-wide result store of distviz.ui.jobs, so steps with the same fit settings share one fit.  The quantities
@@ -100,33 +100,50 @@ def _bend(path: np.ndarray, scale: np.ndarray) -> float:
     return float(np.max(dist) / length)
 
 
+def page_fit_config(page: str, params: dict):
+    """The FitConfig of the fit that `page` draws in the state of the URL parameters `params` (``{}``: the page's
+    default view), as the page's own widgets read them; None where the view is not one such fit (the Explorer,
+    the Drifters page, the Posterior page's method comparison and OOD demo).
+
+    Raises
+    ------
+    ConfigError
+        When `params` name a setting no URL can name (an uploaded data set).
+    """
+    from . import lab
+
+    if page in ("lab", "evolution"):
+        return lab.config_from_params(params)
+    if page == "split_gains":
+        return lab.config_from_params(params, algorithms=lab.LAW_ALGOS, own=lab.SPLIT_OWN)
+    if page == "posterior":
+        from .posterior import SECTIONS, cde_config_from_params
+        from .state import applied_value
+
+        if applied_value(params, "section", SECTIONS[0], options=SECTIONS) != "conditional density":
+            return None
+        return cde_config_from_params(params)
+    return None
+
+
 class _FitView:
     """A Lab / Evolution / Split-gains / Posterior (conditional density) view: the page's fit and its companions."""
 
     def __init__(self, page: str, params: dict):
-        from . import lab
-
         self.page, self.params = page, params
-        if page == "split_gains":
-            self.cfg = lab.config_from_params(params, algorithms=lab.LAW_ALGOS, own=lab.SPLIT_OWN)
-        elif page == "posterior":
-            from .posterior import cde_config_from_params
-
-            self.cfg = cde_config_from_params(params)
-        else:
-            self.cfg = lab.config_from_params(params)
+        self.cfg = page_fit_config(page, params)
         self._fits: dict[str, Any] = {}
 
     def fit(self, algo: str | None = None):
         """The page's fit, or the same settings with `algo` (a companion fit, as the geometry panel makes)."""
-        from .lab import fit_model
+        from .lab import fit_result
         from .posterior import METHODS
 
         cfg = self.cfg
         if algo is not None:
             cfg = cfg.with_algorithm(f"wg_{algo}" if algo in METHODS and self.page == "posterior" else algo)
         if cfg.algorithm not in self._fits:
-            self._fits[cfg.algorithm] = fit_model(cfg)
+            self._fits[cfg.algorithm] = fit_result(cfg)
         return self._fits[cfg.algorithm]
 
     def value(self, q: Quantity) -> float:

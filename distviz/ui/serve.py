@@ -134,12 +134,16 @@ def class_urls(address: str, port: int) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Parse --address / --port, switch Streamlit's look-ups off, print the class URLs when on the network, run."""
+    """Parse --address / --port / --no-warm-start, switch Streamlit's look-ups off, print the class URLs when on the
+    network, start the warm start (distviz.ui.warm_start), run."""
     ap = argparse.ArgumentParser(prog="distviz app", description="Serve the distviz app (default: this machine only, "
                                                                  "http://127.0.0.1:8501).")
     ap.add_argument("--address", help="listen on this address (0.0.0.0: every interface); default 127.0.0.1 "
                                       "(distviz/ui/app/config.toml)")
     ap.add_argument("--port", type=int, help="port (default 8501)")
+    ap.add_argument("--no-warm-start", action="store_true",
+                    help="do not fit the pages' default views and the lesson steps in the background at start "
+                         "(distviz.ui.warm_start; DISTVIZ_WARM_START=0 does the same)")
     args, rest = ap.parse_known_args(argv)
     quiet_compute_pools()
     no_outbound_lookups()
@@ -153,6 +157,9 @@ def main(argv: list[str] | None = None) -> None:
                           f"{args.port or 8501}"]:
             print(f"    {u}", flush=True)
         print("  Stop with Ctrl+C; `make run` serves this machine only.\n", flush=True)
+    from distviz.ui.warm_start import start_warm_start
+
+    start_warm_start(False if args.no_warm_start else None)
     from streamlit.web import cli
 
     sys.argv = ["streamlit", "run", str(app_script()), *config_flags(args.address, args.port), *rest]

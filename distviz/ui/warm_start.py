@@ -1,0 +1,141 @@
+"""Warm start of the app's server: the fits a class opens first are in the result store before anyone clicks.
+
+When ``distviz app`` starts, a background thread fits, one at a time, the default view of every page that draws a
+fit (Lab and Evolution, Split gains, the Posterior page's conditional density) and the view of every lesson step's
+"show me" link, with the Evolution geometry panel's MGD and NGD companions where a step opens that panel.  Each fit
+goes through the same path as a page's (`distviz.ui.lab.fit_result`): the fit governor of distviz.ui.jobs, its CPU
+deadline, and the process-wide result store.  So a session that opens one of these views while the warm start is
+still fitting it joins the running fit instead of starting a second one, and a session that asks for another fit
+waits for at most the one warm fit in progress (the governor runs ``DISTVIZ_MAX_CONCURRENT_FITS`` fits at a time;
+the warm start takes one slot at a time).  The first fits load numba's compiled kernels from the on-disk cache
+(compiling them where the cache is empty), so no student's click pays for that either.
+
+The order is the order a class meets the views: the Lab's default, then the lessons step by step, then the other
+pages' defaults.  ``distviz app --no-warm-start`` or ``DISTVIZ_WARM_START=0`` switches it off (the test suite does,
+for the servers it starts).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from distviz.errors import DistvizError
+
+__all__ = ["ENV", "WarmReport", "enabled", "start_warm_start", "warm_configs", "warm_start", "warm_views"]
+
+log = logging.getLogger("distviz.ui.warm_start")
+
+#: the environment variable that switches the warm start off ("0", "false", "no" or "off")
+ENV = "DISTVIZ_WARM_START"
+#: the tab of the Evolution page whose panel fits the MGD and NGD companions of the page's fit
+GEOMETRY_VIEW = "Geometry: η vs η* paths"
+
+
+def enabled() -> bool:
+    """False when :data:`ENV` says "0", "false", "no" or "off" (any case); True otherwise."""
+    return os.environ.get(ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def warm_views(lessons=None) -> list[tuple[str, dict]]:
+    """(page, URL parameters) of the views to warm, in the order a class meets them: the Lab's default view, every
+    step of `lessons` (default: the shipped lessons that load), then the Split-gains and Posterior defaults."""
+    if lessons is None:
+        from .lessons import load_lessons
+
+        lessons, _ = load_lessons()
+    views: list[tuple[str, dict]] = [("lab", {})]
+    views += [(step.page, dict(step.params)) for lesson in lessons for step in lesson.steps]
+    views += [("split_gains", {}), ("posterior", {})]
+    return views
+
+
+def warm_configs(views: list[tuple[str, dict]]) -> list:
+    """The distinct fit settings (FitConfig) of `views`, in order: each view's fit as its page reads the parameters
+    (`distviz.ui.lesson_check.page_fit_config`), then, for an Evolution view with the geometry panel open, the same
+    settings fitted by MGD and NGD.  Views that draw no such fit, or whose parameters no page accepts, are skipped."""
+    from .lesson_check import page_fit_config
+
+    out: dict[Any, Any] = {}
+    for page, params in views:
+        try:
+            cfg = page_fit_config(page, params)
+        except DistvizError as exc:
+            log.info("warm start skips the %s view %r: %s", page, params, exc)
+            continue
+        if cfg is None:
+            continue
+        cfgs = [cfg]
+        if page == "evolution" and params.get("view") == GEOMETRY_VIEW:
+            cfgs += [cfg.with_algorithm(a) for a in ("mgd", "ngd") if a != cfg.algorithm]
+        for c in cfgs:
+            out.setdefault(c.key(), c)
+    return list(out.values())
+
+
+class _Quiet:
+    """A page container that draws nothing: the warm start's fits have no page to show their progress on."""
+
+    def empty(self) -> _Quiet:
+        return self
+
+    def info(self, *args, **kwargs) -> None:
+        return None
+
+    def progress(self, *args, **kwargs) -> None:
+        return None
+
+
+@dataclass
+class WarmReport:
+    """What a warm start did: fits made or found in the store, the sentences of those that failed, wall seconds."""
+
+    fits: int = 0
+    failed: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def warm_start(configs=None, *, stop: threading.Event | None = None) -> WarmReport:
+    """Fit every FitConfig of `configs` (default: ``warm_configs(warm_views())``) one after another into the result
+    store, through the fit governor; stop early when `stop` is set.  A fit that fails is reported, never raised."""
+    from .lab import fit_result
+
+    t0 = time.perf_counter()
+    report = WarmReport()
+    for cfg in warm_configs(warm_views()) if configs is None else configs:
+        if stop is not None and stop.is_set():
+            break
+        try:
+            fit_result(cfg, progress_container=_Quiet())
+            report.fits += 1
+        except DistvizError as exc:
+            report.failed.append(f"{cfg.algorithm} on {cfg.dataset} ({cfg.family}): {exc}")
+        except Exception:  # noqa: BLE001 - a warm-up must never take the server down; the log keeps the traceback
+            log.exception("warm start: the fit of %r failed unexpectedly", cfg)
+            report.failed.append(f"{cfg.algorithm} on {cfg.dataset} ({cfg.family}): unexpected error (see the log)")
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def start_warm_start(on: bool | None = None) -> threading.Thread | None:
+    """Start :func:`warm_start` in a daemon thread (None when `on`, default :func:`enabled`, is false); it prints one
+    line on the server's console when it ends: how many fits, which failed, how long it took."""
+    if not (enabled() if on is None else on):
+        return None
+
+    def run() -> None:
+        try:
+            report = warm_start()
+        except Exception:  # noqa: BLE001 - the lessons or the page defaults could not be read: the app still serves
+            log.exception("warm start failed")
+            return
+        print(f"  warm start: {report.fits} fits in the store after {report.seconds:.1f} s"
+              + (f" ({len(report.failed)} failed: {'; '.join(report.failed)})" if report.failed else ""), flush=True)
+
+    thread = threading.Thread(target=run, name="distviz-warm-start", daemon=True)
+    thread.start()
+    return thread
