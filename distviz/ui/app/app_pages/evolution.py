@@ -49,6 +49,18 @@ def _ngb_params(key: tuple, _model, _data):
     return vr.ngboost_params_by_round(_model, _data)
 
 
+@st.cache_resource(max_entries=256, show_spinner=False)
+def _round_figures(key: tuple, r: int, algo: str, _model, _data) -> dict:
+    """The Evolution figures of the fit `key` (its FitConfig.key()) at round r, built once per server and shared by
+    every session: a class scrubbing the teacher's fit asks for the same rounds.  Nothing modifies a figure once it
+    is built (show_figure copies one before it lowers its height)."""
+    if algo.startswith("wg_"):
+        tr = _model.trace_
+        return {"particles": vr.wg_round_figure(_model, _data, r, algo[3:]),
+                "nll": vr.nll_from_trace(tr, current=r, algo=algo[3:], title="negative log predictive per round")}
+    return vr.law_round_figures(_model, _data, r, algo)
+
+
 def draw_ngboost(r):
     """NGBoost at round r: the fit (mean, 90% band; ρ and ellipses for two outputs), NLL and parameters per round."""
     figs = vr.ngboost_round_figures(model, data, r, algo, params=_ngb_params(res.config.key(), model, data))
@@ -108,14 +120,14 @@ def companions():
 
 def draw(r):
     if res.kind == "wg":
-        charts().plotly_chart(vr.wg_round_figure(model, data, r, algo[3:]), key="evo.particles")
-        charts().plotly_chart(vr.nll_from_trace(trace, current=r, algo=algo[3:], title="negative log predictive per round"),
-                        key="evo.nll")
+        figs = _round_figures(res.config.key(), r, algo, model, data)
+        charts().plotly_chart(figs["particles"], key="evo.particles")
+        charts().plotly_chart(figs["nll"], key="evo.nll")
         return
     tabs = dict(zip(VIEWS, lazy_tabs(PAGE, "view", VIEWS)))
     if tabs["Fit, NLL and iterates"].open:
         with tabs["Fit, NLL and iterates"]:
-            figs = vr.law_round_figures(model, data, r, algo)
+            figs = _round_figures(res.config.key(), r, algo, model, data)
             c1, c2 = st.columns(2, gap="medium")
             for i, f in enumerate(figs["fit"]):
                 charts(c1 if i % 2 == 0 else c2).plotly_chart(f, key=f"evo.fit{i}")
