@@ -120,6 +120,23 @@ def show_figure(fig, *, key: str | None = None, box=None, name: str | None = Non
     return box.plotly_chart(fig, key=key, config=chart_config(title), **kwargs)
 
 
+@st.cache_resource(max_entries=256, show_spinner=False)
+def _shared(name: str, key: tuple, _build):
+    return _build()
+
+
+def shared_figures(name: str, key: tuple, build):
+    """`build()` (a figure, or a dict / list of them) made once per server for (`name`, `key`) and shared by every
+    session that asks for the same: a class looking at the teacher's fit draws the same figures, so one build serves
+    them all.  `key` must determine the figures (the fit's ``FitConfig.key()`` and the view's round, tab, ...).
+    Presenter mode builds other figures (larger fonts, thicker lines: distviz.viz.style), so whether this session
+    presents is part of the key.  Nothing may modify a shared figure; `show_figure` copies one before it changes its
+    height."""
+    from .layout import presenting
+
+    return _shared(name, (presenting(), *key), build)
+
+
 class _Charts:
     """`charts(box).plotly_chart(...)`: the pages' chart calls, routed through `show_figure`."""
 

@@ -24,7 +24,7 @@ st.set_page_config(page_title="distviz", page_icon="📈", layout="wide",
                    initial_sidebar_state="collapsed" if st.session_state.get(presenter_key()) else "auto")
 
 from distviz.ui.common import PAGES, explainer, fit_or_last, fit_summary  # noqa: E402
-from distviz.ui.figures import charts  # noqa: E402
+from distviz.ui.figures import charts, shared_figures  # noqa: E402
 from distviz.ui.lab import PAGE, config_widgets  # noqa: E402
 from distviz.ui.state import sync_query_params  # noqa: E402
 
@@ -59,7 +59,8 @@ def lab():
     from distviz.viz.results import lab_figures
 
     fit_summary(res)
-    figs = lab_figures(res.model, res.data, res.kind, res.config.algorithm)
+    figs = shared_figures("lab", (res.config.key(),),   # one build per fit, shared by the class's sessions
+                          lambda: lab_figures(res.model, res.data, res.kind, res.config.algorithm))
     wide = [isinstance(f.layout.meta, dict) and bool(f.layout.meta.get("wide")) for f in figs]
     for i, fig in enumerate(f for f, w in zip(figs, wide) if w):   # several panels (categorical WGBoost) span the page
         charts().plotly_chart(fig, key=f"lab.wide{i}")

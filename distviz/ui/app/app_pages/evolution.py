@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from distviz.ui.common import explainer, fit_or_last, lazy_tabs
-from distviz.ui.figures import charts
+from distviz.ui.figures import charts, shared_figures
 from distviz.ui.lab import PAGE as LAB
 from distviz.ui.lab import fit_model, folded_config_widgets
 from distviz.ui.playback import round_player
@@ -49,16 +49,15 @@ def _ngb_params(key: tuple, _model, _data):
     return vr.ngboost_params_by_round(_model, _data)
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
-def _round_figures(key: tuple, r: int, algo: str, _model, _data) -> dict:
-    """The Evolution figures of the fit `key` (its FitConfig.key()) at round r, built once per server and shared by
-    every session: a class scrubbing the teacher's fit asks for the same rounds.  Nothing modifies a figure once it
-    is built (show_figure copies one before it lowers its height)."""
-    if algo.startswith("wg_"):
-        tr = _model.trace_
-        return {"particles": vr.wg_round_figure(_model, _data, r, algo[3:]),
-                "nll": vr.nll_from_trace(tr, current=r, algo=algo[3:], title="negative log predictive per round")}
-    return vr.law_round_figures(_model, _data, r, algo)
+def _round_figures(r: int) -> dict:
+    """The Evolution figures of this page's fit at round r, built once per server (`shared_figures`): a class
+    scrubbing the teacher's fit asks for the same rounds."""
+    def build() -> dict:
+        if algo.startswith("wg_"):
+            return {"particles": vr.wg_round_figure(model, data, r, algo[3:]),
+                    "nll": vr.nll_from_trace(trace, current=r, algo=algo[3:], title="negative log predictive per round")}
+        return vr.law_round_figures(model, data, r, algo)
+    return shared_figures("evolution.round", (res.config.key(), r, algo), build)
 
 
 def draw_ngboost(r):
@@ -120,14 +119,14 @@ def companions():
 
 def draw(r):
     if res.kind == "wg":
-        figs = _round_figures(res.config.key(), r, algo, model, data)
+        figs = _round_figures(r)
         charts().plotly_chart(figs["particles"], key="evo.particles")
         charts().plotly_chart(figs["nll"], key="evo.nll")
         return
     tabs = dict(zip(VIEWS, lazy_tabs(PAGE, "view", VIEWS)))
     if tabs["Fit, NLL and iterates"].open:
         with tabs["Fit, NLL and iterates"]:
-            figs = _round_figures(res.config.key(), r, algo, model, data)
+            figs = _round_figures(r)
             c1, c2 = st.columns(2, gap="medium")
             for i, f in enumerate(figs["fit"]):
                 charts(c1 if i % 2 == 0 else c2).plotly_chart(f, key=f"evo.fit{i}")

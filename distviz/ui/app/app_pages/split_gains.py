@@ -3,7 +3,7 @@
 import streamlit as st
 
 from distviz.ui.common import explainer, fit_or_last, lazy_tabs, static_table
-from distviz.ui.figures import charts
+from distviz.ui.figures import charts, shared_figures
 from distviz.ui.lab import LAW_ALGOS, SPLIT_OWN, folded_config_widgets, standalone_trees
 from distviz.ui.lab import PAGE as LAB
 from distviz.ui.playback import round_player
@@ -61,9 +61,10 @@ def draw(r):
     tabs = dict(zip(VIEWS, lazy_tabs(PAGE, "view", VIEWS)))
     if tabs["Tree of the round"].open:
         with tabs["Tree of the round"]:
-            event = charts().plotly_chart(vt.tree_figure(trace, r, names, gain_name=gain_name,
-                                                         title=f"tree of round {r} ({gain_name} chose the splits)"),
-                                          key="split.tree", on_select="rerun", selection_mode="points")
+            tree = shared_figures("split_gains.tree", (res.config.key(), r),   # one build per fit and round
+                                  lambda: vt.tree_figure(trace, r, names, gain_name=gain_name,
+                                                         title=f"tree of round {r} ({gain_name} chose the splits)"))
+            event = charts().plotly_chart(tree, key="split.tree", on_select="rerun", selection_mode="points")
             node = selected_node(event)
             if node is None:
                 st.caption(f"Click a node for its path from the root and its numbers. {SCATTER}, top splits, entropy "
