@@ -93,8 +93,10 @@ def start_server(port: int, options: list[str] = ()) -> subprocess.Popen:
         raise RuntimeError("the streamlit server did not answer /_stcore/health within 100 s")
     # a class arrives after the server's warm start (distviz.ui.warm_start) has put its fits in the store: wait for
     # its line on the console, so that its fits are not counted as the class's CPU
+    from distviz.ui.warm_start import enabled as warm_start_enabled
+
     t0 = time.perf_counter()
-    while os.environ.get("DISTVIZ_WARM_START", "1") not in ("0", "false", "no", "off") and time.perf_counter() - t0 < 600:
+    while warm_start_enabled() and time.perf_counter() - t0 < 600:
         console.seek(0)
         line = next((ln for ln in console.read().decode(errors="replace").splitlines() if "warm start:" in ln), None)
         if line is not None:
