@@ -8,8 +8,8 @@ summed over chunks, picks the splits (``grow.LevelGrower``) and keeps the model.
 engine's own loop (``BoostingEngine.run``) over the shards (``rows.SharedTreeRows``).  One tree costs
 ``max_depth`` round trips (one per level; the next tree's root histogram comes with the last level's
 update).  Every chunk is binned on the worker it is pinned to; a worker's shards are then held by a
-dask Actor (:class:`ShardSet`) that the client calls directly, one call per worker and step
-(:meth:`_Cluster.run`).  A fit cancels its futures when it ends or fails (:func:`releases_workers`); a worker lost
+dask Actor (:class:`ShardSet`), one call per worker and step (:meth:`_Cluster.run`), sent over a direct socket to
+the actor's worker (``channel``) where the cluster's comm is plain tcp, else as a dask actor call.  A fit cancels its futures when it ends or fails (:func:`releases_workers`); a worker lost
 during the rounds fails it with a DistvizError that names the worker.
 """
 
@@ -24,6 +24,7 @@ import numpy as np
 from distviz.errors import ConfigError, DistvizError
 from distviz.trees import prepare_numba_cache
 
+from .channel import Channel, endpoint_host, new_token
 from .collections import current_client, dask_inputs
 from .grow import load_client_kernels
 from .rows import SharedTreeRows
@@ -60,6 +61,7 @@ class _Cluster:
         # numba cache upkeep on every worker before its first kernel (importing distviz.trees does none)
         client.run(prepare_numba_cache)
         self._actor_sets: dict = {}
+        self._channels: list = []   # every channel this fit opened: closed by close()
         self._owned: list = []   # every future this fit made (shards, actors): cancelled by close()
         opened = _OPEN.get()
         if opened is not None:
@@ -95,16 +97,22 @@ class _Cluster:
 
         Up to ``_GATHER_MAX`` workers the call goes to a dask Actor (:class:`ShardSet`) on each worker that holds
         the worker's shards: the client calls it directly, without a scheduler hop (a step then costs one
-        client-worker round trip, not a task's scheduling), and adds the workers' sums here in a fixed pairwise
-        order.  With more workers, one task per worker and a tree reduction of tasks add the
+        client-worker round trip, not a task's scheduling), over the actor's direct socket where there is one
+        (``channel``), and adds the workers' sums here in a fixed pairwise order.  With more workers, one task per worker and a tree reduction of tasks add the
         sums on the workers, so the client receives one sum.
         """
         groups: dict = {}
         for s, a in zip(shards, where):
             groups.setdefault(a, []).append(s)
         if len(groups) <= _GATHER_MAX:
-            calls = [actor.run(fn, *args) for actor in self._actors(groups)]
-            parts = [self._result(c, a) for c, a in zip(calls, groups)]
+            actors, channels = self._actors(groups)
+            if channels is not None:
+                for ch in channels:
+                    self._ask(ch.send, ch.address, fn, args)
+                parts = [self._ask(ch.receive, ch.address) for ch in channels]
+            else:
+                calls = [actor.run(fn, *args) for actor in actors]
+                parts = [self._result(c, a) for c, a in zip(calls, groups)]
             while len(parts) > 1:
                 nxt = [merge(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
                 if len(parts) % 2:
@@ -123,21 +131,48 @@ class _Cluster:
     @staticmethod
     def _result(call, addr):
         """The result of an actor call on the worker at addr; a lost worker (its shards went with it): DistvizError."""
+        return _Cluster._ask(call.result, addr)
+
+    @staticmethod
+    def _ask(step, addr, *args):
+        """step(*args), a call to the worker at addr; a lost worker (its shards went with it): DistvizError."""
         try:
-            return call.result()
-        except OSError as e:   # the comm to the actor's worker closed or could not be opened
+            return step(*args)
+        except (OSError, EOFError) as e:   # the connection to the worker closed or could not be opened
             raise DistvizError(f"the dask worker {addr} was lost during the fit and its rows with it; rerun the fit "
                                "(on the workers still running, or after restarting the lost one).") from e
 
     def _actors(self, groups):
-        """One ShardSet actor per worker for these shard futures (created on first use, then reused)."""
+        """One ShardSet actor per worker for these shard futures (created on first use, then reused), and their
+        direct channels (``channel.Channel``, one per actor) or None where the cluster's comm keeps dask's calls."""
         key = tuple((a, tuple(f.key for f in ss)) for a, ss in groups.items())
         if key not in self._actor_sets:
             futs = [self.client.submit(ShardSet, *ss, workers=[a], allow_other_workers=False, actor=True, pure=False)
                     for a, ss in groups.items()]
             self._owned.extend(futs)
-            self._actor_sets[key] = self.client.gather(futs)
+            actors = self.client.gather(futs)
+            self._actor_sets[key] = (actors, self._open_channels(list(groups), actors))
         return self._actor_sets[key]
+
+    def _open_channels(self, addresses, actors):
+        """A direct channel to each actor (``distviz.distributed.channel``): all or none (None: an address whose
+        comm is not plain tcp or inproc)."""
+        hosts = [endpoint_host(a) for a in addresses]
+        if any(h is None for h in hosts):
+            return None
+        tokens = [new_token() for _ in actors]
+        ends = [self._result(actor.open_channel(h, t), a) for actor, h, t, a in zip(actors, hosts, tokens, addresses)]
+        channels = [Channel(a, h, port, t, functools.partial(self._alive, a))
+                    for a, (h, port), t in zip(addresses, ends, tokens)]
+        self._channels.extend(channels)
+        return channels
+
+    def _alive(self, addr):
+        """Whether the worker at addr is still in the cluster (one scheduler RPC)."""
+        try:
+            return addr in self.client.nthreads()
+        except OSError:
+            return False
 
     def close(self):
         """Drop the actors and cancel every future of this fit, so that the workers free the shards.
@@ -145,6 +180,9 @@ class _Cluster:
         Cancelling (not only dropping our references) matters after an error: a failed step's exception
         keeps a traceback whose frames hold the shard futures, and the client keeps that exception.
         """
+        for ch in self._channels:
+            ch.close()
+        self._channels = []
         self._actor_sets.clear()
         owned, self._owned = self._owned, []
         if owned:

@@ -50,15 +50,18 @@ __all__ = [
     "valid_step",
 ]
 
-_local = threading.local()
+#: a worker runs one step at a time (``run_shards`` holds it), whichever thread asks: the dask actor's, a
+#: channel's (``channel.serve``) or a task's; so the scratch buffers below are the process's, not a thread's
+_STEP_LOCK = threading.Lock()
+_SCRATCH: dict = {}
 
 
 def scratch(name: str, n: int, dtype=np.int32) -> np.ndarray:
-    """This worker thread's buffer `name` of n entries (int32 unless dtype says), kept between calls (grown, never shrunk)."""
-    a = getattr(_local, name, None)
+    """This worker's buffer `name` of n entries (int32 unless dtype says), kept between steps (grown, never shrunk);
+    only for a step under ``_STEP_LOCK``."""
+    a = _SCRATCH.get(name)
     if a is None or a.size < n or a.dtype != dtype:
-        a = np.empty(n, dtype=dtype)
-        setattr(_local, name, a)
+        a = _SCRATCH[name] = np.empty(n, dtype=dtype)
     return a[:n]
 
 
@@ -346,9 +349,10 @@ def merge(a, b):
 def run_shards(fn, shards, *args):
     """fn(shard, *args) on each shard of this worker, the results summed in chunk order (one task per worker)."""
     out = None
-    for s in shards:
-        r = fn(s, *args)
-        out = r if out is None else merge(out, r)
+    with _STEP_LOCK:
+        for s in shards:
+            r = fn(s, *args)
+            out = r if out is None else merge(out, r)
     return out
 
 
@@ -370,3 +374,9 @@ class ShardSet:
     def run(self, fn, *args):
         """fn(shard, *args) on each shard, summed in chunk order (``shard.run_shards``)."""
         return run_shards(fn, self.shards, *args)
+
+    def open_channel(self, host, token):
+        """Serve this worker's steps on a direct socket at `host` for the client holding `token`
+        (``distviz.distributed.channel``); returns (host, port)."""
+        from .channel import serve
+        return serve(lambda fn, *args: run_shards(fn, self.shards, *args), host, token)
