@@ -10,25 +10,9 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
-
 from distviz.errors import ConfigError, DistvizError
 from distviz.experiments import parallel, registry
-
-
-def _jsonable(x):
-    """Convert numpy scalars and arrays inside a result to plain JSON types."""
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return _jsonable(x.tolist())
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, float) and not np.isfinite(x):
-        return None
-    return x
+from distviz.experiments.archive import jsonable as _jsonable
 
 
 def _data_gdp(args, rest) -> int:

@@ -51,20 +51,47 @@ def n_splits(name: str, root: str | Path | None = None) -> int:
     return int(np.loadtxt(_file(d, f.name))) if f.exists() else 20
 
 
-def load_uci(name: str, split: int = 0, root: str | Path | None = None) -> UCISplit:
-    """Load split `split` of UCI dataset `name` (features and target as the layout's index files say)."""
+def authors_split(n_rows: int, split: int, *, repeats: int = 20, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """(train rows, test rows) of the WGBoost authors' split `split` of a data set of `n_rows` rows.
+
+    The WGBoost paper (Matsubara et al., Sec. 4.2) "randomly held out 10% of each dataset as a test set", 20 times;
+    its code (takuomatsubara/WGBoost, experiment/02_uci_regression_nll.py, ``create_random_repeat``) draws the 20
+    folds after ``np.random.seed(1)`` as successive permutations ``np.random.choice(range(n), n, replace=False)``, the
+    first ``round(0.9 n)`` rows training, the rest test: not the Hernandez-Lobato & Adams index files. The draw is
+    replayed here with a legacy ``RandomState(seed)`` (the same stream), so fold `split` is the authors' fold.
+    """
+    if not 0 <= split < repeats:
+        raise DataError(f"the authors' protocol has splits 0..{repeats - 1}; got {split}.")
+    rs = np.random.RandomState(seed)
+    n_train = round(n_rows * 0.9)
+    for _ in range(split + 1):
+        perm = rs.choice(n_rows, n_rows, replace=False)
+    return perm[:n_train], perm[n_train:]
+
+
+def load_uci(name: str, split: int = 0, root: str | Path | None = None, *, source: str = "hla") -> UCISplit:
+    """Load split `split` of UCI dataset `name` (features and target as the layout's index files say).
+
+    `source` ``"hla"`` takes the rows of the layout's index files (Hernandez-Lobato & Adams); ``"authors"`` the
+    WGBoost authors' random 90 / 10 folds of the same rows (:func:`authors_split`).
+    """
+    if source not in ("hla", "authors"):
+        raise DataError(f"split source must be 'hla' or 'authors', got {source!r}.")
     d = uci_dir(name, root)
     data = np.loadtxt(_file(d, "data.txt"))
     if not np.all(np.isfinite(data)):
         raise DataError(f"UCI dataset '{name}' has non-finite values in data.txt; the file is corrupt.")
     feat = np.loadtxt(_file(d, "index_features.txt"), dtype=int).ravel()
     targ = int(np.loadtxt(_file(d, "index_target.txt"), dtype=int))
+    X, y = data[:, feat], data[:, targ]
+    if source == "authors":
+        tr, te = authors_split(len(y), split)
+        return UCISplit(ALIASES.get(name, name), split, X[tr], y[tr], X[te], y[te])
     tr_f, te_f = d / f"index_train_{split}.txt", d / f"index_test_{split}.txt"
     if not tr_f.exists() or not te_f.exists():
         raise DataError(f"UCI dataset '{name}' has no split {split}; use 0..{n_splits(name, root) - 1}.")
     tr = np.loadtxt(_file(d, tr_f.name), dtype=int).ravel()
     te = np.loadtxt(_file(d, te_f.name), dtype=int).ravel()
-    X, y = data[:, feat], data[:, targ]
     return UCISplit(ALIASES.get(name, name), split, X[tr], y[tr], X[te], y[te])
 
 

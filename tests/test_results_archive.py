@@ -1,0 +1,58 @@
+"""The archive of study runs (distviz.experiments.archive, scripts/archive_study.py) and the WGBoost authors' folds.
+
+Cheap: one tiny study run into a temporary folder, and JSON reading; no fitting of the archived studies."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from distviz.data.uci import authors_split
+from distviz.errors import DataError
+from distviz.experiments import archive
+
+
+def test_authors_split_replays_the_authors_draw():
+    """experiment/02_uci_regression_nll.py: np.random.seed(1), then one np.random.choice(range(n), n, replace=False)
+    per fold; np.random's functions draw from a global RandomState, replayed here without touching it."""
+    global_state = np.random.RandomState(1)
+    for i in range(4):
+        perm = global_state.choice(range(308), 308, replace=False)
+        tr, te = authors_split(308, i)
+        assert np.array_equal(tr, perm[:277]) and np.array_equal(te, perm[277:])
+    with pytest.raises(DataError):
+        authors_split(308, 20)
+
+
+def test_protocol_labels():
+    assert archive.protocol_of("wgboost-uci", {"splits": list(range(20))}) == "paper"
+    assert archive.protocol_of("wgboost-uci", {"splits": [0, 1, 2]}) == "partial"
+    full = {"sizes": [500, 1000, 3000, 5000, 8000, 10000], "reps": 50}
+    assert archive.protocol_of("mvn-sim", full) == "paper"
+    assert archive.protocol_of("mvn-sim", {**full, "reps": 3}) == "partial"
+    assert archive.protocol_of("mvn-sim", {"n": 500, "reps": 50}) == "partial"
+    assert archive.protocol_of("laws", {}) == "custom"
+
+
+def test_run_and_archive_writes_a_checked_record(tmp_path):
+    path = archive.run_and_archive("dlm-gradient-bias", ["--replicates", "5"], out_dir=tmp_path)
+    rec = json.loads(path.read_text())
+    assert archive.check_record(rec) is rec
+    assert rec["study"] == "dlm-gradient-bias" and "--replicates 5" in rec["command"]
+    assert rec["config"]["replicates"] == 5 and rec["config"]["protocol"] == "custom"
+    assert len(rec["load"]["start"]) == 3 and len(rec["load"]["end"]) == 3
+    assert rec["commit"] and rec["date"].endswith("+00:00")
+    assert "truth" in rec["result"]
+    [(p, r)] = archive.load_records(tmp_path)
+    assert p == path and r == rec
+
+
+def test_load_records_refuses_a_malformed_record(tmp_path):
+    (tmp_path / "bad.json").write_text(json.dumps({"study": "x"}))
+    with pytest.raises(DataError, match="lacks"):
+        archive.load_records(tmp_path)
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(DataError, match="not JSON"):
+        archive.load_records(tmp_path)
