@@ -9,8 +9,9 @@ engine's own loop (``BoostingEngine.run``) over the shards (``rows.SharedTreeRow
 ``max_depth`` round trips (one per level; the next tree's root histogram comes with the last level's
 update).  Every chunk is binned on the worker it is pinned to; a worker's shards are then held by a
 dask Actor (:class:`ShardSet`), one call per worker and step (:meth:`_Cluster.run`), sent over a direct socket to
-the actor's worker (``channel``) where the cluster's comm is plain tcp, else as a dask actor call.  A fit cancels its futures when it ends or fails (:func:`releases_workers`); a worker lost
-during the rounds fails it with a DistvizError that names the worker.
+the actor's worker (``channel``) where the cluster's comm is plain tcp, else as a dask actor call.  A fit cancels
+its futures when it ends or fails (:func:`releases_workers`); a worker lost during the rounds fails it with a
+DistvizError that names the worker.
 """
 
 from __future__ import annotations
@@ -98,8 +99,8 @@ class _Cluster:
         Up to ``_GATHER_MAX`` workers the call goes to a dask Actor (:class:`ShardSet`) on each worker that holds
         the worker's shards: the client calls it directly, without a scheduler hop (a step then costs one
         client-worker round trip, not a task's scheduling), over the actor's direct socket where there is one
-        (``channel``), and adds the workers' sums here in a fixed pairwise order.  With more workers, one task per worker and a tree reduction of tasks add the
-        sums on the workers, so the client receives one sum.
+        (``channel``), and adds the workers' sums here in a fixed pairwise order.  With more workers, one task per
+        worker and a tree reduction of tasks add the sums on the workers, so the client receives one sum.
         """
         groups: dict = {}
         for s, a in zip(shards, where):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from numba import njit
+from numba import config, get_num_threads, njit, set_num_threads
 
 from distviz.errors import DataError
 from distviz.trees.grower import node_sums
@@ -54,6 +54,19 @@ __all__ = [
 #: channel's (``channel.serve``) or a task's; so the scratch buffers below are the process's, not a thread's
 _STEP_LOCK = threading.Lock()
 _SCRATCH: dict = {}
+#: the numba threads of a step on this worker: its dask thread count (``ShardSet`` sets it), as LightGBM's
+#: num_threads follows the worker's; set_num_threads is per calling thread, so every step sets it
+_THREADS: list = []
+
+
+def _worker_threads() -> int:
+    """The calling dask worker's thread count, at most numba's; numba's count outside a worker."""
+    from distributed import get_worker
+    try:
+        n = int(get_worker().state.nthreads)
+    except ValueError:   # not in a worker
+        n = get_num_threads()
+    return max(1, min(n, int(config.NUMBA_NUM_THREADS)))  # type: ignore[attr-defined]
 
 
 def scratch(name: str, n: int, dtype=np.int32) -> np.ndarray:
@@ -350,6 +363,8 @@ def run_shards(fn, shards, *args):
     """fn(shard, *args) on each shard of this worker, the results summed in chunk order (one task per worker)."""
     out = None
     with _STEP_LOCK:
+        if _THREADS:
+            set_num_threads(_THREADS[0])
         for s in shards:
             r = fn(s, *args)
             out = r if out is None else merge(out, r)
@@ -370,6 +385,7 @@ class ShardSet:
     def __init__(self, *shards):
         """shards: the Shard objects of this worker (dask passes the local results, no copy)."""
         self.shards = list(shards)
+        _THREADS[:] = [_worker_threads()]
 
     def run(self, fn, *args):
         """fn(shard, *args) on each shard, summed in chunk order (``shard.run_shards``)."""
