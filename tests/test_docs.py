@@ -91,7 +91,8 @@ def test_check_docs_reads_the_root_toctree():
     assert check.toctree_entries(DOCS / "index.rst") == ["getting_started", "user_guide/index", "auto_examples/index",
                                                         "api/index", "results/index"]
     assert check.toctree_entries(DOCS / "results" / "index.rst") == ["results/generated/drifters",
-                                                                     "results/generated/posterior_ood"]
+                                                                     "results/generated/posterior_ood",
+                                                                     "results/generated/archived"]
 
 
 def test_docstring_examples_run():

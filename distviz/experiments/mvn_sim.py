@@ -47,13 +47,20 @@ PAPER = {"NGB": (1000, "all"), "GB": (1000, "all"), "IndepNGB": (2000, "best"), 
          "NGB-pp": (1000, "best"), "NN": (1000, "best"), "NN-authors": (1000, "best"), "NN-paper": (1000, "best")}
 DEFAULT_METHODS = "NGB,IndepNGB,GB,skGB,NN"
 SCORING = {"paper": None, "best-round": "best", "all-trees": "all"}
-#: Table 1 of the paper (mean KL(pred || true) over 50 replications), for side-by-side printing.
+#: PUBLISHED NUMBERS, O'Malley et al. (2023), Table 1 (Sec. 4, the simulation): mean KL(pred || true) over 50
+#: replications, for side-by-side printing; PAPER_TABLE1_SE holds the standard errors printed after the +-.
 PAPER_TABLE1 = {500: {"NGB": 0.564, "IndepNGB": 1.633, "skGB": 17.194, "GB": 126.227, "NN": 1.285},
                 1000: {"NGB": 0.257, "IndepNGB": 1.150, "skGB": 17.963, "GB": 114.113, "NN": 0.320},
                 3000: {"NGB": 0.106, "IndepNGB": 0.884, "skGB": 19.609, "GB": 97.682, "NN": 0.149},
                 5000: {"NGB": 0.081, "IndepNGB": 0.878, "skGB": 20.308, "GB": 90.101, "NN": 0.128},
                 8000: {"NGB": 0.053, "IndepNGB": 0.866, "skGB": 20.614, "GB": 79.006, "NN": 0.103},
                 10000: {"NGB": 0.043, "IndepNGB": 0.831, "skGB": 20.554, "GB": 74.799, "NN": 0.130}}
+PAPER_TABLE1_SE = {500: {"NGB": 0.016, "IndepNGB": 0.043, "skGB": 0.301, "GB": 2.579, "NN": 0.547},
+                   1000: {"NGB": 0.004, "IndepNGB": 0.020, "skGB": 0.270, "GB": 1.622, "NN": 0.018},
+                   3000: {"NGB": 0.002, "IndepNGB": 0.015, "skGB": 0.248, "GB": 1.397, "NN": 0.004},
+                   5000: {"NGB": 0.008, "IndepNGB": 0.015, "skGB": 0.169, "GB": 1.291, "NN": 0.005},
+                   8000: {"NGB": 0.004, "IndepNGB": 0.013, "skGB": 0.170, "GB": 1.168, "NN": 0.004},
+                   10000: {"NGB": 0.001, "IndepNGB": 0.010, "skGB": 0.150, "GB": 1.191, "NN": 0.004}}
 
 
 def _kl_helpers():
@@ -272,7 +279,7 @@ def mvn_sim(n=5000, reps=3, methods=DEFAULT_METHODS, n_estimators=0, learning_ra
 
     out = {m: paper_summary([r[m]["structures"] for r in per_rep]) if m == "NN-paper" else _summary([r[m] for r in per_rep])
            for m in names}
-    out["config"] = dict(n=int(n), reps=int(reps), n_val=int(n_val), n_test=int(n_test),
+    out["config"] = dict(n=int(n), reps=int(reps), methods=names, n_val=int(n_val), n_test=int(n_test),
                          learning_rate=float(learning_rate), patience=int(patience),
                          n_estimators=int(n_estimators) or "paper caps", seed=int(seed), max_bins=max_bins,
                          x_distribution="Uniform(0, pi)", scoring=scoring, variant=variant,

@@ -8,6 +8,10 @@ Before Sphinx reads any page (``builder-inited``) it writes ``results/generated/
 * the precomputed out-of-distribution demo (``distviz/data/sample/posterior_ood_default.json``, written by
   ``scripts/make_posterior_ood_default.py``), read as JSON.
 
+and, one page per study, from the archived study runs ``results/*.json`` at the repository's root (written by
+``scripts/archive_study.py``, read by :func:`distviz.experiments.archive.load_records`; the tables are those of
+:mod:`distviz.experiments.result_tables`, the same code that writes the README's tables).
+
 Every number on those pages is formatted from these files; none is typed by hand. Run times recorded in the files
 (``fit_s``, ``seconds``) are left out: timings belong to the benchmarks' output.
 """
@@ -206,6 +210,44 @@ def _ood_histogram(res: dict, folder: Path) -> str:
     return name
 
 
+def archived_pages(folder: Path, records=None) -> dict[str, str]:
+    """{page name: rst text} of the archived study runs: ``archived`` (an index with a toctree) and one
+    ``archived_<study>`` page per study, each table with its protocol, command, date, commit and load."""
+    from distviz.experiments.archive import load_records
+    from distviz.experiments.result_tables import protocol_note, tables_for
+
+    records = load_records() if records is None else records
+    by_study: dict[str, list[dict]] = {}
+    for _, rec in records:
+        by_study.setdefault(rec["study"], []).append(rec)
+    pages = {}
+    index = [_heading("Archived study runs", "="),
+             "One page per study archived under ``results/`` (one JSON file per run, written by "
+             "``scripts/archive_study.py``): its tables beside the paper's published numbers, and each run's "
+             "protocol, command line, date, commit and load average. A run labelled *partial* ran part of the "
+             "paper's protocol (fewer splits, replications or sizes) and is not the paper's protocol.\n"]
+    if by_study:
+        index.append(".. toctree::\n   :maxdepth: 1\n\n" + "".join(f"   archived_{k}\n" for k in sorted(by_study)))
+    else:
+        index.append("No run is archived yet.\n")
+    pages["archived"] = "\n".join(index)
+    for study, recs in sorted(by_study.items()):
+        text = [_heading(f"{study}: archived runs", "=")]
+        for cap, header, rows in tables_for(study, recs):
+            text.append(_heading(cap, "-"))
+            text.append(list_table(header, rows))
+        text.append(_heading("Runs", "-"))
+        for rec in recs:
+            ld = rec["load"]
+            text.append(f"* ``{rec['command']}``: {protocol_note(rec)}; started {rec['date']}, commit "
+                        f"``{rec['commit'][:12]}``, load average (1, 5, 15 min) {ld.get('start')} at the start and "
+                        f"{ld.get('end')} at the end on {ld.get('cpus')} CPUs.\n")
+            cfg = ", ".join(f"``{k}={v}``" for k, v in rec["config"].items())
+            text.append(f"  Full protocol: {cfg}.\n")
+        pages[f"archived_{study}"] = "\n".join(text)
+    return pages
+
+
 PAGES = {"drifters": drifters_page, "posterior_ood": ood_page}
 
 
@@ -222,6 +264,10 @@ def write_pages(app) -> None:
             tmp.unlink()
         else:
             tmp.replace(dest)
+    for name, text in archived_pages(folder).items():
+        dest = folder / f"{name}.rst"
+        if not (dest.exists() and dest.read_text() == text):
+            dest.write_text(text)
 
 
 def setup(app):

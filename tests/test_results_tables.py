@@ -1,0 +1,106 @@
+"""The results tables of README.md and the docs are generated from results/*.json and agree with them.
+
+Cheap: JSON reading and text generation only, no fitting."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from distviz.experiments import archive, result_tables
+from distviz.experiments.mvn_sim import PAPER_TABLE1
+from distviz.experiments.wgboost import TABLE1
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _module(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _uci_record(nll=0.5, splits=(0, 1, 2)):
+    n = len(splits)
+    return {"study": "wgboost-uci", "command": "python scripts/archive_study.py wgboost-uci --dataset energy",
+            "date": "2026-11-28T04:00:00+00:00", "commit": "abc", "load": {"start": [1, 1, 1], "end": [1, 1, 1]},
+            "config": {"dataset": "energy", "splits": list(splits), "max_rounds": 4000, "protocol": "partial"},
+            "result": {"energy": {"nll": nll, "nll_sd": 0.05, "nll_se": 0.029, "rmse": 0.4, "rmse_sd": 0.04,
+                                  "rmse_se": 0.023, "splits": n},
+                       "per_split": {"rounds_nll": [4000, 3990, 3000][:n], "rounds_rmse": [3999, 3500, 2000][:n]}}}
+
+
+def _mvn_record():
+    row = {"kl_pred_true_mean": 0.6123, "kl_pred_true_se": 0.0211}
+    return {"study": "mvn-sim", "command": "python scripts/archive_study.py mvn-sim --n 500 --reps 5",
+            "date": "2026-11-28T04:00:00+00:00", "commit": "abc", "load": {"start": [1, 1, 1], "end": [1, 1, 1]},
+            "config": {"n": 500, "reps": 5, "methods": ["NGB", "NN", "NN-paper"], "protocol": "partial"},
+            "result": {"NGB": row, "NN": row, "NN-paper": row}}
+
+
+def test_uci_table_sets_ours_beside_the_paper_with_rounds():
+    header, [row] = result_tables.wgboost_uci_table([archive.check_record(_uci_record())])
+    cells = dict(zip(header, row))
+    assert cells["NLL"] == "0.500 \u00b1 0.029 (sd 0.05)"
+    assert cells["NLL (paper)"] == f"{TABLE1['energy'][0][0]:.2f} (sd {TABLE1['energy'][0][1]:.2f})"
+    assert cells["splits"] == "3 (partial)"
+    assert cells["rounds (NLL)"] == "3990 (1 at 4000)"
+
+
+def test_mvn_table_sets_nn_paper_beside_the_papers_nn_only():
+    header, rows = result_tables.mvn_sim_table(_mvn_record())
+    table = {r[0]: dict(zip(header, r)) for r in rows}
+    assert table["NGB"]["N = 500"] == "0.612 \u00b1 0.021"
+    assert table["NGB"]["N = 500 (paper)"].startswith(f"{PAPER_TABLE1[500]['NGB']:.3f} \u00b1")
+    assert table["NN-paper"]["N = 500 (paper)"].startswith(f"{PAPER_TABLE1[500]['NN']:.3f}")
+    assert table["NN"]["N = 500 (paper)"] == result_tables.DASH   # the tuned network has no published row
+
+
+def test_docs_pages_carry_every_archived_number(tmp_path):
+    """Each record's numbers, formatted independently here, appear on its study's generated page."""
+    ext = _module(ROOT / "docs" / "_ext" / "distviz_results.py", "distviz_results_for_tables")
+    recs = [(Path("a.json"), _uci_record()), (Path("b.json"), _mvn_record())]
+    pages = ext.archived_pages(tmp_path, recs)
+    assert "archived_wgboost-uci" in pages["archived"] and "archived_mvn-sim" in pages["archived"]
+    assert "0.500 \u00b1 0.029" in pages["archived_wgboost-uci"] and "protocol: partial" in pages["archived_mvn-sim"]
+    for _, rec in archive.load_records():
+        page = ext.archived_pages(tmp_path, [(None, rec)])[f"archived_{rec['study']}"]
+        assert rec["command"] in page and rec["commit"][:12] in page
+        if rec["study"] == "wgboost-uci":
+            row = rec["result"][rec["config"]["dataset"]]
+            assert f"{row['nll']:.3f} \u00b1 {row['nll_se']:.3f}" in page
+            assert f"{row['rmse']:.3f} \u00b1 {row['rmse_se']:.3f}" in page
+        if rec["study"] == "mvn-sim":
+            for m in rec["config"]["methods"]:
+                for sub in result_tables._mvn_sizes({**rec["result"], "config": rec["config"]}).values():
+                    assert f"{sub[m]['kl_pred_true_mean']:.3f}" in page
+
+
+def test_readme_tables_match_the_archive():
+    """README.md's generated block is what results/*.json give (scripts/results_tables.py --write rewrites it)."""
+    script = _module(ROOT / "scripts" / "results_tables.py", "results_tables_script")
+    _, block, _ = script.readme_parts((ROOT / "README.md").read_text())
+    assert block == result_tables.readme_block(archive.load_records()), \
+        "README.md's results tables are stale: run scripts/results_tables.py --write"
+
+
+def test_archived_records_are_small_and_labelled():
+    for path, rec in archive.load_records():
+        assert path.stat().st_size < 1024**2
+        assert rec["config"]["protocol"] in ("paper", "partial", "custom")
+        if rec["config"]["protocol"] == "paper":
+            assert archive.protocol_of(rec["study"], rec["config"]) in ("paper", "custom")
+        json.dumps(rec)
+
+
+@pytest.mark.parametrize("text", ["no markers", result_tables.README_END + result_tables.README_BEGIN])
+def test_readme_parts_needs_both_markers(text):
+    script = _module(ROOT / "scripts" / "results_tables.py", "results_tables_script")
+    with pytest.raises(ValueError):
+        script.readme_parts(text)
