@@ -34,6 +34,10 @@ def test_protocol_labels():
     assert archive.protocol_of("mvn-sim", {**full, "reps": 3}) == "partial"
     assert archive.protocol_of("mvn-sim", {"n": 500, "reps": 50}) == "partial"
     assert archive.protocol_of("laws", {}) == "custom"
+    real = {"protocol": "paper", "reps": 10, "data": "/data/drifters/gdp_north_atlantic_subset.csv"}
+    assert archive.protocol_of("drifters", real) == "partial"           # a subset is not the paper's data
+    assert archive.protocol_of("drifters", {**real, "data": "/data/drifters_full.h5"}) == "paper"
+    assert archive.protocol_of("drifters", {**real, "data": "sample"}) == "custom"
 
 
 def test_run_and_archive_writes_a_checked_record(tmp_path):

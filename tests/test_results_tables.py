@@ -104,3 +104,18 @@ def test_readme_parts_needs_both_markers(text):
     script = _module(ROOT / "scripts" / "results_tables.py", "results_tables_script")
     with pytest.raises(ValueError):
         script.readme_parts(text)
+
+
+def test_generic_and_drifter_tables_pair_each_mean_with_its_standard_error():
+    header, rows = result_tables.generic_table(
+        {"ELBO": {"test_log_loss": 3.1234, "test_log_loss_se": 0.0123, "beta": None, "seconds": 9.0},
+         "beta-ELBO": {"test_log_loss": 3.0, "beta": 0.5}, "info": {"n_train": 400}})
+    assert header == ["", "test_log_loss", "beta"]
+    assert rows == [["ELBO", "3.1234 \u00b1 0.0123", result_tables.DASH], ["beta-ELBO", "3.0000", "0.5000"]]
+    rec = {"config": {"protocol": "partial", "reps": 10},
+           "result": {"paper": {"NGB": {"NLL": 7.5, "NLL_se": 0.1},
+                                "NGB_minus_IndepNGB": {"mean": -0.02, "se": 0.01, "wins": 7, "reps": 10}},
+                      "defaults": {"NGB": {"NLL": 7.6, "NLL_se": 0.1}}}}
+    tables = result_tables.tables_for("drifters", [rec])
+    assert len(tables) == 2 and "protocol: partial; 10 replications" in tables[0][0]
+    assert ["NGB_minus_IndepNGB", result_tables.DASH, "-0.0200 \u00b1 0.0100", "7", "10"] in tables[0][2]

@@ -84,10 +84,12 @@ def protocol_of(study: str, config: dict) -> str:
         sizes = config.get("sizes", [config.get("n")])
         full = sorted(sizes) == PAPER_MVN_SIZES and config.get("reps") == PAPER_MVN_REPS
         return "paper" if full and config.get("variant", "paper") == "paper" else "partial"
-    if study == "drifters":
-        if config.get("protocol") != "paper":
+    if study == "drifters":   # the paper's data: the whole processed drifter table (Zenodo 5644972), not a subset
+        data = str(config.get("data", "sample"))
+        if config.get("protocol") != "paper" or data == "sample":
             return "custom"
-        return "paper" if int(config.get("reps") or 0) >= 10 and not config.get("max_train") else "partial"
+        whole = "subset" not in Path(data).name and not config.get("max_train") and not config.get("bbox")
+        return "paper" if whole and int(config.get("reps") or 0) >= 10 else "partial"
     return "custom"
 
 

@@ -123,16 +123,28 @@ def wgboost_uci_table(recs: list[dict]) -> tuple[list[str], list[list[str]]]:
 
 
 def generic_table(result: dict) -> tuple[list[str], list[list[str]]]:
-    """Any study's ``{row: {metric: number}}`` output: one row per entry, one column per numeric metric."""
-    rows_in = {k: v for k, v in result.items() if isinstance(v, dict)
-               and any(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v.values())}
+    """Any study's ``{row: {metric: number}}`` output: one row per entry, one column per numeric metric, a metric
+    ``x`` and its ``x_se`` (or ``mean`` and ``se``) set as ``x ± se``; ``info`` / ``config`` entries and run times
+    left out."""
+    rows_in = {k: v for k, v in result.items() if isinstance(v, dict) and k not in ("info", "config")
+               and any(_is_num(x) for x in v.values())}
     metrics: list[str] = []
     for v in rows_in.values():
-        metrics += [m for m, x in v.items() if isinstance(x, (int, float)) and not isinstance(x, bool)
-                    and m not in metrics and "seconds" not in m and not m.endswith("_s")]
-    rows = [[k, *(num(v.get(m), 4) if isinstance(v.get(m), float) else str(v.get(m, DASH)) for m in metrics)]
-            for k, v in rows_in.items()]
-    return ["", *metrics], rows
+        metrics += [m for m, x in v.items() if _is_num(x) and m not in metrics and "seconds" not in m
+                    and not m.endswith("_s") and not m.endswith("_se") and m != "se"]
+
+    def cell(v: dict, m: str) -> str:
+        err = v.get("se") if m == "mean" else v.get(m + "_se")
+        x = v.get(m)
+        if isinstance(x, float):
+            return pm(x, err if isinstance(err, float) else None, 4 if abs(x) < 100 else 1)
+        return DASH if x is None else str(x)
+
+    return ["", *metrics], [[k, *(cell(v, m) for m in metrics)] for k, v in rows_in.items()]
+
+
+def _is_num(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 def tables_for(study: str, recs: list[dict]) -> list[tuple[str, list[str], list[list[str]]]]:
@@ -145,6 +157,12 @@ def tables_for(study: str, recs: list[dict]) -> list[tuple[str, list[str], list[
         cap = f"{study}, {protocol_note(rec)}"
         if study == "mvn-sim":
             out.append((cap + "; KL(pred || true), mean \u00b1 s.e.", *mvn_sim_table(rec)))
+        elif study == "drifters" and isinstance(rec["result"].get("paper"), dict):
+            for part, what in (("paper", "the paper's protocol (grid chosen on validation NLL)"),
+                               ("defaults", "the study's defaults on the same splits")):
+                if isinstance(rec["result"].get(part), dict):
+                    out.append((f"{cap}; {what}, mean \u00b1 s.e. over the splits",
+                                *generic_table(rec["result"][part])))
         else:
             out.append((cap, *generic_table(rec["result"])))
     return out
