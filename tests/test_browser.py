@@ -183,7 +183,8 @@ STEP_BOXES = """([root, chart]) => {
     previous: box(q('[class*="-prev"] :is(a, button)')), next: box(q('[class*="-next"] :is(a, button)')),
     show: box(q('[class*="-show"] a')),
     header: box(document.querySelector('[data-testid="stHeader"]')), panel: box(document.querySelector('.st-key-tour-panel'))};
-  if (root.includes('tour')) { out.chart = box(plot); out.overflow = R.scrollHeight - R.clientHeight; }
+  if (root.includes('tour')) { out.chart = box(plot); out.overflow = R.scrollHeight - R.clientHeight;
+                               out.charttitle = plot ? box(plot.querySelector('.gtitle')) : null; }
   const px = (m, id) => { const e = m.querySelector(`[data-testid="${id}"] p`) || m.querySelector(`[data-testid="${id}"]`);
                           return parseFloat(getComputedStyle(e).fontSize); };
   out.metrics = [...main.querySelectorAll('[data-testid="stMetric"]')].map(m => [px(m, 'stMetricLabel'), px(m, 'stMetricValue')]);
@@ -219,6 +220,8 @@ def _check_boxes(boxes: dict, where: str, width: int = 1280, height: int = 720) 
     assert not small, (where, f"metric values smaller than their labels (label px, value px): {small}")
     if "chart" in boxes:
         assert boxes["chart"][2] <= boxes["panel"][0] + 1, (where, "the chart runs under the step's panel")
+        if boxes.get("charttitle"):   # plotly draws nothing outside the chart: a title above its top is cut off
+            assert boxes["charttitle"][1] >= boxes["chart"][1] - 1, (where, "the chart's title is cut off at the top")
         assert boxes.get("overflow", 0) <= 1, (where, "the step's panel scrolls")
 
 

@@ -158,7 +158,11 @@ def _title_above_panel_titles(layout: dict) -> dict:
     panel_px = 1.4 * max(float((a.get("font") or {}).get("size") or 13) for a in panels)
     pad = 8
     layout = dict(layout)
-    layout["title"] = {**title, "y": 1.0, "yref": "container", "yanchor": "top", "pad": {"t": pad}}
+    # plotly anchors a multi-line title's first line, not its block, at the top: each further line lifts the block by
+    # about 0.7 of the font size, out of the figure (the first line was cut off: presenter mode's wrapped titles);
+    # the pad puts it back, and the top margin below, sized from `pad`, already holds every line
+    lifted = math.ceil(0.75 * size * (len(lines) - 1))
+    layout["title"] = {**title, "y": 1.0, "yref": "container", "yanchor": "top", "pad": {"t": pad + lifted}}
     margin = dict(layout.get("margin") or {})
     margin["t"] = max(int(margin.get("t") or 0), math.ceil(pad + title_px + 6 + panel_px))
     layout["margin"] = margin
