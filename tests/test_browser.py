@@ -222,6 +222,7 @@ def _check_boxes(boxes: dict, where: str, width: int = 1280, height: int = 720) 
         assert boxes["chart"][2] <= boxes["panel"][0] + 1, (where, "the chart runs under the step's panel")
         if boxes.get("charttitle"):   # plotly draws nothing outside the chart: a title above its top is cut off
             assert boxes["charttitle"][1] >= boxes["chart"][1] - 1, (where, "the chart's title is cut off at the top")
+            assert boxes["charttitle"][2] <= boxes["chart"][2] + 1, (where, "the chart's title runs off its right edge")
         assert boxes.get("overflow", 0) <= 1, (where, "the step's panel scrolls")
 
 

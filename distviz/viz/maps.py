@@ -13,6 +13,8 @@ predicted currents as arrows over speed. Any other variable of the binned Datase
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
 from distviz._optional import missing
@@ -29,6 +31,7 @@ PANEL_TITLES = {"count": "(a) test points", "nll_diff": "(b) NLL NGB − IndepNG
                 "currents": "(d) mean currents"}
 #: kind -> the value's name in the interactive map's hover text (beside the bin's count of test points)
 HOVER_NAMES = {"nll_diff": "mean NLL NGB − IndepNGB (nats)", "rho": "mean ρ (NGB)", "currents": "mean speed (cm/s)"}
+NOTE_CHARS, NOTE_CHARS_PRESENTER = 130, 88   # characters a line of a map's note under its title
 CHI2_2 = {0.7: 2.407945608651872, 0.9: 4.605170185988092}  # chi-square(2) quantiles, -2 log(1 - level)
 _PLOTLY_SCALES = {"viridis": "Viridis", "RdBu_r": "RdBu_r", "PuOr_r": [[0, "#542788"], [0.5, "#f7f7f7"], [1, "#b35806"]],
                   "cividis": "Cividis"}
@@ -479,7 +482,7 @@ def map_figure_plotly(binned, kind: str = "nll_diff", *, title: str | None = Non
     import plotly.graph_objects as go
 
     from distviz.viz.geo import add_basemap
-    from distviz.viz.style import presenter_figure
+    from distviz.viz.style import presenter_figure, presenter_on
 
     var, label, cmap, div = _kind(binned, kind)
     vals, land = _bin_values(binned, var, scale)
@@ -505,8 +508,13 @@ def map_figure_plotly(binned, kind: str = "nll_diff", *, title: str | None = Non
     if n_sig is not None:
         k = int(binned["nll_diff_se"].attrs.get("min_drifters", 2))
         note = "; ".join(x for x in (SIG_NOTE.format(n=n_sig, k=k), note) if x)
-    fig.update_layout(title=head + (f"<br><sup>{note}</sup>" if note else ""),
-                      margin=dict(l=60, r=20, t=72 if note else 50, b=50), plot_bgcolor="white", height=600)
+    # the note in lines that fit beside the chart's toolbar (plotly never wraps a title): presenter mode's larger
+    # text on a chart beside the step's panel holds about half as many characters a line
+    present = presenter_on()
+    lines = textwrap.wrap(note, NOTE_CHARS_PRESENTER if present else NOTE_CHARS) if note else []
+    fig.update_layout(title=head + "".join(f"<br><sup>{ln}</sup>" for ln in lines),
+                      margin=dict(l=60, r=20, t=50 + (30 if present else 22) * len(lines), b=50), plot_bgcolor="white",
+                      height=600)
     return presenter_figure(fig)  # larger text and thicker lines in presenter mode (distviz.viz.style)
 
 
