@@ -17,7 +17,7 @@ da = pytest.importorskip("dask.array")
 pytest.importorskip("distributed")
 
 from distviz.dask import DaskDistributionalBoosting  # noqa: E402
-from distviz.distributed import channel  # noqa: E402
+from distviz.distributed import channel, shard  # noqa: E402
 from distviz.distributed.boosting import _Cluster  # noqa: E402
 
 
@@ -86,7 +86,7 @@ def test_a_client_waiting_on_a_worker_that_left_the_cluster_gets_a_connection_er
     ch.close()
 
 
-def test_a_fit_on_the_cluster_sends_its_steps_over_the_channels(dask_client, monkeypatch):
+def test_a_fit_on_the_cluster_sends_its_steps_over_the_channels_at_the_workers_thread_count(dask_client, monkeypatch):
     sent = []
     send = channel.Channel.send
     monkeypatch.setattr(channel.Channel, "send", lambda self, fn, args: (sent.append(fn.__name__), send(self, fn, args)))
@@ -101,3 +101,4 @@ def test_a_fit_on_the_cluster_sends_its_steps_over_the_channels(dask_client, mon
     assert m.n_iter_ == 3
     assert {"shard_stats", "shard_step", "shard_level"} <= set(sent)
     assert closed and closed[0] and all(s.fileno() == -1 for s in closed[0])   # the fit closed its channels
+    assert shard._THREADS == [1]   # the suite's workers have one thread each: so have their steps' numba kernels

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hmac
 import pickle
 import secrets
-import select
+import selectors
 import socket
 import struct
 import threading
@@ -157,6 +157,8 @@ class Channel:
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.sock.sendall(token)
         self.sock.settimeout(None)
+        self._ready = selectors.DefaultSelector()   # not select.select: a client's fd can lie above FD_SETSIZE
+        self._ready.register(self.sock, selectors.EVENT_READ)
 
     def send(self, fn: Callable, args: tuple) -> None:
         """Ask the worker to run ``fn(shard, *args)`` over its shards (``shard.run_shards``)."""
@@ -164,7 +166,7 @@ class Channel:
 
     def receive(self) -> Any:
         """The step's result; the step's own exception if it raised; OSError if the worker was lost."""
-        while not select.select([self.sock], [], [], POLL_S)[0]:
+        while not self._ready.select(POLL_S):
             if not self.alive():
                 raise ConnectionError(f"the worker {self.address} left the cluster")
         ok, value = _receive(self.sock)
@@ -175,6 +177,7 @@ class Channel:
     def close(self) -> None:
         """Close the connection; the worker's thread then ends."""
         try:
+            self._ready.close()
             self.sock.close()
-        except OSError:
+        except (OSError, ValueError, KeyError):
             pass

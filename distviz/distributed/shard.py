@@ -54,7 +54,7 @@ __all__ = [
 #: channel's (``channel.serve``) or a task's; so the scratch buffers below are the process's, not a thread's
 _STEP_LOCK = threading.Lock()
 _SCRATCH: dict = {}
-#: the numba threads of a step on this worker: its dask thread count (``ShardSet`` sets it), as LightGBM's
+#: the numba threads of a step on this worker: its dask thread count (``make_shard`` sets it), as LightGBM's
 #: num_threads follows the worker's; set_num_threads is per calling thread, so every step sets it
 _THREADS: list = []
 
@@ -143,6 +143,7 @@ def make_shard(X, y, w, binner, law, disp, check, n_trees=1, row0=0):
     check(X, y, w) validates the raw chunk (the estimator's own checks) and returns (X, y, w); its
     sentence names rows of the chunk, so the chunk's first row row0 in the whole array is added to it.
     """
+    _THREADS[:] = [_worker_threads()]
     try:
         X, y, w = check(X, y, w)
     except DataError as exc:
@@ -385,7 +386,6 @@ class ShardSet:
     def __init__(self, *shards):
         """shards: the Shard objects of this worker (dask passes the local results, no copy)."""
         self.shards = list(shards)
-        _THREADS[:] = [_worker_threads()]
 
     def run(self, fn, *args):
         """fn(shard, *args) on each shard, summed in chunk order (``shard.run_shards``)."""
