@@ -29,3 +29,18 @@ def open_page(page: str | None, query: dict, at: AppTest | None = None) -> AppTe
     at.query_params.clear()
     at.query_params.update(query)
     return at.run()
+
+
+def address(at: AppTest) -> dict:
+    """The page's address after the run, as {name: value}, as a browser shows it: the query parameters the server
+    wrote, and the values of the widgets bound to the URL (bind="query-params") drawn in the run, which the browser
+    writes itself (AppTest has no browser; a value at its default is left out there, and given here)."""
+    from distviz.ui.state import _BOUND, _RUN, _format
+
+    out = {k: at.query_params[k] for k in at.query_params}
+    run = at.session_state[_RUN] if _RUN in at.session_state else 0
+    names = at.session_state[_BOUND] if _BOUND in at.session_state else {}
+    for name, r in names.items():
+        if r == run and name in at.session_state and at.session_state[name] is not None:
+            out[name] = _format(at.session_state[name], bound=True)
+    return out

@@ -41,7 +41,7 @@ def test_explorer_renders_and_reacts_to_family_and_sliders():
         first = now
     at.sidebar.selectbox(key="explore.family").set_value("normal").run()
     before = specs(at)
-    at.sidebar.slider(key="explore.normal.sigma").set_value(2.5).run()
+    at.sidebar.slider(key="normal.sigma").set_value(2.5).run()
     assert not at.exception
     assert specs(at) != before
 
@@ -54,7 +54,7 @@ def test_explorer_reads_state_from_url():
     at.run()
     assert not at.exception
     assert at.sidebar.selectbox(key="explore.family").value == "poisson"
-    assert at.sidebar.slider(key="explore.poisson.rate").value == pytest.approx(12.5)
+    assert at.sidebar.slider(key="poisson.rate").value == pytest.approx(12.5)
 
 
 # ------------------------------------------------------------------------------------------- lab
@@ -135,7 +135,7 @@ def test_evolution_round_slider_changes_figures_without_refit():
     open_tab(at, "evo.view", "Geometry: η vs η* paths")
     assert not at.exception and not at.error
     assert len(specs(at)) == 1 and titles()[0].startswith("geometry"), "the geometry tab draws the MGD / NGD paths"
-    at.slider(key="evo.x0").set_value(float(at.slider(key="evo.x0").max)).run()
+    at.slider(key="x0").set_value(float(at.slider(key="x0").max)).run()
     assert not at.exception
     open_tab(at, "evo.view", "Fit, NLL and iterates")
     n_models = len(model_store().items)
@@ -176,7 +176,7 @@ def test_split_gains_round_and_family_change_the_tree():
         if view == "Top splits":
             assert at.dataframe, "top splits table"
     assert len(at.metric) >= 2, "leafwise NLL of both criteria"
-    at.slider(key="split.tdepth").set_value(5).run()
+    at.slider(key="tdepth").set_value(5).run()
     assert not at.exception and len(specs(at)) == 1
 
 
@@ -242,8 +242,8 @@ def test_posterior_page_sections():
     at.sidebar.selectbox(key="post.method").set_value("fka").run()
     assert not at.exception and not at.error
     assert specs(at) != first
-    at.radio(key="post.section").set_value("method comparison").run()
-    at.sidebar.select_slider(key="post.cmp_rounds").set_value(50).run()
+    at.radio(key="section").set_value("method comparison").run()
+    at.sidebar.select_slider(key="cmp_rounds").set_value(50).run()
     assert not at.exception and not at.error
     assert len(specs(at)) == 1
     assert any("MMD" in t or "mmd" in t for t in tables(at)), "the comparison table"

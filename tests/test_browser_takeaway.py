@@ -42,6 +42,17 @@ def test_drifters_map_starts_above_the_fold(server, browser):
         top = page.evaluate("() => document.querySelector('.js-plotly-plot').getBoundingClientRect().top")
         assert top < 720 - 150, f"the map starts at {top:.0f} px, below a 1280x720 screen's fold"
         assert not _outside(requests)
+        # a setting Streamlit binds to the address (bind="query-params", distviz.ui.state.bound): URL -> widget,
+        # widget -> URL, and a refused value (not finite) shows the default
+        for query, shown in (("dbin=4", "4.00"), ("dbin=inf", "2.00")):
+            page.goto(f"{server}/drifters?{query}", wait_until="domcontentloaded")
+            page.wait_for_function(SETTLED, arg=2, timeout=120000, polling=200)
+            page.get_by_text("Map box and bin size").click()
+            box = page.get_by_label("Bin size (°)")
+            assert box.input_value() == shown, (query, box.input_value())
+        box.fill("3")
+        box.press("Enter")
+        page.wait_for_function("() => location.search.includes('dbin=3')", timeout=60000, polling=200)
     finally:
         ctx.close()
 

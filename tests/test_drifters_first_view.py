@@ -37,7 +37,7 @@ def test_default_is_the_precomputed_setting_where_ngb_wins(at, shipped):
     from distviz.experiments.drifters import APP_DEFAULTS
 
     assert APP_DEFAULTS["max_train"] == 30000 and APP_DEFAULTS["rounds"] == 300
-    assert at.sidebar.select_slider(key="drift.train").value == 30000
+    assert at.sidebar.select_slider(key="train").value == 30000
     assert any("Precomputed" in c.value for c in at.caption)
     rows = _table(at)
     assert rows["NGB"][0] == "7.534" and rows["IndepNGB"][0] == "7.553", "the README's figures on first view"
@@ -163,16 +163,16 @@ def test_first_map_shows_the_nll_difference_se_and_a_chosen_box_rebins_it(at):
     assert heat["x"][0] == -83.0 and heat["x"][1] - heat["x"][0] == 2.0, "the first view's grid is unchanged"
     assert "%{text}" in heat["hovertemplate"] and "|mean| > 2 s.e." in spec["layout"]["title"]["text"]
     assert any("clustered by drifter" in c.value for c in at.caption)
-    assert at.number_input(key="drift.dbin").value == 2.0 and at.number_input(key="drift.lon0").value == -84.0
-    at.number_input(key="drift.lon0").set_value(-30.0).run()
+    assert at.number_input(key="dbin").value == 2.0 and at.number_input(key="lon0").value == -84.0
+    at.number_input(key="lon0").set_value(-30.0).run()
     assert [e.value for e in at.error] and all("west longitude" in e.value for e in at.error)
-    at.number_input(key="drift.lon0").set_value(-70.0)
-    at.number_input(key="drift.dbin").set_value(1.0).run()
+    at.number_input(key="lon0").set_value(-70.0)
+    at.number_input(key="dbin").set_value(1.0).run()
     assert not at.error
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     x = arr(spec["data"][0]["x"])
     assert x[0] == -69.5 and x[1] - x[0] == 1.0 and x[-1] == -40.5
     lo0, lo1 = spec["layout"]["xaxis"]["range"]
     assert lo0 <= -70.0 and lo1 >= -40.0, "the extent holds the edge bins"
-    at.number_input(key="drift.lon0").set_value(-84.0)
-    at.number_input(key="drift.dbin").set_value(2.0).run()   # back to the first view for the tests below
+    at.number_input(key="lon0").set_value(-84.0)
+    at.number_input(key="dbin").set_value(2.0).run()   # back to the first view for the tests below

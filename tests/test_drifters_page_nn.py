@@ -33,14 +33,14 @@ def table_rows(at):
 def test_nn_toggle_is_off_by_default_and_adds_a_fitted_nn_row(fresh):
     at = drifters_page()
     assert not at.exception and not at.error
-    assert at.sidebar.toggle(key="drift.nn").value is False, "the NN baseline is off by default"
+    assert at.sidebar.toggle(key="nn").value is False, "the NN baseline is off by default"
     assert any("Precomputed" in el.value for el in at.caption), "the first paint is still the shipped result"
     assert "NN" not in table_rows(at) and "NGB" in table_rows(at)
     banner = " ".join(el.value for el in at.info)
     assert "synthetic sample" in banner and "real 1000-row" in banner and "−0.064 ± 0.084" in banner
-    at.sidebar.select_slider(key="drift.train").set_value(1000)
-    at.sidebar.select_slider(key="drift.drounds").set_value(30)
-    at.sidebar.toggle(key="drift.nn").set_value(True).run()
+    at.sidebar.select_slider(key="train").set_value(1000)
+    at.sidebar.select_slider(key="drounds").set_value(30)
+    at.sidebar.toggle(key="nn").set_value(True).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     rows = table_rows(at)
     assert {"NGB", "IndepNGB", "NN"} <= set(rows)
@@ -91,7 +91,7 @@ def test_budget_counts_the_nn_and_names_it_when_refused(monkeypatch, fresh):
     # on the page: one sentence, no traceback
     monkeypatch.setenv("DISTVIZ_MAX_FIT_SECONDS", "1.5")
     at = drifters_page()
-    at.sidebar.toggle(key="drift.nn").set_value(True).run()
+    at.sidebar.toggle(key="nn").set_value(True).run()
     assert not at.exception and len(at.error) == 1
     msg = at.error[0].value
     assert "NN baseline off" in msg and msg.count(". ") == 0 and "Error" not in msg, msg

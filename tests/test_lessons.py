@@ -15,7 +15,7 @@ from distviz.ui import lessons as L  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = "distviz/ui/app/app_pages"   # the page scripts, relative to ROOT
-from apptest_pages import open_page  # noqa: E402  (tests/ is on sys.path)
+from apptest_pages import address, open_page  # noqa: E402  (tests/ is on sys.path)
 
 SCRIPT = {"lab": None, **{p: f"app_pages/{p}.py" for p in L.PAGES if p != "lab"}}
 LESSONS, PROBLEMS = L.load_lessons()
@@ -72,7 +72,7 @@ def test_malformed_lesson_files_give_one_sentence_naming_the_file_and_the_rest_s
 def test_page_parameter_table_matches_the_pages_sources():
     """Every name a page registers literally in its source is in distviz.ui.lessons.PAGES, and nothing else is
     (so a lesson can be checked before it is opened, and a renamed parameter is noticed here)."""
-    literal = re.compile(r'(?:qp_key\(\s*\w+,\s*(?:\*_par\(\s*)?|lazy_tabs\(\s*\w+,\s*)"([^"]+)"')
+    literal = re.compile(r'(?:qp_key\(\s*\w+,\s*(?:\*_par\(\s*)?|lazy_tabs\(\s*\w+,\s*|bound\(\s*)"([^"]+)"')
 
     def names(*files):
         return {m for f in files for m in literal.findall((ROOT / f).read_text(encoding="utf-8"))}
@@ -101,7 +101,7 @@ def test_every_show_me_link_is_accepted_by_its_page(lesson, step_no, step):
     assert at.get("plotly_chart"), "the step's view draws no chart"
     if step.chart:   # the chart the step is about (presenter mode scrolls to it) is one the page draws
         assert any(el.proto.id.endswith(f"-{step.chart}") for el in at.get("plotly_chart")), step.chart
-    url = dict(at.query_params)
+    url = address(at)   # with the bound widgets' values, which a browser writes itself
     assert "apply" not in url
     for k, v in step.query().items():
         if k != "apply":
@@ -135,6 +135,22 @@ def test_show_me_overrides_what_the_session_already_had():
     assert not at.exception and not at.error
     at.slider(key="evo.round").set_value(3).run()   # the marker is spent: the user's own change is kept
     assert dict(at.query_params)["round"] == "3" and dict(at.query_params)["algo"] == "ngd"
+
+
+def test_show_me_also_sets_the_settings_streamlit_binds_to_the_url():
+    """A widget bound by Streamlit (bind="query-params") follows a "show me" link too: a value the session had is
+    replaced by the link's, and one the link leaves out returns to its default; a plain address does the same
+    only for the values it names."""
+    at = open_page("app_pages/drifters.py", {"dbin": "1", "map": "rho"})
+    assert at.number_input(key="dbin").value == 1.0 and address(at)["dbin"] == "1"
+    at = open_page("app_pages/drifters.py", {"map": "count"}, at)   # a plain address keeps the session's box
+    assert at.number_input(key="dbin").value == 1.0
+    step = next(s for _, _, s in STEPS if s.page == "drifters" and "dbin" not in s.params)
+    at = open_page("app_pages/drifters.py", step.query(), at)
+    assert not at.exception and not at.error
+    assert at.number_input(key="dbin").value == 2.0 and address(at)["map"] == step.params["map"]
+    at = open_page("app_pages/drifters.py", {**step.query(), "dbin": "3"}, at)
+    assert at.number_input(key="dbin").value == 3.0
 
 
 def test_lessons_page_steps_previous_next_and_links():

@@ -51,7 +51,7 @@ def test_page_opens_on_the_precomputed_default_without_fitting(monkeypatch):
     monkeypatch.setattr(up, "run_fit", no_fit)
     at = open_page("app_pages/posterior.py", {"section": "OOD demo"})
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert at.sidebar.select_slider(key="post.ood_rounds").value == 4000
+    assert at.sidebar.select_slider(key="ood_rounds").value == 4000
     auc = next(m for m in at.metric if m.label == "OOD PR-AUC").value
     assert float(auc.rstrip(" %")) >= 98.0
     assert any("Precomputed" in c.value for c in at.caption)

@@ -3,7 +3,8 @@ its URL parameters shows no exception and rewrites the address to its default st
 
 The parameters are not listed here: each page is opened once per *context* (the few settings that make
 conditional widgets appear: a family, an algorithm, a tab) and the names it then writes into its address
-(`sync_query_params` writes every parameter a page registered in the run) are what the hostile runs fill.  Every
+(`sync_query_params` writes every parameter a page registered in the run, and the widgets bound to the URL with
+bind="query-params" are named in the session, distviz.ui.state.bound) are what the hostile runs fill.  Every
 parameter gets a non-finite number (inf, -inf, nan and 1e999 in turn across the parameters), "0x10" and the
 100 kB string, each in a different run; the value parsing itself is checked value by value below.  A coverage
 check makes sure every parameter name written literally in a page's source is reached by one of its contexts, so a
@@ -24,6 +25,7 @@ AppTest = st_testing.AppTest
 from distviz import families  # noqa: E402
 from distviz.ui import state  # noqa: E402
 from distviz.ui.serve import app_script  # noqa: E402
+from tests.apptest_pages import address  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(app_script())   # the packaged app (distviz/ui/app/app.py); the pages' paths below are relative to its folder
@@ -45,7 +47,7 @@ PAGES = {
     "app_pages/posterior.py": ([{}, {"section": "method comparison"}, {"section": "OOD demo"}], [f"{SRC}/posterior.py"]),
     "app_pages/drifters.py": ([{}], [f"{SRC}/drifters.py"]),
 }
-LITERAL = re.compile(r'(?:qp_key\(\s*\w+,\s*(?:\*_par\(\s*)?|lazy_tabs\(\s*\w+,\s*)"([^"]+)"')
+LITERAL = re.compile(r'(?:qp_key\(\s*\w+,\s*(?:\*_par\(\s*)?|lazy_tabs\(\s*\w+,\s*|bound\(\s*)"([^"]+)"')
 TEXT_KINDS = ["title", "header", "subheader", "markdown", "caption", "text", "error", "warning", "info", "success",
               "metric", "code", "json"]
 
@@ -77,8 +79,13 @@ def open_page(path: str, query: dict) -> AppTest:
 
 
 def url(at: AppTest) -> dict:
-    """The page address after the run, as {name: value}."""
+    """The page address after the run, as {name: value} (a bound widget at its default is not in it)."""
     return dict(at.query_params)
+
+
+def bound_names(at: AppTest) -> set[str]:
+    """The URL names of the widgets bound to the address (bind="query-params") that the run drew."""
+    return set(address(at)) - set(url(at))
 
 
 def shown_text(at: AppTest) -> str:
@@ -106,8 +113,8 @@ def test_every_parameter_survives_hostile_values(path):
         base = open_page(path, ctx)
         check_clean(base, f"{path} {ctx}")
         want = url(base)  # every parameter the page registered in this run, at its value for this context
-        names = set(want) - set(ctx)
-        reached |= set(want)
+        names = (set(want) | bound_names(base)) - set(ctx)
+        reached |= set(want) | bound_names(base)
         assert set(ctx) <= set(want), f"{path}: context {ctx} did not stick"
         queries = hostile_queries(sorted(names))
         for query in queries:

@@ -310,23 +310,24 @@ def region_label(region: str, size: float) -> str:
     return region.replace("2° bins", f"{size:g}° bins") if region == REGIONS[0] else region
 
 
-def map_grid_controls(res, page: str) -> tuple[tuple[float, float, float, float], float]:
+def map_grid_controls(res) -> tuple[tuple[float, float, float, float], float]:
     """((lon0, lon1, lat0, lat1), bin size) of the whole-area map from a folded box of number inputs, each mirrored
-    in the URL (`qp_key`); the defaults are the comparison's own grid, so the first view is the shipped one."""
+    bound to the URL (distviz.ui.state.bound); the defaults are the comparison's own grid, so the first view is the
+    shipped one."""
     from distviz.experiments.drifter_grid import MAX_BIN_DEG, MAX_BINS, MIN_BIN_DEG, default_box
 
-    from .state import qp_key
+    from .state import bound
 
     dflt = default_box(res.binned)
     size0 = float(res.binned.attrs.get("bin_size_deg", 2.0))
     with st.expander("Map box and bin size (whole area)", icon=":material/grid_on:"):
         cols = st.columns(5)
         box = tuple(float(col.number_input(label, min_value=lo, max_value=hi, step=1.0, format="%.2f",
-                                           key=qp_key(page, name, min(max(d, lo), hi), lo=lo, hi=hi)))
+                                           value=min(max(d, lo), hi), **bound(name)))
                     for col, (name, label, lo, hi), d in zip(cols, GRID_PARAMS, dflt))
         size = float(cols[4].number_input("Bin size (°)", min_value=MIN_BIN_DEG, max_value=MAX_BIN_DEG, step=0.5,
-                                          format="%.2f", key=qp_key(page, "dbin", size0, lo=MIN_BIN_DEG,
-                                                                    hi=MAX_BIN_DEG)))
+                                          value=min(max(size0, MIN_BIN_DEG), MAX_BIN_DEG), format="%.2f",
+                                          **bound("dbin")))
         st.caption(f"Bin edges fall on multiples of the bin size, so the grid may reach up to one bin past the box; "
                    f"at most {MAX_BINS:,} bins. The defaults are the comparison's own grid.")
     return box, size  # type: ignore[return-value]

@@ -10,7 +10,7 @@ from distviz.viz import explorer as vx
 
 from .layout import static_table
 from .safe_text import escape_markdown
-from .state import qp_key, sync_query_params, user_errors
+from .state import bound, qp_key, sync_query_params, user_errors
 
 PAGE = "explore"
 
@@ -77,9 +77,8 @@ def render_explorer(container=None, *, page: str = PAGE, sync: bool = True) -> N
         values = {}
         for spec in vx.conventional_specs(family):
             values[spec.name] = box.slider(
-                spec.label, float(spec.lo), float(spec.hi), step=float(spec.step),
-                key=qp_key(page, f"{fam_name}.{spec.name}", float(spec.default), lo=spec.lo, hi=spec.hi),
-                help=spec.help)
+                spec.label, float(spec.lo), float(spec.hi), float(spec.default), step=float(spec.step),
+                help=spec.help, **bound(f"{fam_name}.{spec.name}"))
         eta, mean = vx.natural_from_conventional(family, values)
         col_fig, col_tab = st.columns([3, 2], gap="medium")
         with col_fig:

@@ -75,7 +75,7 @@ def chart_config(name: str, fmt: str | None = None) -> dict:
 
 def _settings() -> dict[str, str]:
     """{URL parameter: value} of the widgets this run has drawn so far (what the page's address will hold)."""
-    from .state import _DEFAULTS, _REGISTERED, _format
+    from .state import _DEFAULTS, _REGISTERED, _format, bound_settings
 
     regs = st.session_state.get(_REGISTERED, {})
     defaults = st.session_state.get(_DEFAULTS, {})
@@ -86,7 +86,7 @@ def _settings() -> dict[str, str]:
             if v is None or (pg == GLOBAL and key in defaults and v == defaults[key]):
                 continue
             out[name] = _format(v)
-    return out
+    return out | {name: _format(v, bound=True) for name, v in bound_settings().items()}
 
 
 def current_view() -> View:

@@ -111,7 +111,7 @@ class Step:
 
     def query(self, present: bool = False) -> dict:
         """The URL parameters of the "show me" link (with apply=1; present=1 in presenter mode)."""
-        q = {k: _format(v) for k, v in self.params.items()}
+        q = {k: _format(v, bound=True) for k, v in self.params.items()}   # true / false: what a bound switch reads
         if present:
             q["present"] = "1"
         q[APPLY] = "1"

@@ -1,8 +1,15 @@
 """The page state lives in the URL's query parameters so a view can be shared by copying its address.
 
-Each stateful widget gets a session-state key `page.name`; on the first run of a session its value
-is read from `?name=...` (parsed and checked against the allowed options), and after the widgets are
-drawn `sync_query_params` writes the current values back into the URL.
+A widget whose URL value is the text of its value (numbers, options shown as they are, switches) is bound to
+the address by Streamlit itself: `bound(page, name)` gives it the key `name` and `bind="query-params"`, and
+Streamlit reads `?name=...` on load (a value that does not parse, is not an option, lies outside the widget's
+range or is not finite gives the widget's default and is removed from the address), writes the value when it
+changes (a default stays out of the address) and keeps it across page switches.
+
+The other widgets (options shown through a label, the settings every page shares) still get a session-state
+key `page.name` from `qp_key`: on the first run of a session its value is read from `?name=...` (parsed and
+checked against the allowed options), and after the widgets are drawn `sync_query_params` writes the current
+values back into the URL (leaving the bound parameters to Streamlit).
 """
 
 from __future__ import annotations
@@ -26,6 +33,9 @@ GLOBAL = "app"            # settings every page shares (presenter mode): every s
 APPLY = "apply"           # ?apply=1 (a lesson's "show me" link): the run takes every setting from the URL (see begin_run)
 _APPLYING = "_qp_applying"  # keys this applying run has already set from the URL
 _DEFAULTS = "_qp_defaults"  # key -> default of the GLOBAL settings
+BIND = "query-params"     # Streamlit's own binding of a widget to the URL parameter named by its key
+_BOUND = "_qp_bound"      # URL name -> number of the full run that last drew its bound widget (see `bound`)
+_RUN = "_qp_run"          # number of the current full run of the session (begin_run)
 
 
 def _parse(raw: Any, default: Any) -> Any:
@@ -121,15 +131,40 @@ def qp_key(page: str, name: str, default: Any, *, options: Iterable | None = Non
     return key
 
 
+def bound(name: str) -> dict:
+    """Keyword arguments (`key`, `bind`) of a widget whose value Streamlit keeps in the URL parameter `name`.
+
+    The widget's key is `name` itself (Streamlit names the parameter after the key), so two pages that bind
+    the same name share its value.  Streamlit refuses a URL value that is not one of the widget's values
+    (unparsable, not an option, outside the range, not finite) and shows the default.  On a run that applies a
+    lesson link (?apply=1, `begin_run`) the session's value is dropped first, so the widget takes the link's
+    value, or its default when the link leaves it out.
+    """
+    st.session_state.setdefault(_BOUND, {})[name] = st.session_state.get(_RUN, 0)
+    applying = st.session_state.get(_APPLYING)
+    if applying is not None and name not in applying:
+        applying.add(name)
+        st.session_state.pop(name, None)
+    return {"key": name, "bind": BIND}
+
+
+def bound_settings() -> dict[str, Any]:
+    """{URL name: value} of the bound widgets drawn in this full run (and its fragment reruns) so far."""
+    run = st.session_state.get(_RUN, 0)
+    return {name: st.session_state.get(name) for name, r in st.session_state.get(_BOUND, {}).items()
+            if r == run and st.session_state.get(name) is not None}
+
+
 def get(page: str, name: str, default: Any = None) -> Any:
     """Current value of a registered widget (its default when it was not drawn yet)."""
     return st.session_state.get(f"{page}.{name}", default)
 
 
-def _format(v: Any) -> str:
-    """The URL text of a widget value: 1/0 for booleans, the shortest text that reads back exactly for floats."""
+def _format(v: Any, *, bound: bool = False) -> str:
+    """The URL text of a widget value: 1/0 for booleans (true/false for a `bound` widget: Streamlit reads only
+    those), the shortest text that reads back exactly for floats."""
     if isinstance(v, bool):
-        return "1" if v else "0"
+        return ("true" if v else "false") if bound else ("1" if v else "0")
     if isinstance(v, float):
         s = f"{v:g}"
         return s if float(s) == v else repr(v)
@@ -144,6 +179,7 @@ def sync_query_params(*pages: str, keep_others: bool = False) -> None:
     a parameter that came with the link and no widget read (an unknown key, a value that was refused)
     is dropped, so the address always describes a valid state.
     """
+    bound_names = st.session_state.get(_BOUND, {})   # Streamlit writes (and clears) these itself
     want, at_default = {}, set()
     regs = st.session_state.get(_REGISTERED, {})
     defaults = st.session_state.get(_DEFAULTS, {})
@@ -157,19 +193,23 @@ def sync_query_params(*pages: str, keep_others: bool = False) -> None:
                     at_default.add(name)  # a shared setting at its default stays out of the address
                 else:
                     want[name] = _format(v)
-    current = {k: st.query_params[k] for k in st.query_params}
+    current = {k: st.query_params[k] for k in st.query_params if k not in bound_names}
     if keep_others:
         written = st.session_state.get(_WRITTEN, {})
         want = {**{k: v for k, v in current.items() if written.get(k) == v and k not in at_default}, **want}
     st.session_state[_WRITTEN] = dict(want)
-    if current != want:
-        st.query_params.from_dict(want)
+    for k in current.keys() - want.keys():
+        del st.query_params[k]
+    changed = {k: v for k, v in want.items() if current.get(k) != v}
+    if changed:
+        st.query_params.update(changed)
 
 
 def begin_run() -> None:
     """Start of a full run (app.py): with ?apply=1 every qp_key of this run takes its value from the URL (its default
     when the URL lacks it) even where the session already has one, so a lesson link sets the exact view; the
     marker is then removed from the address."""
+    st.session_state[_RUN] = st.session_state.get(_RUN, 0) + 1
     st.session_state.pop(_APPLYING, None)
     if APPLY in st.query_params:
         applying = st.query_params.get(APPLY) == "1"
@@ -179,7 +219,7 @@ def begin_run() -> None:
 
 
 def applying() -> bool:
-    """Whether this run takes its settings from a link's address (?apply=1, see `begin_run`)."""
+    """Whether this run takes its settings from a link's address (?apply=1, see `begin_run`, `bound`)."""
     return st.session_state.get(_APPLYING) is not None
 
 

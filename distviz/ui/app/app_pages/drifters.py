@@ -32,7 +32,7 @@ from distviz.ui.figures import show_figure
 from distviz.ui.jobs import FitCancelled
 from distviz.ui.lab import MAX_UPLOAD_MB
 from distviz.ui.safe_text import escape_markdown, show_error
-from distviz.ui.state import error_sentence, qp_key, recall, remember, sync_query_params, user_errors
+from distviz.ui.state import bound, error_sentence, qp_key, recall, remember, sync_query_params, user_errors
 from distviz.viz.notation import math_text
 
 PAGE = "drift"
@@ -63,17 +63,16 @@ if source == "upload":
                                        "t, u, v, id. Parsed as data only.")
     upload = None if up is None else up.getvalue()
 D = APP_DEFAULTS
-rounds = st.sidebar.select_slider("Boosting rounds (max)", ROUNDS, key=qp_key(PAGE, "drounds", D["rounds"], options=ROUNDS),
+rounds = st.sidebar.select_slider("Boosting rounds (max)", ROUNDS, value=D["rounds"], **bound("drounds"),
                                   help="Upper bound on the rounds; early stopping on the validation drifters picks the count.")
-lr = st.sidebar.select_slider("Learning rate", RATES, key=qp_key(PAGE, "dlr", D["learning_rate"], options=RATES),
+lr = st.sidebar.select_slider("Learning rate", RATES, value=D["learning_rate"], **bound("dlr"),
                               help="Shrinkage of every tree (the paper uses 0.01 with many more rounds).")
 max_train = None
 if source == "sample":
-    max_train = st.sidebar.select_slider("Training rows (sample)", TRAIN,
-                                         key=qp_key(PAGE, "train", D["max_train"], options=TRAIN),
+    max_train = st.sidebar.select_slider("Training rows (sample)", TRAIN, value=D["max_train"], **bound("train"),
                                          help="A random subset of the training rows; with all 30,000 NGB's edge over "
                                               "IndepNGB shows (fewer rows fit faster and blur it).")
-nn = st.sidebar.toggle("Add the neural-network baseline (NN)", key=qp_key(PAGE, "nn", False),
+nn = st.sidebar.toggle("Add the neural-network baseline (NN)", value=False, **bound("nn"),
                        help="The paper's NN row (Sec. 4): an MLP that outputs the bivariate Gaussian in NGB's chart, "
                             "Adam at 0.01, patience 50, hidden layers chosen on the validation drifters from the "
                             "authors' grid. It adds to the fit a time that grows with the training rows.")
@@ -115,7 +114,7 @@ if res is not None:
     from distviz.viz import maps
 
     info = res.info
-    grid_box, grid_size = map_grid_controls(res, PAGE)
+    grid_box, grid_size = map_grid_controls(res)
     c1, c2 = st.columns([2, 3])
     region = c1.radio("Region", REGIONS, horizontal=True, key=qp_key(PAGE, "region", REGIONS[0], options=REGIONS),
                       format_func=lambda r: region_label(r, grid_size))
@@ -152,7 +151,7 @@ if res is not None:
     ids = [int(i) for i in np.unique(pred["id"].values)]
     default_id = maps.pick_trajectory(pred)[0]
     did = st.selectbox("Held-out drifter for the trajectory view", ids,
-                       key=qp_key(PAGE, "drifter", default_id if default_id in ids else ids[0], options=ids),
+                       index=ids.index(default_id) if default_id in ids else 0, **bound("drifter"),
                        help="Default: the held-out window with the fastest mean speed.")
     with user_errors():
         show_figure(maps.trajectory_ellipses_plotly(pred, did), key="drift.trajfig")

@@ -9,7 +9,7 @@ from distviz.ui.lab import PAGE as LAB
 from distviz.ui.lab import fit_model, folded_config_widgets
 from distviz.ui.playback import round_player
 from distviz.ui.safe_text import escape_markdown
-from distviz.ui.state import error_sentence, qp_key, sync_query_params
+from distviz.ui.state import bound, error_sentence, sync_query_params
 from distviz.viz import results as vr
 
 PAGE = "evo"
@@ -136,8 +136,8 @@ def draw(r):
         with tabs["Geometry: η vs η* paths"]:
             xt = trace["X"].values[:, 0]
             lo, hi = float(np.min(xt)), float(np.max(xt))
-            x0 = st.slider("Input x of the geometry panel", lo, hi, step=(hi - lo) / 100,
-                           key=qp_key(PAGE, "x0", round(lo + 0.3 * (hi - lo), 6), lo=lo, hi=hi),
+            x0 = st.slider("Input x of the geometry panel", lo, hi, round(lo + 0.3 * (hi - lo), 6), step=(hi - lo) / 100,
+                           **bound("x0"),
                            help="The input whose iterate path is drawn in both charts.")
             paths, teta, tstar = vr.geometry_paths(companions(), float(x0), data)
             fam = model.family_

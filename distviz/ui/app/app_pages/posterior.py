@@ -21,7 +21,7 @@ from distviz.ui.posterior import (
     ood_demo,
     ood_demo_seconds,
 )
-from distviz.ui.state import qp_key, sync_query_params, user_errors
+from distviz.ui.state import bound, qp_key, sync_query_params, user_errors
 from distviz.viz import palette
 from distviz.viz import posterior as vp
 from distviz.viz import results as vr
@@ -42,7 +42,7 @@ categorical WGBoost on UCI image segments with the class "sky" held out; the spr
 class probabilities is small for familiar inputs and large for the unseen class, so 1 / max variance
 separates them (Section 4.3; PR-AUC of in- vs out-of-distribution).
 """)
-section = st.radio("Section", SECTIONS, horizontal=True, key=qp_key(PAGE, "section", SECTIONS[0], options=SECTIONS))
+section = st.radio("Section", SECTIONS, horizontal=True, **bound("section"))
 
 if section == "conditional density":
     st.sidebar.header("Conditional density")
@@ -84,7 +84,7 @@ if section == "conditional density":
                                                y_label=gd.y_label, title="90% predictive bands: sparse GPs vs WGBoost"),
                             key="post.gpfig")
 elif section == "method comparison":
-    rounds = st.sidebar.select_slider("Rounds", [50, 100, 200], key=qp_key(PAGE, "cmp_rounds", 100, options=[50, 100, 200]))
+    rounds = st.sidebar.select_slider("Rounds", [50, 100, 200], value=100, **bound("cmp_rounds"))
     methods = st.sidebar.multiselect("Methods", METHODS, default=METHODS, format_func=palette.algo_label, key=f"{PAGE}.methods")
     if not methods:
         st.error("Pick at least one method to compare.")
@@ -95,8 +95,7 @@ elif section == "method comparison":
                         key="post.compare")
             static_table(vp.comparison_table(out))
 else:
-    rounds = st.sidebar.select_slider("Rounds", OOD_ROUNDS,
-                                      key=qp_key(PAGE, "ood_rounds", OOD_DEFAULT_ROUNDS, options=OOD_ROUNDS),
+    rounds = st.sidebar.select_slider("Rounds", OOD_ROUNDS, value=OOD_DEFAULT_ROUNDS, **bound("ood_rounds"),
                                       help="Section 4.3 uses 4000 rounds with learning rate 0.4; fewer rounds leave the "
                                            "two groups overlapping.")
     refit = False

@@ -7,7 +7,7 @@ from distviz.ui.figures import charts, shared_figures
 from distviz.ui.lab import LAW_ALGOS, SPLIT_OWN, folded_config_widgets, standalone_trees
 from distviz.ui.lab import PAGE as LAB
 from distviz.ui.playback import round_player
-from distviz.ui.state import qp_key, sync_query_params, user_errors
+from distviz.ui.state import bound, sync_query_params, user_errors
 from distviz.viz import results as vr
 from distviz.viz import trees as vt
 
@@ -105,7 +105,7 @@ def draw(r):
 def standalone():
     """criterion="variance" vs criterion="entropy": two trees grown directly on T(y) of the same data."""
     st.markdown('**Standalone trees: `criterion="variance"` vs `criterion="entropy"`**')
-    depth = st.slider("Standalone tree depth", 1, 6, key=qp_key(PAGE, "tdepth", 3, lo=1, hi=6),
+    depth = st.slider("Standalone tree depth", 1, 6, 3, **bound("tdepth"),
                       help="Both trees are grown on T(y) of the same data with this depth.")
     with user_errors():
         tdata, T, fam, trees = standalone_trees(cfg, upload, depth)
