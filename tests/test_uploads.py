@@ -86,10 +86,12 @@ def test_an_upload_is_parsed_once_per_content(monkeypatch):
 
 
 def test_the_parse_cache_is_bounded_by_bytes(monkeypatch):
-    monkeypatch.setattr(uploads, "MAX_CACHE_BYTES", 3 * int(FRAME.memory_usage(deep=True).sum()))
+    from distviz.ui.jobs import ResultStore
+
+    monkeypatch.setattr(uploads, "_store", ResultStore(3 * int(FRAME.memory_usage(deep=True).sum())))
     for k in range(6):
         lab.parse_csv(FRAME.assign(y=FRAME["y"] + k).to_csv(index=False).encode())
-    assert uploads._bytes[0] <= uploads.MAX_CACHE_BYTES and 1 <= len(uploads._cache) <= 3
+    assert uploads._store.bytes <= uploads._store.max_bytes and 1 <= len(uploads._store.items) <= 3
 
 
 def _picker_app():

@@ -278,7 +278,8 @@ def nbytes(obj: Any, *, max_depth: int = 8, max_nodes: int = 200_000) -> int:
 
 
 class ResultStore:
-    """A thread-safe LRU of finished results shared by all sessions, bounded by bytes (not entries).
+    """A thread-safe LRU of finished results shared by all sessions, bounded by bytes (not entries): the fits'
+    results (:func:`result_store`) and the parsed uploads (``uploads``).
 
     A result larger than the whole cap is not stored (the caller still gets it); otherwise the least
     recently used results are evicted until the total fits.
@@ -300,9 +301,10 @@ class ResultStore:
                 return self.items[key]
         return None
 
-    def put(self, key, value) -> bool:
-        """Store `value` under `key`, evicting LRU results past the byte cap; False when it is too large to keep."""
-        size = int(self.size_of(value))
+    def put(self, key, value, size: int | None = None) -> bool:
+        """Store `value` under `key` (its `size` in bytes, else ``size_of(value)``), evicting LRU results past the byte
+        cap; False when it is too large to keep."""
+        size = int(self.size_of(value) if size is None else size)
         with self.lock:
             if key in self.items:
                 self.bytes -= self.sizes.pop(key)

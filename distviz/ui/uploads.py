@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections import OrderedDict
 
 from distviz.data import parse_worker
 from distviz.data.parse_worker import ParseUnavailable
 from distviz.errors import DataError
 
-from .jobs import _env_number
+from .jobs import ResultStore, _env_number
 
 #: Largest upload accepted (Streamlit's server.maxUploadSize is set to the same in .streamlit/config.toml).
 MAX_UPLOAD_MB = 20
@@ -47,8 +46,8 @@ PARSE_WAIT_SECONDS = _env_number("DISTVIZ_MAX_PARSE_WAIT_SECONDS", 60.0, 0.05)
 MAX_CACHE_BYTES = 128 * 1024 * 1024
 
 _lock = threading.Lock()
-_cache: OrderedDict[tuple, tuple[object, int]] = OrderedDict()
-_bytes = [0]
+#: the parsed frames (or the sentences about their files) by (kind, content digest)
+_store = ResultStore(MAX_CACHE_BYTES)
 #: Number of times a file was actually parsed (tests read it to check that reruns hit the cache).
 parse_count = [0]
 
@@ -80,11 +79,8 @@ def _frame_bytes(df) -> int:
 def _cached(kind: str, data: bytes, parse, size_of=_frame_bytes):
     """parse(data) once per (kind, content); a DataError is cached too and raised again on every call."""
     key = (kind, _digest(data))
-    with _lock:
-        hit = _cache.get(key)
-        if hit is not None:
-            _cache.move_to_end(key)
-    if hit is None:
+    value = _store.get(key)
+    if value is None:
         parse_count[0] += 1
         try:
             value = parse(data)
@@ -92,16 +88,7 @@ def _cached(kind: str, data: bytes, parse, size_of=_frame_bytes):
             raise                     # says nothing about the file: read it again next time
         except DataError as exc:
             value = exc
-        size = 256 if isinstance(value, DataError) else size_of(value)
-        with _lock:
-            if key not in _cache and size <= MAX_CACHE_BYTES:
-                _cache[key] = (value, size)
-                _bytes[0] += size
-                while _bytes[0] > MAX_CACHE_BYTES and len(_cache) > 1:
-                    _, (_, s) = _cache.popitem(last=False)
-                    _bytes[0] -= s
-        hit = (value, size)
-    value = hit[0]
+        _store.put(key, value, 256 if isinstance(value, DataError) else size_of(value))
     if isinstance(value, DataError):
         raise DataError(str(value))
     return value
@@ -109,9 +96,8 @@ def _cached(kind: str, data: bytes, parse, size_of=_frame_bytes):
 
 def clear_cache() -> None:
     """Forget every parsed upload (tests)."""
+    _store.clear()
     with _lock:
-        _cache.clear()
-        _bytes[0] = 0
         _last_digest[0], _last_digest[1] = None, ""
 
 
