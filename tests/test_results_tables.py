@@ -119,3 +119,15 @@ def test_generic_and_drifter_tables_pair_each_mean_with_its_standard_error():
     tables = result_tables.tables_for("drifters", [rec])
     assert len(tables) == 2 and "protocol: partial; 10 replications" in tables[0][0]
     assert ["NGB_minus_IndepNGB", result_tables.DASH, "-0.0200 \u00b1 0.0100", "7", "10"] in tables[0][2]
+
+
+def test_drifter_guide_states_the_shipped_comparison():
+    """docs/user_guide/drifters.rst quotes the precomputed comparison's test NLLs and row count: they must be the
+    shipped file's."""
+    from distviz.experiments.drifters import load_precomputed
+
+    table = load_precomputed().table
+    text = " ".join((ROOT / "docs" / "user_guide" / "drifters.rst").read_text().split())
+    assert f"{table['NGB']['n']:,} test rows" in text
+    assert (f"NGB a test NLL of {table['NGB']['NLL']:.3f} against IndepNGB's {table['IndepNGB']['NLL']:.3f}, "
+            f"where the true law scores {table['Oracle']['NLL']:.3f}") in text

@@ -102,7 +102,8 @@ def wgboost_uci_table(recs: list[dict]) -> tuple[list[str], list[list[str]]]:
     rounds chosen (median over splits; how many reached the cap)."""
     from distviz.experiments.wgboost import TABLE1
 
-    header = ["data set", "splits", "NLL", "NLL (paper)", "RMSE", "RMSE (paper)", "rounds (NLL)", "rounds (RMSE)"]
+    header = ["data set", "splits", "folds, M chosen by", "NLL", "NLL (paper)", "RMSE", "RMSE (paper)",
+              "rounds (NLL)", "rounds (RMSE)"]
     rows = []
     for rec in recs:
         name = rec["config"].get("dataset")
@@ -110,7 +111,9 @@ def wgboost_uci_table(recs: list[dict]) -> tuple[list[str], list[list[str]]]:
         ref = TABLE1.get(name)
         cap = rec["config"].get("max_rounds")
 
-        rows.append([name, f"{r.get('splits')} ({rec['config'].get('protocol')})",
+        c = rec["config"]
+        how = f"{c.get('split_source', 'hla')}, " + (f"patience {c['patience']}" if c.get("patience") else "every M")
+        rows.append([name, f"{r.get('splits')} ({c.get('protocol')})", how,
                      f"{pm(r.get('nll'), r.get('nll_se'))} (sd {num(r.get('nll_sd'), 2)})",
                      f"{num(ref[0][0], 2)} (sd {num(ref[0][1], 2)})" if ref else DASH,
                      f"{pm(r.get('rmse'), r.get('rmse_se'))} (sd {num(r.get('rmse_sd'), 2)})",
@@ -156,7 +159,11 @@ def tables_for(study: str, recs: list[dict]) -> list[tuple[str, list[str], list[
     for rec in recs:
         cap = f"{study}, {protocol_note(rec)}"
         if study == "mvn-sim":
-            out.append((cap + "; KL(pred || true), mean \u00b1 s.e.", *mvn_sim_table(rec)))
+            sizes = _mvn_sizes({**rec["result"], "config": rec["config"]})
+            chosen = [f"{r['NN-paper']['structure']} at N = {n}" for n, r in sizes.items()
+                      if isinstance(r.get("NN-paper"), dict) and "structure" in r["NN-paper"]]
+            note = f"; NN-paper's structure (the paper's rule): {', '.join(chosen)}" if chosen else ""
+            out.append((cap + "; KL(pred || true), mean \u00b1 s.e." + note, *mvn_sim_table(rec)))
         elif study == "drifters" and isinstance(rec["result"].get("paper"), dict):
             for part, what in (("paper", "the paper's protocol (grid chosen on validation NLL)"),
                                ("defaults", "the study's defaults on the same splits")):
