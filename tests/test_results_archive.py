@@ -34,7 +34,7 @@ def test_protocol_labels():
     assert archive.protocol_of("mvn-sim", {**full, "reps": 3}) == "partial"
     assert archive.protocol_of("mvn-sim", {"n": 500, "reps": 50}) == "partial"
     assert archive.protocol_of("laws", {}) == "custom"
-    real = {"protocol": "paper", "reps": 10, "data": "/data/drifters/gdp_north_atlantic_subset.csv"}
+    real = {"study_protocol": "paper", "reps": 10, "data": "/data/drifters/gdp_north_atlantic_subset.csv"}
     assert archive.protocol_of("drifters", real) == "partial"           # a subset is not the paper's data
     assert archive.protocol_of("drifters", {**real, "data": "/data/drifters_full.h5"}) == "paper"
     assert archive.protocol_of("drifters", {**real, "data": "sample"}) == "custom"
@@ -51,6 +51,13 @@ def test_run_and_archive_writes_a_checked_record(tmp_path):
     assert "truth" in rec["result"]
     [(p, r)] = archive.load_records(tmp_path)
     assert p == path and r == rec
+
+
+def test_a_study_option_named_protocol_is_not_the_label():
+    """drifters --protocol paper on a subset: the option is kept as study_protocol, the label says partial."""
+    config, rest = archive._config("drifters", {"protocol": "paper", "reps": 10, "data": "x/gdp_subset.csv"},
+                                   {"paper": {}})
+    assert config["study_protocol"] == "paper" and config["protocol"] == "partial" and rest == {"paper": {}}
 
 
 def test_load_records_refuses_a_malformed_record(tmp_path):

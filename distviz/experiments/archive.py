@@ -86,7 +86,7 @@ def protocol_of(study: str, config: dict) -> str:
         return "paper" if full and config.get("variant", "paper") == "paper" else "partial"
     if study == "drifters":   # the paper's data: the whole processed drifter table (Zenodo 5644972), not a subset
         data = str(config.get("data", "sample"))
-        if config.get("protocol") != "paper" or data == "sample":
+        if config.get("study_protocol") != "paper" or data == "sample":
             return "custom"
         whole = "subset" not in Path(data).name and not config.get("max_train") and not config.get("bbox")
         return "paper" if whole and int(config.get("reps") or 0) >= 10 else "partial"
@@ -98,12 +98,17 @@ def _config(study: str, options: dict, result: dict) -> tuple[dict, dict]:
     from distviz.data.uci import parse_splits
 
     config = {k.replace("-", "_"): v for k, v in options.items()}
+    if "protocol" in config:   # a study's own --protocol option (drifters): kept apart from the archive's label
+        config["study_protocol"] = config.pop("protocol")
     inner = None
     if isinstance(result.get("config"), dict):
-        inner = result["config"]
+        inner = dict(result["config"])
     elif isinstance(result.get("sizes"), dict):   # mvn-sim over several N: one config per N, equal but for n
         inner = {k: v for k, v in next(iter(result["sizes"].values())).get("config", {}).items() if k != "n"}
         inner["sizes"] = [int(n) for n in result["sizes"]]
+    if study == "drifters" and isinstance(result.get("info"), dict):   # the settings the protocol used, not the options
+        inner = {k: v for k, v in result["info"].items() if k not in ("seconds", "units")}
+    label = inner.pop("protocol", None) if inner else None   # the study's own paper / partial / custom word
     if inner:
         config.update(inner)
     if study == "wgboost-uci" and isinstance(config.get("splits"), str):
@@ -112,7 +117,7 @@ def _config(study: str, options: dict, result: dict) -> tuple[dict, dict]:
         config["methods"] = [m.strip() for m in config["methods"].split(",") if m.strip()]
         if "sizes" not in config:
             config["sizes"] = [int(v) for v in str(config.get("n")).split(",") if v.strip()]
-    config["protocol"] = config.get("protocol") or protocol_of(study, config)   # the study's own word first
+    config["protocol"] = label or protocol_of(study, config)
     rest = {k: v for k, v in result.items() if k != "config"}
     return config, rest
 
