@@ -163,14 +163,17 @@ def test_lessons_page_steps_previous_next_and_links():
     assert link.page == lesson.steps[2].page
     assert "apply=1" in link.query_string and "round=5" in link.query_string
     at.button(key="lesson.next").click().run()
-    assert dict(at.query_params) == {"lesson": "2", "step": "4"}
+    assert address(at) == {"lesson": "2", "step": "4"}
     at.button(key="lesson.prev").click().run()
     at.button(key="lesson.prev").click().run()
-    assert dict(at.query_params)["step"] == "2"
+    assert address(at)["step"] == "2"
+    # a link back to a lesson's first step (the sidebar's, the step view's: apply=1) wins over the step the session had
+    at = open_page("app_pages/lessons.py", {"lesson": "2", "step": "1", "apply": "1"}, at)
+    assert address(at)["step"] == "1" and "Step 1 of" in at.subheader[0].value
     at.selectbox(key="lesson.lesson").set_value(5).run()   # another lesson starts at its first step
-    assert dict(at.query_params) == {"lesson": "5", "step": "1"}
+    assert address(at) == {"lesson": "5", "step": "1"}
     at = open_page("app_pages/lessons.py", {"lesson": "99", "step": "-3"})   # a stale link: the first lesson
-    assert dict(at.query_params) == {"lesson": "1", "step": "1"} and not at.exception
+    assert address(at) == {"lesson": "1", "step": "1"} and not at.exception
 
 
 def test_other_pages_link_back_to_the_lesson_step():
@@ -178,4 +181,4 @@ def test_other_pages_link_back_to_the_lesson_step():
     step = LESSONS[0].steps[1]
     at = open_page("app_pages/explorer.py", step.query(), at)
     back = [p.proto for p in at.get("page_link") if p.proto.page == "lessons"]
-    assert back and back[0].page == "lessons" and back[0].query_string == "lesson=1&step=2"
+    assert back and back[0].page == "lessons" and back[0].query_string == "lesson=1&step=2&apply=1"

@@ -273,6 +273,6 @@ def back_to_lesson(nav) -> None:
     cur = st.session_state.get(CURRENT)
     if not cur or "lessons" not in NAV or getattr(nav, "url_path", "") == "lessons":
         return
-    q = {"lesson": str(cur[0]), "step": str(cur[1])} | ({"present": "1"} if presenting() else {})
+    q = {"lesson": str(cur[0]), "step": str(cur[1]), APPLY: "1"} | ({"present": "1"} if presenting() else {})
     st.sidebar.page_link(NAV["lessons"], label=f"Lesson {cur[0]}, step {cur[1]}", icon=":material/undo:",
                          query_params=q, help="Back to the lesson step this view came from.")

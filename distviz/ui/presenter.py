@@ -22,7 +22,7 @@ import re
 import streamlit as st
 
 from .lessons import CURRENT, NAV, PAGES, Lesson, load_lessons
-from .state import GLOBAL, applying, qp_key
+from .state import APPLY, GLOBAL, applying, qp_key
 
 TOUR = "tour"                         #: URL parameter of the step view: "N.i" (lesson N, step i)
 REF = re.compile(r"^([1-9][0-9]?)\.([1-9][0-9]?)$")
@@ -173,7 +173,7 @@ def step_view(nav) -> bool:
     with panel:
         st.page_link(NAV["lessons"], label=f"Lesson {lesson.number} · step {i} of {len(lesson.steps)}",
                      icon=":material/school:", query_params={"lesson": str(lesson.number), "step": str(i),
-                                                             "present": "1"},
+                                                             "present": "1", APPLY: "1"},
                      help="This step on the Lessons page.")
         st.subheader(lesson.markdown(step.title), anchor=False)
         st.markdown(lesson.markdown(step.text))

@@ -7,7 +7,7 @@ from distviz.ui.layout import presenting
 from distviz.ui.lessons import CURRENT, ENV_DIR, NAV, PAGES, load_lessons
 from distviz.ui.presenter import arrow_keys, step_query
 from distviz.ui.safe_text import show_error
-from distviz.ui.state import qp_key, sync_query_params
+from distviz.ui.state import bound, qp_key, sync_query_params
 
 PAGE = "lesson"
 
@@ -43,7 +43,7 @@ numbers = [ls.number for ls in lessons]
 by_number = {ls.number: ls for ls in lessons}
 lkey = qp_key(PAGE, "lesson", numbers[0], options=numbers)
 lesson = by_number[st.session_state[lkey]]
-skey = qp_key(PAGE, "step", 1, lo=1, hi=len(lesson.steps))
+skey = "step"   # the step's segmented control is bound to ?step= by Streamlit (distviz.ui.state.bound)
 
 
 def first_step():
@@ -63,7 +63,8 @@ top[0].selectbox("Lesson", numbers, format_func=lambda i: f"{i}. {by_number[i].t
                  on_change=first_step)
 if lesson.summary and not present:
     st.caption(lesson.markdown(lesson.summary))
-step_no = top[1].segmented_control("Step", list(range(1, len(lesson.steps) + 1)), key=skey, format_func=str)
+step_no = top[1].segmented_control("Step", list(range(1, len(lesson.steps) + 1)), default=1, format_func=str,
+                                   **bound(skey))
 step_no = int(step_no or 1)
 step = lesson.steps[step_no - 1]
 st.session_state[CURRENT] = (lesson.number, step_no)
