@@ -65,9 +65,13 @@ def test_mvn_table_sets_nn_paper_beside_the_papers_nn_only():
 def test_docs_pages_carry_every_archived_number(tmp_path):
     """Each record's numbers, formatted independently here, appear on its study's generated page."""
     ext = _module(ROOT / "docs" / "_ext" / "distviz_results.py", "distviz_results_for_tables")
-    recs = [(Path("a.json"), _uci_record()), (Path("b.json"), _mvn_record())]
+    pytest.importorskip("matplotlib")
+    rec = _uci_record()
+    rec["result"]["per_split"]["nll"] = [0.4, 0.5, 0.6]
+    recs = [(Path("a.json"), rec), (Path("b.json"), _mvn_record())]
     pages = ext.archived_pages(tmp_path, recs)
     assert "archived_wgboost-uci" in pages["archived"] and "archived_mvn-sim" in pages["archived"]
+    assert (tmp_path / "archived_uci_nll.png").stat().st_size > 0 and "archived_uci_nll.png" in pages["archived"]
     assert "0.500 \u00b1 0.029" in pages["archived_wgboost-uci"] and "protocol: partial" in pages["archived_mvn-sim"]
     for _, rec in archive.load_records():
         page = ext.archived_pages(tmp_path, [(None, rec)])[f"archived_{rec['study']}"]

@@ -226,6 +226,11 @@ def archived_pages(folder: Path, records=None) -> dict[str, str]:
              "``scripts/archive_study.py``): its tables beside the paper's published numbers, and each run's "
              "protocol, command line, date, commit and load average. A run labelled *partial* ran part of the "
              "paper's protocol (fewer splits, replications or sizes) and is not the paper's protocol.\n"]
+    fig = _uci_figure(by_study.get("wgboost-uci", []), folder)
+    if fig:
+        index.append(f".. figure:: {fig}\n   :width: 80%\n   :alt: test NLL per split of the archived WGBoost UCI runs\n\n"
+                     "   Test NLL of each split of the archived WGBoost UCI runs (dots, one row per run) beside the "
+                     "paper's mean and standard deviation over its 20 repeats (bar).\n")
     if by_study:
         index.append(".. toctree::\n   :maxdepth: 1\n\n" + "".join(f"   archived_{k}\n" for k in sorted(by_study)))
     else:
@@ -246,6 +251,39 @@ def archived_pages(folder: Path, records=None) -> dict[str, str]:
             text.append(f"  Full protocol: {cfg}.\n")
         pages[f"archived_{study}"] = "\n".join(text)
     return pages
+
+
+def _uci_figure(recs: list[dict], folder: Path) -> str | None:
+    """A dot plot of the per-split test NLL of the wgboost-uci records beside the paper's mean +- sd (PNG beside the
+    page); None without such records."""
+    from distviz.experiments.wgboost import TABLE1
+
+    runs = [r for r in recs if r["result"].get("per_split", {}).get("nll")]
+    if not runs:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 0.9 + 0.45 * len(runs)), layout="constrained")
+    labels = []
+    for i, rec in enumerate(runs):
+        c, nll = rec["config"], rec["result"]["per_split"]["nll"]
+        ax.plot(nll, [i] * len(nll), "o", ms=4, alpha=0.6, color="C0", label="this run, per split" if i == 0 else None)
+        ref = TABLE1.get(c.get("dataset"))
+        if ref:
+            ax.errorbar([ref[0][0]], [i + 0.25], xerr=[ref[0][1]], fmt="s", color="C3", ms=5, capsize=3,
+                        label="paper: mean \u00b1 sd" if i == 0 else None)
+        labels.append(f"{c.get('dataset')} ({c.get('split_source', 'hla')}, {c.get('protocol')})")
+    ax.set_yticks(range(len(runs)), labels)
+    ax.set(xlabel="test NLL (nats)")
+    ax.invert_yaxis()
+    fig.legend(loc="outside upper center", ncols=2, fontsize=8)
+    name = "archived_uci_nll.png"
+    fig.savefig(folder / name, dpi=110)
+    plt.close(fig)
+    return name
 
 
 PAGES = {"drifters": drifters_page, "posterior_ood": ood_page}
