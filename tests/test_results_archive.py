@@ -60,6 +60,13 @@ def test_a_study_option_named_protocol_is_not_the_label():
     assert config["study_protocol"] == "paper" and config["protocol"] == "partial" and rest == {"paper": {}}
 
 
+def test_config_lists_splits_and_takes_the_settings_a_study_reports():
+    config, _ = archive._config("dlm-vs-elbo", {"splits": "0-2", "likelihood": ""},
+                                {"info": {"likelihood": "gaussian", "n_train": 320, "seconds": 3.0}, "ELBO": {}})
+    assert config["splits"] == [0, 1, 2] and config["likelihood"] == "gaussian" and config["n_train"] == 320
+    assert "seconds" not in config and config["protocol"] == "custom"
+
+
 def test_load_records_refuses_a_malformed_record(tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps({"study": "x"}))
     with pytest.raises(DataError, match="lacks"):

@@ -114,7 +114,7 @@ def test_generic_and_drifter_tables_pair_each_mean_with_its_standard_error():
     header, rows = result_tables.generic_table(
         {"ELBO": {"test_log_loss": 3.1234, "test_log_loss_se": 0.0123, "beta": None, "seconds": 9.0},
          "beta-ELBO": {"test_log_loss": 3.0, "beta": 0.5}, "info": {"n_train": 400}})
-    assert header == ["", "test_log_loss", "beta"]
+    assert header == ["method", "test_log_loss", "beta"]
     assert rows == [["ELBO", "3.1234 \u00b1 0.0123", result_tables.DASH], ["beta-ELBO", "3.0000", "0.5000"]]
     rec = {"config": {"protocol": "partial", "reps": 10},
            "result": {"paper": {"NGB": {"NLL": 7.5, "NLL_se": 0.1},

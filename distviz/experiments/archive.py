@@ -106,12 +106,13 @@ def _config(study: str, options: dict, result: dict) -> tuple[dict, dict]:
     elif isinstance(result.get("sizes"), dict):   # mvn-sim over several N: one config per N, equal but for n
         inner = {k: v for k, v in next(iter(result["sizes"].values())).get("config", {}).items() if k != "n"}
         inner["sizes"] = [int(n) for n in result["sizes"]]
-    if study == "drifters" and isinstance(result.get("info"), dict):   # the settings the protocol used, not the options
+    if study in ("drifters", "dlm-vs-elbo") and isinstance(result.get("info"), dict):
+        # the settings the run used (sizes, grids, the paper protocol's rates), reported by the study, beside the options
         inner = {k: v for k, v in result["info"].items() if k not in ("seconds", "units")}
     label = inner.pop("protocol", None) if inner else None   # the study's own paper / partial / custom word
     if inner:
         config.update(inner)
-    if study == "wgboost-uci" and isinstance(config.get("splits"), str):
+    if study in ("wgboost-uci", "dlm-vs-elbo") and isinstance(config.get("splits"), str):
         config["splits"] = list(parse_splits(config["splits"]))
     if study == "mvn-sim" and isinstance(config.get("methods"), str):
         config["methods"] = [m.strip() for m in config["methods"].split(",") if m.strip()]

@@ -143,7 +143,7 @@ def generic_table(result: dict) -> tuple[list[str], list[list[str]]]:
             return pm(x, err if isinstance(err, float) else None, 4 if abs(x) < 100 else 1)
         return DASH if x is None else str(x)
 
-    return ["", *metrics], [[k, *(cell(v, m) for m in metrics)] for k, v in rows_in.items()]
+    return ["method", *metrics], [[k, *(cell(v, m) for m in metrics)] for k, v in rows_in.items()]
 
 
 def _is_num(x) -> bool:
