@@ -94,6 +94,16 @@ def _build(codes_T, codes_R, rows, start, stop, G, col_off, o, K, buf, out, allo
 
 
 @njit(cache=True)
+def _copy_hist(dst, src):
+    """dst[...] = src for two (p, nb, C) histograms, element by element: an array-to-array assignment compiles numba's
+    shape-mismatch message (its string formatting) into the grower, a large share of the grower's compile time."""
+    for f in range(dst.shape[0]):
+        for b in range(dst.shape[1]):
+            for c in range(dst.shape[2]):
+                dst[f, b, c] = src[f, b, c]
+
+
+@njit(cache=True)
 def _missing_column(n_bins, nb_max):
     """The histogram column of missing values: nb_max - 1 when the histograms are wider than every feature's bins, else -1."""
     top = 0
@@ -296,7 +306,7 @@ def grow_tree(
         n_free -= 1
         ss = free[n_free]
         if use_root:
-            hist[ss] = root_hist
+            _copy_hist(hist[ss], root_hist)
         elif prebuilt and small == 0:
             pass
         else:

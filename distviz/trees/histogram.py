@@ -350,7 +350,10 @@ def _hist_rows_parallel(codes_R, rows, start, stop, G, col_off, lead, K, unit, o
         f1 = ((t + 1) * p) // n_groups
         own = np.empty((f1 - f0, out.shape[1], out.shape[2]))
         _accumulate_rows(codes_R, rows, start, stop, G, col_off, lead, K, unit, f0, f1, own, f0)
-        out[f0:f1] = own
+        for a in range(f1 - f0):   # element by element, as grower._copy_hist (no shape-mismatch message compiled)
+            for b in range(out.shape[1]):
+                for c in range(out.shape[2]):
+                    out[f0 + a, b, c] = own[a, b, c]
 
 
 @njit(cache=True)
@@ -477,12 +480,20 @@ def _root_targets_two(code0, code1, G, col_off, o, h0, h1, tot, with_tot):
 
 
 @njit(cache=True)
+def _copy_lead(out, lead, f, o):
+    """out[f, :, :o] = lead[f], element by element (no slice assignment: see _hist_rows_parallel)."""
+    for b in range(out.shape[1]):
+        for c in range(o):
+            out[f, b, c] = lead[f, b, c]
+
+
+@njit(cache=True)
 def _root_targets_unit(codes_T, G, col_off, o, K, lead, out, tot, f, paired):
     """One work unit of the root pass: features f and f+1 together when paired (K = 1), else feature f alone."""
     p = codes_T.shape[0]
-    out[f, :, :o] = lead[f]
+    _copy_lead(out, lead, f, o)
     if paired and f + 1 < p:
-        out[f + 1, :, :o] = lead[f + 1]
+        _copy_lead(out, lead, f + 1, o)
         _root_targets_two(codes_T[f], codes_T[f + 1], G, col_off, o, out[f], out[f + 1], tot, f == 0)
     else:
         _root_targets_feature(codes_T[f], G, col_off, o, K, out[f], tot, f == 0)
