@@ -178,6 +178,8 @@ def prose(text: str, rst: bool) -> str:
             skip = ln.rstrip().endswith("::")
         text = re.sub(r":math:`[^`]*`|``[^`]*``", "", "\n".join(out))
     else:
+        # the README's results tables are generated from results/*.json and checked by tests/test_results_tables.py
+        text = re.sub(r"<!-- results tables:.*?<!-- end of generated results tables -->", "", text, flags=re.S)
         text = re.sub(r"^```.*?^```|<!--.*?-->", "", text, flags=re.S | re.M)
         text = re.sub(r"`[^`]*`", "", re.sub(r"\]\([^)]*\)", "]", text))
     return CITE.sub("", text)
@@ -234,6 +236,37 @@ def _step_view_chart_height() -> int:
     return CHART_HEIGHT
 
 
+def _uci(key: str):
+    """A setting of the WGBoost UCI protocol (distviz.experiments.wgboost.UCI_PROTOCOL), the same for every data set
+    but protein's repeats."""
+    from distviz.experiments.wgboost import UCI_PROTOCOL
+
+    values = {p[key] for name, p in UCI_PROTOCOL.items() if not (key == "repeats" and name.startswith("protein"))}
+    assert len(values) == 1, (key, values)
+    return values.pop()
+
+
+def _authors_fold_sizes(n: int = 100) -> tuple[int, int]:
+    """(training, test) rows of the WGBoost authors' folds of an n-row data set (distviz.data.uci.authors_split)."""
+    from distviz.data.uci import authors_split
+
+    tr, te = authors_split(n, 0)
+    return len(tr), len(te)
+
+
+def _archived_patience() -> set:
+    """The --patience values of the archived wgboost-uci runs (results/*.json)."""
+    import json
+
+    return {json.loads(p.read_text())["config"].get("patience") for p in (ROOT / "results").glob("wgboost-uci-*.json")}
+
+
+def _partial_label() -> str:
+    from distviz.experiments import archive
+
+    return archive.protocol_of("wgboost-uci", {"splits": list(range(5))})
+
+
 #: file -> {number as written: a check that it is true}
 CHECKED = {
     "app.rst": {"560": lambda: _step_view_chart_height() == 560},
@@ -253,6 +286,17 @@ CHECKED = {
         "2": lambda: _grid().SIG_Z == 2 and _drifters_binned_deg() == 2,
         "5%": lambda: abs(math.erfc(_grid().SIG_Z / math.sqrt(2)) - 0.05) < 0.005,   # two-sided, "about"
     },
+    "studies.rst": {"5": lambda: _partial_label() == "partial", "20": lambda: _uci("repeats") == 20},
+    "wgboost.rst": {
+        "0.1": lambda: _uci("learning_rate") == 0.1 and _uci("bandwidth") == 0.1,
+        "10": lambda: _uci("n_particles") == 10 and _authors_fold_sizes()[1] == 10,
+        "90": lambda: _authors_fold_sizes()[0] == 90,
+        "20": lambda: _uci("repeats") == 20 and _uci("validation_fraction") == 0.2,
+        "4000": lambda: _uci("max_rounds") == 4000,
+        "200": lambda: 200 in _archived_patience(),
+    },
+    "README.md": {"20": lambda: _uci("repeats") == 20, "4000": lambda: _uci("max_rounds") == 4000,
+                  "0.1": lambda: _uci("learning_rate") == 0.1},
     "limits_env.csv": _limits("120", "1536", "1024", "10", "60", "2"),
     "limits_fixed.csv": _limits("20", "20,000", "200", "64", "16,384", "1,024", "256", "288", "32"),
 }
