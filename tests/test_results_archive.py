@@ -5,6 +5,7 @@ Cheap: one tiny study run into a temporary folder, and JSON reading; no fitting 
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -74,3 +75,14 @@ def test_load_records_refuses_a_malformed_record(tmp_path):
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(DataError, match="not JSON"):
         archive.load_records(tmp_path)
+
+
+def test_a_record_names_paths_relative_to_the_repository_and_its_shared_folder(tmp_path):
+    root = tmp_path / "checkout"
+    got = archive.portable({"command": f"python scripts/archive_study.py --out {root}/results drifters --data "
+                                       f"{tmp_path}/shared/data/d.csv", "splits": [0, 1], "data": "sample"}, root)
+    assert got == {"command": "python scripts/archive_study.py --out results drifters --data ../shared/data/d.csv",
+                   "splits": [0, 1], "data": "sample"}
+    for path, rec in archive.load_records():   # the archived records carry no machine's absolute path
+        assert not re.search(r"(^|\s)/", rec["command"]), (path.name, rec["command"])
+        assert not str(rec["config"].get("data", "")).startswith("/"), path.name

@@ -71,6 +71,20 @@ def git_commit(root: Path | None = None) -> str:
     return head + ("+dirty" if dirty else "")
 
 
+def portable(value, root: Path | None = None):
+    """`value` (a string, or the strings inside a dict or list) with absolute paths into the repository written
+    relative to its root, and paths into the ``shared`` folder beside it as ``../shared/...``: a record names the
+    files it read and wrote the same way on every machine."""
+    root = (root or repo_root()).resolve()
+    if isinstance(value, dict):
+        return {k: portable(v, root) for k, v in value.items()}
+    if isinstance(value, list):
+        return [portable(v, root) for v in value]
+    if not isinstance(value, str):
+        return value
+    return value.replace(f"{root.parent / 'shared'}/", "../shared/").replace(f"{root}/", "")
+
+
 def _load() -> list[float]:
     return [round(v, 2) for v in os.getloadavg()]
 
@@ -177,10 +191,10 @@ def run_and_archive(study: str, args: list[str], *, out_dir: Path, scheduler: st
     config, rest = _config(study, options, result)
     if scheduler:
         config["scheduler"], config["workers"] = scheduler, workers
-    record = {"study": study, "command": shlex.join(command), "date": start.isoformat(timespec="seconds"),
+    record = {"study": study, "command": portable(shlex.join(command)), "date": start.isoformat(timespec="seconds"),
               "end": end.isoformat(timespec="seconds"), "commit": commit,
               "load": {"start": load_start, "end": _load(), "cpus": os.cpu_count()},
-              "config": jsonable(config), "result": rest}
+              "config": portable(jsonable(config)), "result": rest}
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / record_name(study, config, record["date"])
     path.write_text(json.dumps(record, indent=1) + "\n")
