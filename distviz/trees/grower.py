@@ -34,6 +34,7 @@ from numba import njit, prange
 from ._cache import ensure_parallel_runtime
 from .histogram import (
     PARALLEL_MIN_WORK,
+    copy_features,
     gather_rows,
     hist_indexed,
     hist_parallel,
@@ -91,16 +92,6 @@ def _build(codes_T, codes_R, rows, start, stop, G, col_off, o, K, buf, out, allo
         hist_parallel(codes_T, rows, start, stop, src, mode, unit, out)
     else:
         hist_serial(codes_T, rows, start, stop, src, mode, unit, out)
-
-
-@njit(cache=True)
-def _copy_hist(dst, src):
-    """dst[...] = src for two (p, nb, C) histograms, element by element: an array-to-array assignment compiles numba's
-    shape-mismatch message (its string formatting) into the grower, a large share of the grower's compile time."""
-    for f in range(dst.shape[0]):
-        for b in range(dst.shape[1]):
-            for c in range(dst.shape[2]):
-                dst[f, b, c] = src[f, b, c]
 
 
 @njit(cache=True)
@@ -306,7 +297,7 @@ def grow_tree(
         n_free -= 1
         ss = free[n_free]
         if use_root:
-            _copy_hist(hist[ss], root_hist)
+            copy_features(hist[ss], root_hist, 0, 0, p, C)
         elif prebuilt and small == 0:
             pass
         else:

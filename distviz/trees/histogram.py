@@ -341,6 +341,17 @@ def _accumulate_rows(codes_R, rows, start, stop, G, col_off, lead, K, unit, f0, 
                     hf[hb + o + uk] += Gf[base + off + uk]
 
 
+@njit(cache=True)
+def copy_features(dst, src, d0, s0, n, n_cols):
+    """dst[d0:d0+n, :, :n_cols] = src[s0:s0+n, :, :n_cols] for (features, bins, columns) histograms, element by element:
+    an array-to-array assignment compiles numba's shape-mismatch message (its string formatting) into the caller, a
+    large share of the grower's compile time."""
+    for a in range(n):
+        for b in range(src.shape[1]):
+            for c in range(n_cols):
+                dst[d0 + a, b, c] = src[s0 + a, b, c]
+
+
 @njit(cache=True, parallel=True)
 def _hist_rows_parallel(codes_R, rows, start, stop, G, col_off, lead, K, unit, out, n_groups):
     p = codes_R.shape[1]
@@ -350,10 +361,7 @@ def _hist_rows_parallel(codes_R, rows, start, stop, G, col_off, lead, K, unit, o
         f1 = ((t + 1) * p) // n_groups
         own = np.empty((f1 - f0, out.shape[1], out.shape[2]))
         _accumulate_rows(codes_R, rows, start, stop, G, col_off, lead, K, unit, f0, f1, own, f0)
-        for a in range(f1 - f0):   # element by element, as grower._copy_hist (no shape-mismatch message compiled)
-            for b in range(out.shape[1]):
-                for c in range(out.shape[2]):
-                    out[f0 + a, b, c] = own[a, b, c]
+        copy_features(out, own, f0, 0, f1 - f0, out.shape[2])
 
 
 @njit(cache=True)
@@ -480,20 +488,12 @@ def _root_targets_two(code0, code1, G, col_off, o, h0, h1, tot, with_tot):
 
 
 @njit(cache=True)
-def _copy_lead(out, lead, f, o):
-    """out[f, :, :o] = lead[f], element by element (no slice assignment: see _hist_rows_parallel)."""
-    for b in range(out.shape[1]):
-        for c in range(o):
-            out[f, b, c] = lead[f, b, c]
-
-
-@njit(cache=True)
 def _root_targets_unit(codes_T, G, col_off, o, K, lead, out, tot, f, paired):
     """One work unit of the root pass: features f and f+1 together when paired (K = 1), else feature f alone."""
     p = codes_T.shape[0]
-    _copy_lead(out, lead, f, o)
+    copy_features(out, lead, f, f, 1, o)
     if paired and f + 1 < p:
-        _copy_lead(out, lead, f + 1, o)
+        copy_features(out, lead, f + 1, f + 1, 1, o)
         _root_targets_two(codes_T[f], codes_T[f + 1], G, col_off, o, out[f], out[f + 1], tot, f == 0)
     else:
         _root_targets_feature(codes_T[f], G, col_off, o, K, out[f], tot, f == 0)
