@@ -17,7 +17,9 @@ second of our fit, the peak RSS of each worker and of the client (ru_maxrss thro
 next to each worker's share of the binned data, and the load average before and after
 (``_peers.LoadWatch``: a run under load is labelled so).  Settings: depth 3, 8 leaves, 255 bins,
 learning rate 0.1, min_weight_leaf 1e-3 / min_sum_hessian_in_leaf 1e-3, LocalCluster(processes=True)
-with ``--workers`` workers of ``--threads`` threads each (LightGBM's num_threads the same).
+with ``--workers`` workers of ``--threads`` threads each (LightGBM's num_threads the same), started with
+distviz's worker preload (``distviz.distributed.preload``, which loads our kernels as a worker starts) unless
+``--no-preload``; first, the time from the cluster's start to the end of a fresh cluster's first round, in parts.
 
 ``--ngb``: instead, multivariate NGBoost (``NGB``, bivariate Normal velocity-like target from the same
 features) on the cluster against the same ``NGB`` fitted in this process at 1 thread on the computed
@@ -192,6 +194,8 @@ def main():
     ap.add_argument("--repeats", type=int, default=2, help="interleaved repeats, best time kept")
     ap.add_argument("--lightgbm", action="store_true", help="run LightGBM also above 1e7 rows")
     ap.add_argument("--ngb", action="store_true", help="NGB on the cluster vs in memory instead (default rows 200,000)")
+    ap.add_argument("--no-preload", action="store_true",
+                    help="start the workers without distviz's preload (distviz.distributed.preload)")
     ap.add_argument("--no-lightgbm", action="store_true",
                     help="fit ours only, once (its workers' peak RSS is then ours alone)")
     args = ap.parse_args()
@@ -206,8 +210,9 @@ def main():
     if args.rounds is None:
         args.rounds = 100 if with_lgb and not args.ngb else 20
     t_start = time.perf_counter()
+    preload = [] if args.no_preload else ["distviz.distributed.preload"]   # the workers load the kernels as they start
     with LocalCluster(n_workers=args.workers, threads_per_worker=args.threads, processes=True,
-                      dashboard_address=":0", memory_limit=0) as lc, Client(lc) as client:
+                      dashboard_address=":0", memory_limit=0, preload=preload) as lc, Client(lc) as client:
         if args.ngb:
             bench_ngb(client, args, chunk)
             return
@@ -219,8 +224,10 @@ def main():
         import distviz.dask  # noqa: F401  (the client's one-time import of the estimators, timed apart)
         t_imported = time.perf_counter()
         first = fit_ours(X[:chunk], y[:chunk], 1, args)[2]   # numba compiles (cached) in the workers before timing
+        how = "without" if args.no_preload else "with"
         print(f"fresh cluster: its first round done {first - t_start:.1f} s after the cluster was started "
-              f"(goal <= 5 s with numba's cache warm, e.g. after `distviz warm`): the cluster's start "
+              f"(goal <= 5 s with numba's cache warm, e.g. after `distviz warm`; workers {how} the preload): the "
+              f"cluster's start "
               f"{t_up - t_start:.1f} s, the client's import of distviz.dask {t_imported - t_up:.1f} s, the first fit "
               f"to its first round {first - t_imported:.1f} s")
         table = {}

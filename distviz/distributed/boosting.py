@@ -23,11 +23,11 @@ from types import SimpleNamespace
 import numpy as np
 
 from distviz.errors import ConfigError, DistvizError
-from distviz.trees import prepare_numba_cache
 
 from .channel import Channel, endpoint_host, new_token
 from .collections import current_client, dask_inputs
 from .grow import load_client_kernels
+from .preload import ready
 from .rows import SharedTreeRows
 from .shard import (
     ShardSet,
@@ -59,8 +59,9 @@ class _Cluster:
         self.workers = sorted(client.nthreads())
         if not self.workers:
             raise ConfigError("the dask cluster has no workers; start at least one with 'dask worker ADDRESS'.")
-        # numba cache upkeep on every worker before its first kernel (importing distviz.trees does none)
-        client.run(prepare_numba_cache)
+        # numba cache upkeep on every worker before its first kernel (importing distviz.trees does none), or the
+        # end of the kernels' loading where the worker runs the preload (``preload``)
+        client.run(ready)
         self._actor_sets: dict = {}
         self._channels: list = []   # every channel this fit opened: closed by close()
         self._owned: list = []   # every future this fit made (shards, actors): cancelled by close()

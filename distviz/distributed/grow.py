@@ -14,11 +14,9 @@ import threading
 
 import numpy as np
 
-from distviz.trees import HistTree
 from distviz.trees.frontier import HistGrower
 from distviz.trees.grower import _missing_column
 from distviz.trees.splitting import best_split_variance_missing
-from distviz.trees.tree import _entropy_gains, record_from_sums
 
 __all__ = ["LevelGrower", "load_client_kernels"]
 
@@ -70,9 +68,12 @@ class LevelGrower(HistGrower):
         return {k: a[k] for k in ("feature", "bin", "left", "right", "missing_left")} | {
             "value": S[:, self.o:] / (S[:, :1] + self.l2)}
 
-    def tree(self, aux, family, W_root, unit) -> HistTree:
+    def tree(self, aux, family, W_root, unit):
         """The fitted HistTree in the in-memory grower's node order; aux: node sums of [1, T] / [w, 1{w>0}, w T]
         for the Gain^ent of each split, or None (no family: NaN)."""
+        # here, not at import: a worker imports this module (preload.warm_kernels), never the estimators
+        from distviz.trees.tree import HistTree, _entropy_gains, record_from_sums
+
         a = self.nodes()
         new = self.best_first_order()
         n = new.size

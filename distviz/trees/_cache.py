@@ -42,10 +42,10 @@ def cache_dirs(pkg: Path) -> list[Path]:
     return [Path(root) / subpath(os.path.join(f, "tree.py")) for f in sorted(folders)]
 
 
-_prepared: list[bool] = []  # non-empty once this process has checked the cache
+_prepared: list[bool] = []  # once this process has checked the cache: [whether it found the cache current]
 
 
-def prepare_numba_cache(force: bool = False) -> None:
+def prepare_numba_cache(force: bool = False) -> bool:
     """Delete this package's numba cache files if any of its sources changed since they were written.
 
     Call it before the first tree kernel runs (numba reads a kernel's cache file when the kernel is first
@@ -56,10 +56,16 @@ def prepare_numba_cache(force: bool = False) -> None:
     ----------
     force : bool
         Check the stamp again even if this process already did.
+
+    Returns
+    -------
+    bool
+        Whether the cache was current: stamped for today's sources, so that its kernels load instead of compiling
+        (False after dropping stale files, on a first run or where the sources cannot be read).
     """
     if _prepared and not force:
-        return
-    _prepared.append(True)
+        return _prepared[0]
+    _prepared[:] = [False]
     pkg = Path(__file__).resolve().parent
     try:
         digest = hashlib.sha1()
@@ -68,17 +74,18 @@ def prepare_numba_cache(force: bool = False) -> None:
             digest.update(src.read_bytes())
         stamp = digest.hexdigest()
     except OSError:  # unreadable sources: numba falls back to its own cache handling
-        return
-    for cache_dir in cache_dirs(pkg):
-        _refresh(cache_dir, stamp)
+        return False
+    _prepared[:] = [all([_refresh(cache_dir, stamp) for cache_dir in cache_dirs(pkg)])]
+    return _prepared[0]
 
 
-def _refresh(cache_dir: Path, stamp: str) -> None:
-    """Drop the .nbi / .nbc files in `cache_dir` unless its stamp equals `stamp`, then write the stamp."""
+def _refresh(cache_dir: Path, stamp: str) -> bool:
+    """Drop the .nbi / .nbc files in `cache_dir` unless its stamp equals `stamp`, then write the stamp; returns
+    whether the stamp was already `stamp` (nothing dropped)."""
     try:
         stamp_file = cache_dir / _STAMP
         if stamp_file.is_file() and stamp_file.read_text().strip() == stamp:
-            return
+            return True
         cache_dir.mkdir(parents=True, exist_ok=True)
         for f in cache_dir.iterdir():
             if f.suffix in (".nbi", ".nbc"):
@@ -91,6 +98,7 @@ def _refresh(cache_dir: Path, stamp: str) -> None:
         os.replace(tmp, stamp_file)
     except OSError:  # read-only install: numba falls back to its own cache handling
         pass
+    return False
 
 
 def ensure_parallel_runtime() -> None:
