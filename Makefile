@@ -31,23 +31,25 @@ $(ALL_STAMP): pyproject.toml
 $(RUN_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(UV_BOOT)
-	$(BIN)/uv pip install --python $(BIN)/python --compile-bytecode -q -e ".[app,data,gp,dask]"
+	$(BIN)/uv pip install --python $(BIN)/python --compile-bytecode -q -e ".[app,data,gp,dask,serve]"
 	find $(VENV) -maxdepth 1 -name '.installed-*' ! -name '*-$(SUM)' -delete
 	touch $(RUN_STAMP)
 
 install: $(ALL_STAMP)
 
 # `run` is `distviz app`: this machine only (127.0.0.1, the settings of distviz/ui/app/config.toml), no outbound
-# request; `serve` opens the app to the network on purpose (a class): `make serve [ADDRESS=0.0.0.0] [PORT=8501]`
-# prints the URLs students open. Both keep XSRF, origin checks, the 20 MB upload cap and hidden error details.
+# request; `serve` opens the app to the network on purpose (a class): `make serve [ADDRESS=0.0.0.0] [PORT=8501]
+# [WORKERS=N]` prints the URLs students open (WORKERS=N: N app servers behind Caddy, distviz.ui.workers). Both keep
+# XSRF, origin checks, the 20 MB upload cap and hidden error details.
 ADDRESS ?= 0.0.0.0
 PORT ?= 8501
+WORKERS ?= 1
 
 run: $(RUN_STAMP)
 	$(BIN)/distviz app
 
 serve: $(RUN_STAMP)
-	$(BIN)/distviz app --address $(ADDRESS) --port $(PORT)
+	$(BIN)/distviz app --address $(ADDRESS) --port $(PORT) --workers $(WORKERS)
 
 # lint (ruff) and types (mypy on distviz/); `make test` runs both before the suite
 lint: $(ALL_STAMP)

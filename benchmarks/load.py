@@ -10,8 +10,10 @@ process over the phase, divided by the phase's actions) and the load average; th
 before / after all actions.  Goals (issue 14, 2-core machine): N = 20 with 0 failures and p95 <= 1 s for
 every action, N = 50 with 0 failures, RSS growth after 1,000 actions <= 100 MiB.
 
-Run: .venv/bin/python benchmarks/load.py [--sessions 20,50] [--repeat K] [--url http://127.0.0.1:8501 --pid PID]
-Without --url a server is started (`distviz app` on a free 127.0.0.1 port) and stopped at the end.
+Run: .venv/bin/python benchmarks/load.py [--sessions 20,50] [--repeat K] [--workers N] [--url http://127.0.0.1:8501 --pid PID]
+Without --url a server is started (`distviz app` on a free 127.0.0.1 port, with ``--workers N`` as ``make serve
+WORKERS=N`` starts it: N servers behind Caddy, each session kept on one by the cookie of its page load) and stopped
+at the end; its CPU is summed over its processes and its RSS growth is the largest of any one process's.
 Each pass opens fresh sessions (new students) and closes them at its end; --repeat 0 (the default) repeats
 the passes until at least --min-actions (1,000) actions were measured, for the RSS figure.
 """
@@ -70,14 +72,16 @@ def percentile(xs: list[float], q: float) -> float:
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
-def start_server(port: int, options: list[str] = ()) -> subprocess.Popen:
-    """`distviz app` (the packaged settings: headless, no file watcher, ...) on 127.0.0.1:port; returns once
-    /_stcore/health answers and the server's warm start has printed its line (unless DISTVIZ_WARM_START=0).
+def start_server(port: int, options: list[str] = (), workers: int = 1) -> subprocess.Popen:
+    """`distviz app` (the packaged settings: headless, no file watcher, ...) on 127.0.0.1:port, as `make serve
+    WORKERS=workers` starts it (with 2 or more, that many servers behind Caddy); returns once /_stcore/health answers
+    and every server's warm start has printed its line (unless DISTVIZ_WARM_START=0).
 
     `options` are extra `section.name=value` config options (passed as `--section.name value`).
     """
     console = tempfile.TemporaryFile()
-    proc = subprocess.Popen([sys.executable, "-m", "distviz", "app", "--port", str(port), "--address", "127.0.0.1"]
+    proc = subprocess.Popen([sys.executable, "-m", "distviz", "app", "--port", str(port), "--address", "127.0.0.1",
+                             "--workers", str(workers)]
                             + [a for o in options for a in ("--" + o.split("=", 1)[0], o.split("=", 1)[1])],
                             cwd=ROOT, stdout=console, stderr=subprocess.STDOUT)
     for _ in range(400):
@@ -98,12 +102,19 @@ def start_server(port: int, options: list[str] = ()) -> subprocess.Popen:
     t0 = time.perf_counter()
     while warm_start_enabled() and time.perf_counter() - t0 < 600:
         console.seek(0)
-        line = next((ln for ln in console.read().decode(errors="replace").splitlines() if "warm start:" in ln), None)
-        if line is not None:
-            print(f"server's{line.rstrip()} (waited {time.perf_counter() - t0:.1f} s after /_stcore/health)")
+        lines = [ln for ln in console.read().decode(errors="replace").splitlines() if "warm start:" in ln]
+        if len(lines) >= workers:
+            for line in lines:
+                print(f"server's{line.rstrip()} (waited {time.perf_counter() - t0:.1f} s after /_stcore/health)")
             break
         time.sleep(0.5)
     return proc
+
+
+def page_cookies(base: str, timeout: float) -> str:
+    """GET base + "/" and return its Set-Cookie name=value pairs as one Cookie header value ("" if none)."""
+    with urllib.request.urlopen(base + "/", timeout=timeout) as r:
+        return "; ".join(c.split(";", 1)[0] for c in r.headers.get_all("Set-Cookie") or [])
 
 
 @dataclass
@@ -131,11 +142,16 @@ class Session:
         self.charts: list[str] = []  # plotly specs (JSON) drawn by the last action
 
     async def connect(self) -> None:
-        """Open the websocket with the subprotocol the frontend sends and start reading the stream."""
+        """Load the page as a browser does (keeping the cookies it sets: behind the proxy of ``--workers``, the one that
+        keeps this tab on one server), then open the websocket with those cookies and the subprotocol the frontend
+        sends, and start reading the stream."""
         from websockets.asyncio.client import connect
 
+        cookies = await asyncio.to_thread(page_cookies, self.ws_url.replace("ws://", "http://", 1).split("/_stcore")[0],
+                                          self.timeout)
         self.ws = await connect(self.ws_url, subprotocols=["streamlit"], max_size=None, open_timeout=self.timeout,
-                                ping_interval=None)  # permessage-deflate offered, as browsers do
+                                ping_interval=None,  # permessage-deflate offered, as browsers do
+                                additional_headers={"Cookie": cookies} if cookies else None)
         self.reader = asyncio.create_task(self._read())
 
     async def close(self) -> None:
@@ -248,19 +264,59 @@ class Phase:
     load: float
 
 
+def process_tree(pid: int) -> list[int]:
+    """`pid` and every process below it (from the parent ids of /proc/*/stat)."""
+    children: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += children.get(p, [])
+    return out
+
+
 class Server:
-    """The measured server: its /proc figures when its pid is known."""
+    """The measured server: its /proc figures when its pid is known (with --workers: the launcher, its app servers
+    and the proxy, i.e. the process tree; CPU summed, RSS per process)."""
 
     def __init__(self, pid: int | None):
         self.pid = pid
 
+    def _procs(self) -> list[int]:
+        return process_tree(self.pid) if self.pid else []
+
     def cpu(self) -> float:
-        """Server CPU seconds so far (nan without a pid)."""
-        return proc_cpu_seconds(self.pid) if self.pid else float("nan")
+        """Server CPU seconds so far, summed over its processes (nan without a pid)."""
+        total = 0.0
+        for p in self._procs():
+            try:
+                total += proc_cpu_seconds(p)
+            except OSError:   # ended meanwhile
+                pass
+        return total if self.pid else float("nan")
+
+    def rss_each(self) -> dict[int, float]:
+        """RSS in MiB of each of its processes."""
+        out = {}
+        for p in self._procs():
+            try:
+                out[p] = proc_rss_mib(p)
+            except OSError:
+                pass
+        return out
 
     def rss(self) -> float:
-        """Server RSS in MiB (nan without a pid)."""
-        return proc_rss_mib(self.pid) if self.pid else float("nan")
+        """The largest RSS of its processes in MiB (nan without a pid)."""
+        each = self.rss_each()
+        return max(each.values()) if each else float("nan")
 
 
 async def run_phase(server: Server, sessions: list[Session], action: str, make) -> Phase:
@@ -345,7 +401,7 @@ async def main_async(args) -> int:
         url, server = args.url, Server(args.pid)
     else:
         port = _free_port()
-        proc = start_server(port, args.server_option)
+        proc = start_server(port, args.server_option, args.workers)
         url, server = f"http://127.0.0.1:{port}", Server(proc.pid)
     try:
         load0 = os.getloadavg()[0]
@@ -354,7 +410,7 @@ async def main_async(args) -> int:
         warm_fail = [f for ph in warm for r in ph.results for f in r.failures]
         print(f"warm-up: one session's walk in {time.perf_counter() - t0:.1f} s, "
               f"{len(warm_fail)} failures{': ' + warm_fail[0] if warm_fail else ''}")
-        rss0, cpu_client0 = server.rss(), time.process_time()
+        rss0, cpu_client0 = server.rss_each(), time.process_time()
         ns = [int(x) for x in args.sessions.split(",") if x.strip()]
         per_pass = sum(ns) * (3 + SCRUBS)
         repeat = args.repeat or max(1, -(-args.min_actions // per_pass))
@@ -366,16 +422,21 @@ async def main_async(args) -> int:
                 phases += got
                 fails = sum(1 for ph in got for r in ph.results if r.failures)
                 print(f"pass {k + 1}/{repeat}, N = {n}: {sum(len(ph.results) for ph in got)} actions in "
-                      f"{time.perf_counter() - t1:.1f} s, {fails} failed, server RSS {server.rss():.0f} MiB, "
+                      f"{time.perf_counter() - t1:.1f} s, {fails} failed, server RSS {server.rss():.0f} MiB (largest "
+                      "process), "
                       f"load {os.getloadavg()[0]:.2f}", flush=True)
-        rss1 = server.rss()
+        rss1 = server.rss_each()
+        grow = {p: rss1[p] - rss0[p] for p in rss1 if p in rss0}
+        worst = max(grow, key=grow.get) if grow else None
         total = sum(len(ph.results) for ph in phases)
         load1 = os.getloadavg()[0]
         rows = summarise(phases)
         print()
         print_table(rows)
-        print(f"\nserver RSS: {rss0:.0f} MiB before (after the warm-up), {rss1:.0f} MiB after {total} actions "
-              f"(+{rss1 - rss0:.0f} MiB); client CPU {time.process_time() - cpu_client0:.1f} s")
+        if worst is not None:
+            print(f"\nserver RSS (the process that grew most, of {len(rss1)}): {rss0[worst]:.0f} MiB before (after the "
+                  f"warm-up), {rss1[worst]:.0f} MiB after {total} actions (+{grow[worst]:.0f} MiB); client CPU "
+                  f"{time.process_time() - cpu_client0:.1f} s")
         under = max(load0, load1) > 0.5 * cores
         print(f"load average (1 min): {load0:.2f} before, {load1:.2f} after, {cores} cores"
               f"{' -> UNDER LOAD: other jobs shared the CPU, figures are pessimistic' if under else ''}")
@@ -386,8 +447,17 @@ async def main_async(args) -> int:
             print(f"goal N = 20: 0 failures and p95 <= 1 s for every action: {'met' if met else 'NOT met'}")
         if goal50:
             print(f"goal N = 50: 0 failures: {'met' if all(r['failures'] == 0 for r in goal50) else 'NOT met'}")
+        goal100 = [r for r in rows if r["n"] == 100]
+        if goal100:
+            met = all(r["failures"] == 0 and r["p95"] <= 1.0 for r in goal100)
+            print(f"goal N = 100 (issue 32): 0 failures and p95 <= 1 s for every action: {'met' if met else 'NOT met'}")
+        if server.pid:
+            worst_cpu = max(rows, key=lambda r: r["cpu"])
+            print(f"goal <= 0.020 server CPU-s per action (issue 32): {'met' if worst_cpu['cpu'] <= 0.020 else 'NOT met'}"
+                  f" (largest: {worst_cpu['cpu']:.3f} s, {worst_cpu['action']} at N = {worst_cpu['n']})")
         if server.pid and total >= 1000:
-            print(f"goal RSS growth after >= 1,000 actions <= 100 MiB: {'met' if rss1 - rss0 <= 100 else 'NOT met'}")
+            print(f"goal RSS growth after >= 1,000 actions <= 100 MiB per process: "
+                  f"{'met' if worst is None or grow[worst] <= 100 else 'NOT met'}")
         return 1 if any(r["failures"] for r in rows) or warm_fail else 0
     finally:
         if proc is not None:
@@ -409,6 +479,8 @@ def main() -> int:
     ap.add_argument("--url", help="target a running server (e.g. http://127.0.0.1:8501) instead of starting one")
     ap.add_argument("--server-option", action="append", default=[], metavar="SECTION.NAME=VALUE",
                     help="a Streamlit config option for the started server, e.g. runner.postScriptGC=false (repeatable)")
+    ap.add_argument("--workers", type=int, default=1,
+                    help="app server processes behind Caddy, as `make serve WORKERS=N` starts them (default 1)")
     ap.add_argument("--pid", type=int, help="with --url: the server's process id, for its CPU and RSS figures")
     args = ap.parse_args()
     return asyncio.run(main_async(args))

@@ -82,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     p_app = sub.add_parser("app", help="serve the app (default: this machine only, http://127.0.0.1:8501)")
     p_app.add_argument("--address", help="listen on this address (0.0.0.0: every interface, for a class)")
     p_app.add_argument("--port", type=int, help="port (default 8501)")
+    p_app.add_argument("--workers", type=int, help="app server processes behind a proxy (default 1; for a class, "
+                                                   "`make serve WORKERS=2`)")
     sub.add_parser("studies", help="list the named studies")
     p_study = sub.add_parser("study", help="run a named study", add_help=False)
     p_study.add_argument("name")
@@ -115,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
         from distviz.ui.serve import main as serve
 
         serve([*(["--address", args.address] if args.address is not None else []),
-               *(["--port", str(args.port)] if args.port is not None else []), *rest])
+               *(["--port", str(args.port)] if args.port is not None else []),
+               *(["--workers", str(args.workers)] if args.workers is not None else []), *rest])
         return 0
     try:
         if args.command == "studies":

@@ -56,20 +56,23 @@ runpy.run_module(module, run_name="__main__", alter_sys=True)
 
 
 def make_command(target: str, **variables: str) -> tuple[str, list[str]]:
-    """(module, arguments) of a Makefile recipe, with `$(NAME)` variables filled from `variables`.
+    """(module, arguments) of a Makefile recipe, with `$(NAME)` variables filled from `variables`, else from the
+    Makefile's own ``NAME ?= value`` defaults.
 
     `$(BIN)/streamlit X` counts as `-m streamlit X` and `$(BIN)/distviz X` as `-m distviz X`, so the test follows
     whatever the recipe starts.
     """
-    found = re.search(rf"^{target}:.*\n((?:\t.*\n)+)", (ROOT / "Makefile").read_text(), re.M)
+    makefile = (ROOT / "Makefile").read_text()
+    found = re.search(rf"^{target}:.*\n((?:\t.*\n)+)", makefile, re.M)
     assert found, f"the Makefile has no `{target}` target"
     recipe = found.group(1).strip().splitlines()[-1].strip()
     recipe = recipe.replace("$(BIN)/python", "python").replace("$(BIN)/streamlit", "python -m streamlit")
     recipe = recipe.replace("$(BIN)/distviz", "python -m distviz")
     if "$(PORT)" not in recipe and "PORT" in variables:  # a recipe without a port variable: add the port only
         recipe += f" --server.port {variables['PORT']}"
-    for name, value in variables.items():
-        recipe = recipe.replace(f"$({name})", value)
+    defaults = dict(re.findall(r"^(\w+) \?= (.*)$", makefile, re.M))   # `NAME ?= value`: what make would use
+    for name, value in {**defaults, **variables}.items():
+        recipe = recipe.replace(f"$({name})", value.strip())
     words = shlex.split(recipe)
     i = words.index("-m")
     return words[i + 1], words[i + 2:]

@@ -19,6 +19,7 @@ import streamlit as st
 from distviz.errors import ConfigError, DataError
 
 from .jobs import ResultStore, check_budget, check_memory, result_store, run_fit
+from .shared_fits import shared_fit
 from .state import applied_value, qp_key
 from .uploads import MAX_UPLOAD_MB, MAX_UPLOAD_ROWS, content_hash, lab_table  # noqa: F401 (re-exported)
 
@@ -497,11 +498,18 @@ def fit_result(cfg: FitConfig, upload: bytes | None = None, *, progress_containe
             if cfg.test_fraction > 0:
                 data, test = data.split(cfg.test_fraction, cfg.seed)
             est = make_estimator(cfg)
+            kind = ALGORITHMS[cfg.algorithm][1]
 
             def work(progress):
-                t0 = time.perf_counter()
-                est.fit(data.X, data.y, progress=progress)
-                return FitResult(cfg, est, data, time.perf_counter() - t0, ALGORITHMS[cfg.algorithm][1], test)
+                def fit():
+                    t0 = time.perf_counter()
+                    est.fit(data.X, data.y, progress=progress)
+                    return est, time.perf_counter() - t0
+
+                # the servers of a `--workers` run share fits of the shipped data (a sparse GP's optimiser path,
+                # which Evolution draws, is not in its model file)
+                model, seconds = shared_fit(key, fit) if upload is None and kind != "gp" else fit()
+                return FitResult(cfg, model, data, seconds, kind, test)
             return work
 
         hit = run_fit(key, factory, label=f"fitting {ALGORITHMS[cfg.algorithm][0]}", box=progress_container,

@@ -134,8 +134,9 @@ def class_urls(address: str, port: int) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Parse --address / --port / --no-warm-start, switch Streamlit's look-ups off, print the class URLs when on the
-    network, start the warm start (distviz.ui.warm_start), run."""
+    """Parse --address / --port / --no-warm-start / --workers, switch Streamlit's look-ups off, print the class URLs
+    when on the network, start the warm start (distviz.ui.warm_start), run (``--workers N``: N such servers behind a
+    proxy, ``distviz.ui.workers``)."""
     ap = argparse.ArgumentParser(prog="distviz app", description="Serve the distviz app (default: this machine only, "
                                                                  "http://127.0.0.1:8501).")
     ap.add_argument("--address", help="listen on this address (0.0.0.0: every interface); default 127.0.0.1 "
@@ -144,7 +145,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-warm-start", action="store_true",
                     help="do not fit the pages' default views and the lesson steps in the background at start "
                          "(distviz.ui.warm_start; DISTVIZ_WARM_START=0 does the same)")
+    ap.add_argument("--workers", type=int, default=1,
+                    help="app server processes (default 1); with 2 or more, Caddy on --address/--port spreads the "
+                         "browsers over them, each kept on one (distviz.ui.workers; the [serve] extra)")
     args, rest = ap.parse_known_args(argv)
+    if args.workers < 1:
+        ap.error(f"--workers must be 1 or more, got {args.workers}")
     quiet_compute_pools()
     no_outbound_lookups()
     from distviz.trees import prepare_numba_cache
@@ -157,6 +163,11 @@ def main(argv: list[str] | None = None) -> None:
                           f"{args.port or 8501}"]:
             print(f"    {u}", flush=True)
         print("  Stop with Ctrl+C; `make run` serves this machine only.\n", flush=True)
+    if args.workers > 1:
+        from distviz.ui.workers import serve_workers
+
+        sys.exit(serve_workers(args.workers, args.address or "127.0.0.1", args.port or 8501,
+                               (["--no-warm-start"] if args.no_warm_start else []) + rest))
     from distviz.ui.warm_start import start_warm_start
 
     start_warm_start(False if args.no_warm_start else None)
