@@ -24,7 +24,7 @@ CASES = {
     "split_gains": ("app_pages/split_gains.py", dict(n="200", rounds="20"), [("slider", "split.round", 5)]),
     "explorer": ("app_pages/explorer.py", {},
                  [("selectbox", "explore.family", "gamma")]),
-    "posterior": ("app_pages/posterior.py", {}, [("slider", "post.depth", 2)]),
+    "posterior": ("app_pages/posterior.py", {}, [("slider", "depth", 2)]),
     "drifters": ("app_pages/drifters.py", {}, [("radio", "drift.map", "rho"), ("selectbox", "drifter", None)]),
 }
 

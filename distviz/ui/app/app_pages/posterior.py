@@ -51,9 +51,9 @@ if section == "conditional density":
     method = st.sidebar.selectbox("Method", METHODS, format_func=palette.algo_label,
                                   key=qp_key(PAGE, "method", "ska", options=METHODS),
                                   help="SKA is the paper's default; Langevin samples with noise.")
-    rounds = st.sidebar.select_slider("Rounds", CDE_ROUNDS, key=qp_key(PAGE, "rounds", 100, options=CDE_ROUNDS),
+    rounds = st.sidebar.select_slider("Rounds", CDE_ROUNDS, value=100, **bound("rounds"),
                                       help="The paper uses 500 rounds of depth-1 trees.")
-    depth = st.sidebar.slider("Tree depth", *CDE_DEPTHS, key=qp_key(PAGE, "depth", 1, lo=CDE_DEPTHS[0], hi=CDE_DEPTHS[1]),
+    depth = st.sidebar.slider("Tree depth", *CDE_DEPTHS, value=1, **bound("depth"),
                               help="Depth-1 trees (stumps) as in Section 4.1 give smooth densities.")
     cfg = cde_config(data, method, int(rounds), int(depth))
     res = fit_or_last(cfg, slot="post")
