@@ -132,14 +132,14 @@ def test_evolution_round_slider_changes_figures_without_refit():
     first = specs(at)
     assert len(first) == 3, "fit, NLL and iterates; the geometry panel waits in its tab"
     titles = lambda: [s["layout"].get("title", {}).get("text", "") for s in specs(at)]  # noqa: E731
-    open_tab(at, "evo.view", "Geometry: η vs η* paths")
+    open_tab(at, "view", "Geometry: η vs η* paths")
     assert not at.exception and not at.error
     assert len(specs(at)) == 1 and titles()[0].startswith("geometry"), "the geometry tab draws the MGD / NGD paths"
     at.slider(key="x0").set_value(float(at.slider(key="x0").max)).run()
     assert not at.exception
-    open_tab(at, "evo.view", "Fit, NLL and iterates")
+    open_tab(at, "view", "Fit, NLL and iterates")
     n_models = len(model_store().items)
-    at.slider(key="evo.round").set_value(5).run()
+    at.slider(key="round").set_value(5).run()
     assert not at.exception
     assert specs(at) != first
     assert len(model_store().items) == n_models, "scrubbing must not refit"
@@ -162,7 +162,7 @@ def test_split_gains_round_and_family_change_the_tree():
     assert not at.exception and not at.error
     first = specs(at)
     assert len(first) == 1 and first[0]["layout"]["title"]["text"].startswith("tree of round"), "the tree tab first"
-    at.slider(key="split.round").set_value(7).run()
+    at.slider(key="round").set_value(7).run()
     assert not at.exception
     assert specs(at)[0] != first[0], "the tree of another round is drawn"
     open_tab(at, "split.settings_open", True)
@@ -170,7 +170,7 @@ def test_split_gains_round_and_family_change_the_tree():
     assert not at.exception and not at.error
     assert specs(at) != first
     for view, n in [("Gain^NGD vs Gain^ent", 2), ("Top splits", 0), ("Entropy and NLL", 1), ("Standalone trees", 1)]:
-        open_tab(at, "split.view", view)
+        open_tab(at, "view", view)
         assert not at.exception and not at.error, view
         assert len(specs(at)) == n, view
         if view == "Top splits":
@@ -221,7 +221,7 @@ def test_split_gains_defaults_to_noise_features_without_touching_the_lab():
     assert at.sidebar.slider(key="lab.sp").value == 3, "x1 plus two noise features by default on this page"
     assert at.sidebar.selectbox(key="lab.salgo").value == "ngd" and not at.warning, "a stable default fit"
     assert at.sidebar.select_slider(key="lab.srounds").value == 50
-    open_tab(at, "split.view", "Gain^NGD vs Gain^ent")  # the tab is named after the NGD default's gain (#17 item 9)
+    open_tab(at, "view", "Gain^NGD vs Gain^ent")  # the tab is named after the NGD default's gain (#17 item 9)
     imp = [s for s in specs(at) if "importance" in s["layout"].get("title", {}).get("text", "")]
     assert imp and len({t.get("name") for t in imp[0]["data"] if t.get("name")} & {"x1", "x2", "x3"}) == 3
     lab = open_tab(page(n="200"), "lab.more_open", True)
@@ -236,7 +236,7 @@ def test_posterior_page_sections():
     first = specs(at)
     assert len(first) == 1 and "density" in first[0]["layout"].get("title", {}).get("text", "")
     for view, n in [("Particles and NLL", 2), ("vs sparse-GP bands", 1), ("Predictive density", 1)]:
-        open_tab(at, "post.view", view)
+        open_tab(at, "view", view)
         assert not at.exception and not at.error, view
         assert len(specs(at)) == n, view
     at.sidebar.selectbox(key="post.method").set_value("fka").run()

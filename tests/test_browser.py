@@ -227,12 +227,13 @@ def _check_boxes(boxes: dict, where: str, width: int = 1280, height: int = 720) 
 
 
 def _bound(page: str, name: str) -> bool:
-    """Whether `page` binds the URL parameter `name` to its widget through Streamlit (distviz.ui.state.bound): the
-    browser then leaves it out of the address at the widget's default (tests/test_lessons.py checks its value)."""
+    """Whether `page` binds the URL parameter `name` to its widget through Streamlit (distviz.ui.state.bound, also
+    the tabs of distviz.ui.layout.lazy_tabs): the browser then leaves it out of the address at the widget's default
+    (tests/test_lessons.py checks its value)."""
     import re
 
     src = "\n".join(f.read_text(encoding="utf-8") for f in (ROOT / "distviz" / "ui").rglob("*.py"))
-    return name in re.findall(r'bound\(\s*"([^"]+)"', src) or (page == "explorer" and "." in name)
+    return name in re.findall(r'(?:bound|lazy_tabs)\(\s*"([^"]+)"', src) or (page == "explorer" and "." in name)
 
 
 def test_every_lesson_step_fits_a_1280x720_projector_in_presenter_mode(server, browser):

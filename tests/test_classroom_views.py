@@ -114,8 +114,8 @@ def test_evolution_opens_at_the_best_validation_round():
     best.discard(None)
     assert len(best) == 1
     b = best.pop()
-    assert b < at.slider(key="evo.round").max, "the case overfits: the best validation round is not the last"
-    assert at.slider(key="evo.round").value == b
+    assert b < at.slider(key="round").max, "the case overfits: the best validation round is not the last"
+    assert at.slider(key="round").value == b
     # a round in the URL still wins
     at2 = AppTest.from_file(APP, default_timeout=120)
     for k, v in dict(n="200", lr="0.5", depth="4").items():
@@ -124,7 +124,7 @@ def test_evolution_opens_at_the_best_validation_round():
     at2.switch_page("app_pages/evolution.py")
     at2.query_params["round"] = "7"
     at2.run()
-    assert not at2.exception and at2.slider(key="evo.round").value == 7
+    assert not at2.exception and at2.slider(key="round").value == 7
 
 
 # ------------------------------------------------------------------------------------- item 3: bands
@@ -286,7 +286,7 @@ def test_split_gains_tab_and_top_splits_height(monkeypatch):
                         lambda data, *a, **kw: seen.append((len(data), kw.get("height"))) or real(data, *a, **kw))
     at = page("app_pages/split_gains.py", n="200", srounds="20")
     assert not at.exception
-    at.session_state["split.view"] = "Top splits"
+    at.session_state["view"] = "Top splits"
     at.run()
     assert not at.exception
     labels = [t.label for t in at.tabs]

@@ -188,7 +188,7 @@ def test_evolution_replays_ngboost_rounds():
     at = page("app_pages/evolution.py", algo="ngboost", lr="0.5", **SMALL)
     assert not at.exception and not at.error
     res = fit_of(at, "ngboost", "normal")
-    slider = at.slider(key="evo.round")
+    slider = at.slider(key="round")
     assert slider.max == 20 and slider.value == res.model.best_iteration_
     titles = [title(s) for s in specs(at)]
     assert any(t.startswith("NGBoost NLL per round") for t in titles)
@@ -207,7 +207,7 @@ def test_evolution_replays_ngboost_rounds():
 def test_evolution_replays_the_sparse_gp_optimisation():
     at = page("app_pages/evolution.py", algo="sgp_elbo", n="200")
     assert not at.exception and not at.error
-    slider = at.slider(key="evo.round")
+    slider = at.slider(key="round")
     assert slider.label == "Optimiser iteration" and slider.value == slider.max > 5
     obj = next(s for s in specs(at) if title(s).startswith("L-BFGS objective"))
     h = arr(obj["data"][0]["y"])

@@ -72,7 +72,7 @@ def test_malformed_lesson_files_give_one_sentence_naming_the_file_and_the_rest_s
 def test_page_parameter_table_matches_the_pages_sources():
     """Every name a page registers literally in its source is in distviz.ui.lessons.PAGES, and nothing else is
     (so a lesson can be checked before it is opened, and a renamed parameter is noticed here)."""
-    literal = re.compile(r'(?:qp_key\(\s*\w+,\s*(?:\*_par\(\s*)?|lazy_tabs\(\s*\w+,\s*|bound\(\s*)"([^"]+)"')
+    literal = re.compile(r'(?:qp_key\(\s*\w+,\s*(?:\*_par\(\s*)?|lazy_tabs\(\s*|bound\(\s*)"([^"]+)"')
 
     def names(*files):
         return {m for f in files for m in literal.findall((ROOT / f).read_text(encoding="utf-8"))}
@@ -130,11 +130,11 @@ def test_show_me_overrides_what_the_session_already_had():
     assert dict(at.query_params)["depth"] == "2"
     step = next(s for _, _, s in STEPS if s.page == "evolution" and s.params.get("algo") == "ngd")
     at = open_page("app_pages/evolution.py", step.query(), at)
-    url = dict(at.query_params)
+    url = address(at)
     assert url["algo"] == "ngd" and url["round"] == str(step.params["round"]) and url["depth"] == "3", url
     assert not at.exception and not at.error
-    at.slider(key="evo.round").set_value(3).run()   # the marker is spent: the user's own change is kept
-    assert dict(at.query_params)["round"] == "3" and dict(at.query_params)["algo"] == "ngd"
+    at.slider(key="round").set_value(3).run()   # the marker is spent: the user's own change is kept
+    assert address(at)["round"] == "3" and address(at)["algo"] == "ngd"
 
 
 def test_show_me_also_sets_the_settings_streamlit_binds_to_the_url():
@@ -163,7 +163,7 @@ def test_lessons_page_steps_previous_next_and_links():
     assert link.page == lesson.steps[2].page
     assert "apply=1" in link.query_string and "round=5" in link.query_string
     at.button(key="lesson.next").click().run()
-    assert address(at) == {"lesson": "2", "step": "4"}
+    assert address(at) == {"lesson": "2", "step": "4", "present": "false"}   # the presenter switch: off
     at.button(key="lesson.prev").click().run()
     at.button(key="lesson.prev").click().run()
     assert address(at)["step"] == "2"
@@ -171,9 +171,9 @@ def test_lessons_page_steps_previous_next_and_links():
     at = open_page("app_pages/lessons.py", {"lesson": "2", "step": "1", "apply": "1"}, at)
     assert address(at)["step"] == "1" and "Step 1 of" in at.subheader[0].value
     at.selectbox(key="lesson.lesson").set_value(5).run()   # another lesson starts at its first step
-    assert address(at) == {"lesson": "5", "step": "1"}
+    assert address(at) == {"lesson": "5", "step": "1", "present": "false"}
     at = open_page("app_pages/lessons.py", {"lesson": "99", "step": "-3"})   # a stale link: the first lesson
-    assert address(at) == {"lesson": "1", "step": "1"} and not at.exception
+    assert address(at) == {"lesson": "1", "step": "1", "present": "false"} and not at.exception
 
 
 def test_other_pages_link_back_to_the_lesson_step():

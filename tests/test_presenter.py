@@ -1,5 +1,6 @@
-"""Presenter mode (issue 17, item 13): ?present=1 or the sidebar toggle makes every chart's text at least 18 px and
-its lines thicker, keeps the mode across pages and lesson links, and leaves the ordinary look unchanged."""
+"""Presenter mode (issue 17, item 13): ?present=true (or ?present=1, as older links say) or the sidebar toggle makes
+every chart's text at least 18 px and its lines thicker, keeps the mode across pages and lesson links, and leaves the
+ordinary look unchanged."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 st_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = st_testing.AppTest
 
-from apptest_pages import open_page  # noqa: E402  (tests/ is on sys.path)
+from apptest_pages import address, open_page  # noqa: E402  (tests/ is on sys.path)
 
 from distviz.viz import style  # noqa: E402
 
@@ -56,16 +57,16 @@ def test_present_makes_every_chart_of_every_page_readable(page):
     assert got, "no chart on the page"
     for i, spec in enumerate(got):
         assert_presenter_look(spec, f"{page} chart {i}")
-    assert dict(at.query_params).get("present") == "1"
-    assert at.toggle(key="app.present").value is True
+    assert address(at).get("present") == "true"   # Streamlit's binding writes true / false; "1" still reads as on
+    assert at.toggle(key="present").value is True
 
 
 def test_without_present_the_charts_keep_their_ordinary_look_and_the_address_no_flag():
     at = open_page("app_pages/explorer.py", {})
     spec = specs(at)[0]
     assert spec["layout"]["font"]["size"] < style.PRESENTER_FONT
-    assert "present" not in dict(at.query_params)
-    assert at.toggle(key="app.present").value is False
+    assert address(at).get("present", "false") == "false"
+    assert at.toggle(key="present").value is False
 
 
 def test_presenter_mode_thickens_lines_and_persists_across_pages_and_lessons():
@@ -78,14 +79,14 @@ def test_presenter_mode_thickens_lines_and_persists_across_pages_and_lessons():
     at.switch_page("app_pages/split_gains.py")
     at.query_params.clear()   # the navigation drops the address; the session keeps the mode and writes it back
     at.run()
-    assert dict(at.query_params).get("present") == "1"
+    assert address(at).get("present") == "true"
     assert_presenter_look(specs(at)[0], "split gains after a page switch")
     at = open_page("app_pages/lessons.py", {"lesson": "1", "step": "1"}, at)
     link = at.get("page_link")[0].proto   # "show me" keeps presenter mode on the page it opens
-    assert "present=1" in link.query_string
-    at.toggle(key="app.present").set_value(False).run()   # switched off: gone from the address and the links
-    assert "present" not in dict(at.query_params)
-    assert "present=1" not in at.get("page_link")[0].proto.query_string
+    assert "present=true" in link.query_string
+    at.toggle(key="present").set_value(False).run()   # switched off: gone from the address and the links
+    assert address(at).get("present") == "false"
+    assert "present" not in at.get("page_link")[0].proto.query_string
 
 
 def test_show_me_in_presenter_mode_opens_the_step_view_with_its_panel_and_charts_that_fit():
@@ -98,9 +99,9 @@ def test_show_me_in_presenter_mode_opens_the_step_view_with_its_panel_and_charts
     lessons, _ = load_lessons()
     last = lessons[4]
     k = len(last.steps)
-    at = open_page("app_pages/lessons.py", {"lesson": "5", "step": str(k), "present": "1"})
+    at = open_page("app_pages/lessons.py", {"lesson": "5", "step": str(k), "present": "true"})
     show = [p.proto for p in at.get("page_link") if p.proto.label.startswith("Show me")][0]
-    assert f"tour=5.{k}" in show.query_string and "present=1" in show.query_string
+    assert f"tour=5.{k}" in show.query_string and "present=true" in show.query_string
     at = open_page("app_pages/drifters.py", presenter.step_query(last, k), at)
     assert not at.exception and not at.error
     assert dict(at.query_params)["tour"] == f"5.{k}"

@@ -47,7 +47,7 @@ PAGES = {
     "app_pages/posterior.py": ([{}, {"section": "method comparison"}, {"section": "OOD demo"}], [f"{SRC}/posterior.py"]),
     "app_pages/drifters.py": ([{}], [f"{SRC}/drifters.py"]),
 }
-LITERAL = re.compile(r'(?:qp_key\(\s*\w+,\s*(?:\*_par\(\s*)?|lazy_tabs\(\s*\w+,\s*|bound\(\s*)"([^"]+)"')
+LITERAL = re.compile(r'(?:qp_key\(\s*\w+,\s*(?:\*_par\(\s*)?|lazy_tabs\(\s*|bound\(\s*)"([^"]+)"')
 TEXT_KINDS = ["title", "header", "subheader", "markdown", "caption", "text", "error", "warning", "info", "success",
               "metric", "code", "json"]
 

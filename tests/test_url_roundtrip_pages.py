@@ -20,8 +20,8 @@ NOT_VIEW = {"app.imgfmt"}
 CASES = {
     "lab": (None, dict(n="200", rounds="20"),
             [("selectbox", "lab.family", "poisson"), ("selectbox", "lab.algo", "ngd")]),
-    "evolution": ("app_pages/evolution.py", dict(n="200", rounds="20"), [("slider", "evo.round", 7)]),
-    "split_gains": ("app_pages/split_gains.py", dict(n="200", rounds="20"), [("slider", "split.round", 5)]),
+    "evolution": ("app_pages/evolution.py", dict(n="200", rounds="20"), [("slider", "round", 7)]),
+    "split_gains": ("app_pages/split_gains.py", dict(n="200", rounds="20"), [("slider", "round", 5)]),
     "explorer": ("app_pages/explorer.py", {},
                  [("selectbox", "explore.family", "gamma")]),
     "posterior": ("app_pages/posterior.py", {}, [("slider", "depth", 2)]),

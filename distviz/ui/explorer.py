@@ -68,7 +68,7 @@ def render_explorer(container=None, *, page: str = PAGE, sync: bool = True) -> N
                              help=families_help("The output distribution p(y | η) to explore."))
     kwargs = {}
     if fam_name == "categorical":
-        kwargs["K"] = box.slider("Number of classes K", 2, 6, key=qp_key(page, "K", 3, lo=2, hi=6),
+        kwargs["K"] = box.slider("Number of classes K", 2, 6, 3, **bound("K"),
                                  help="Categorical(K) has K-1 natural parameters (logits against the last class).")
     if fam_name == "mvn":
         kwargs["P"] = 2

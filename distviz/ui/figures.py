@@ -75,15 +75,14 @@ def chart_config(name: str, fmt: str | None = None) -> dict:
 
 def _settings() -> dict[str, str]:
     """{URL parameter: value} of the widgets this run has drawn so far (what the page's address will hold)."""
-    from .state import _DEFAULTS, _REGISTERED, _format, bound_settings
+    from .state import _REGISTERED, _format, bound_settings
 
     regs = st.session_state.get(_REGISTERED, {})
-    defaults = st.session_state.get(_DEFAULTS, {})
     out = {}
-    for pg, reg in regs.items():
+    for reg in regs.values():
         for name, key in reg.items():
             v = st.session_state.get(key)
-            if v is None or (pg == GLOBAL and key in defaults and v == defaults[key]):
+            if v is None:
                 continue
             out[name] = _format(v)
     return out | {name: _format(v, bound=True) for name, v in bound_settings().items()}

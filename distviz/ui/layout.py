@@ -8,9 +8,12 @@ import streamlit as st
 from distviz.viz import style
 
 from .safe_text import escape_markdown
-from .state import GLOBAL, qp_key
+from .state import applying, bound
 
 PRESENT = "present"
+#: the address's texts for "on" that Streamlit's binding of a switch does not read (it reads only true / false):
+#: presenter-mode links written before the binding, in lessons and the docs, say ?present=1
+LEGACY_ON = ("1", "yes", "on")
 #: presenter mode: larger text everywhere (Streamlit sizes its text in rem), bolder chart titles are set by
 #: distviz.viz.style; readable from the back of a room at 1280x720.  A metric's value sits in a Markdown paragraph
 #: too: the more specific rule keeps it larger than its label (issue 29: values were smaller than their labels)
@@ -25,9 +28,17 @@ h1 { font-size: 2.2rem !important; }
 </style>"""
 
 
-def presenter_key() -> str:
-    """Session key of presenter mode (?present=1, shared by every page, kept in the URL while on)."""
-    return qp_key(GLOBAL, PRESENT, False)
+def _link_says_present() -> bool:
+    """Whether the address asks for presenter mode (?present=true, or ?present=1 as older links and lessons say)."""
+    return str(st.query_params.get(PRESENT, "")).lower() in ("true", *LEGACY_ON)
+
+
+def opens_presenting() -> bool:
+    """Presenter mode of this run before its toggle is drawn (app.py folds the sidebar with it): the session's mode,
+    or the address's on a session's first run and on a lesson link (?apply=1)."""
+    if PRESENT in st.session_state and not applying():
+        return bool(st.session_state[PRESENT])
+    return _link_says_present()
 
 
 def presenting() -> bool:
@@ -36,7 +47,7 @@ def presenting() -> bool:
 
     if get_script_run_ctx(suppress_warning=True) is None:
         return False
-    return bool(st.session_state.get(f"{GLOBAL}.{PRESENT}", False))
+    return bool(st.session_state.get(PRESENT, False))
 
 
 style.set_presenter_source(presenting)  # the figures read presenter mode from the session, not from their arguments
@@ -47,9 +58,12 @@ def presenter_controls(box=None, page: str = "", title: str = "") -> bool:
 
     `page` (URL path) and `title` of the page this run shows name the take-away report (distviz.ui.figures)."""
     box = box if box is not None else st.sidebar
-    on = box.toggle("Presenter mode", key=presenter_key(),
+    kw = bound(PRESENT)   # Streamlit keeps the switch in the address (drawn by app.py: the same switch on every page)
+    if PRESENT not in st.session_state and _link_says_present():
+        st.session_state[PRESENT] = True   # ?present=1: the binding would refuse "1" and show the default (off)
+    on = box.toggle("Presenter mode", **kw,
                     help="Larger text and thicker lines for a projector, sidebar folded on load; kept in the "
-                         "address (?present=1) and across pages and lessons.")
+                         "address (?present=true; ?present=1 works too) and across pages and lessons.")
     if on:
         st.html(PRESENTER_CSS)
     from .figures import takeaway_controls
@@ -58,13 +72,14 @@ def presenter_controls(box=None, page: str = "", title: str = "") -> bool:
     return bool(on)
 
 
-def lazy_tabs(page: str, name: str, labels: list[str]):
-    """Tabs whose content runs only when open (`tab.open`); the chosen tab is in the URL as `name`.
+def lazy_tabs(name: str, labels: list[str]):
+    """Tabs whose content runs only when open (`tab.open`); Streamlit keeps the chosen tab's label in the URL
+    parameter `name` (bind="query-params": a label that is not one of `labels` opens the first tab).
 
     Only the open tab's charts are computed and drawn, so a page shows its first view quickly
     and loads the others on a click.
     """
-    return st.tabs(labels, key=qp_key(page, name, labels[0], options=labels), on_change="rerun")
+    return st.tabs(labels, **bound(name), on_change="rerun")
 
 
 def _escape(v) -> str:

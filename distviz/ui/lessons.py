@@ -110,10 +110,10 @@ class Step:
     chart: str = ""      #: key of the chart the step is about ("" : the page's first chart)
 
     def query(self, present: bool = False) -> dict:
-        """The URL parameters of the "show me" link (with apply=1; present=1 in presenter mode)."""
+        """The URL parameters of the "show me" link (with apply=1; present=true in presenter mode)."""
         q = {k: _format(v, bound=True) for k, v in self.params.items()}   # true / false: what a bound switch reads
         if present:
-            q["present"] = "1"
+            q["present"] = "true"   # what Streamlit's binding of the presenter switch reads and writes
         q[APPLY] = "1"
         return q
 
@@ -273,6 +273,6 @@ def back_to_lesson(nav) -> None:
     cur = st.session_state.get(CURRENT)
     if not cur or "lessons" not in NAV or getattr(nav, "url_path", "") == "lessons":
         return
-    q = {"lesson": str(cur[0]), "step": str(cur[1]), APPLY: "1"} | ({"present": "1"} if presenting() else {})
+    q = {"lesson": str(cur[0]), "step": str(cur[1]), APPLY: "1"} | ({"present": "true"} if presenting() else {})
     st.sidebar.page_link(NAV["lessons"], label=f"Lesson {cur[0]}, step {cur[1]}", icon=":material/undo:",
                          query_params=q, help="Back to the lesson step this view came from.")

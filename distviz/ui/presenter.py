@@ -22,7 +22,7 @@ import re
 import streamlit as st
 
 from .lessons import CURRENT, NAV, PAGES, Lesson, load_lessons
-from .state import APPLY, GLOBAL, applying, qp_key
+from .state import APPLY, applying
 
 TOUR = "tour"                         #: URL parameter of the step view: "N.i" (lesson N, step i)
 REF = re.compile(r"^([1-9][0-9]?)\.([1-9][0-9]?)$")
@@ -113,10 +113,11 @@ LAND_JS = """<script>
 </script>"""
 
 
-def tour_key() -> str:
-    """Session key of the step view's ``tour`` URL parameter (shared by every page, left out of the address while
-    empty)."""
-    return qp_key(GLOBAL, TOUR, "", valid=lambda v: v == "" or bool(REF.match(str(v))))
+def tour() -> str:
+    """The step view's ``tour`` URL parameter ("N.i"), as a link (Show me, Previous, Next) set it; "" when absent or
+    not of that form (never read further: `REF` bounds it to two small numbers)."""
+    raw = st.query_params.get(TOUR)
+    return raw if isinstance(raw, str) and REF.match(raw) else ""
 
 
 def step_query(lesson: Lesson, i: int) -> dict:
@@ -155,12 +156,12 @@ def step_view(nav) -> bool:
     runs); returns whether it is.  On any other page the ``tour`` setting is cleared, so it leaves the address."""
     from .layout import presenting
 
-    key = tour_key()
-    ref = str(st.session_state.get(key) or "")
+    ref = tour()
     found = _find(ref) if ref and presenting() else None
     here = getattr(nav, "url_path", None)
     if found is None or getattr(NAV.get(found[0].steps[found[1] - 1].page), "url_path", "?") != here:
-        st.session_state[key] = ""
+        if TOUR in st.query_params:
+            del st.query_params[TOUR]   # a step view of another page, or none: the address forgets it
         st.session_state.pop(_ACTIVE, None)
         return False
     lesson, i = found
@@ -173,7 +174,7 @@ def step_view(nav) -> bool:
     with panel:
         st.page_link(NAV["lessons"], label=f"Lesson {lesson.number} · step {i} of {len(lesson.steps)}",
                      icon=":material/school:", query_params={"lesson": str(lesson.number), "step": str(i),
-                                                             "present": "1", APPLY: "1"},
+                                                             "present": "true", APPLY: "1"},
                      help="This step on the Lessons page.")
         st.subheader(lesson.markdown(step.title), anchor=False)
         st.markdown(lesson.markdown(step.text))

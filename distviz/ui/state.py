@@ -1,15 +1,17 @@
 """The page state lives in the URL's query parameters so a view can be shared by copying its address.
 
-A widget whose URL value is the text of its value (numbers, options shown as they are, switches) is bound to
-the address by Streamlit itself: `bound(page, name)` gives it the key `name` and `bind="query-params"`, and
-Streamlit reads `?name=...` on load (a value that does not parse, is not an option, lies outside the widget's
-range or is not finite gives the widget's default and is removed from the address), writes the value when it
-changes (a default stays out of the address) and keeps it across page switches.
+A widget whose URL value is the text of its value (numbers, options shown as they are, switches, tabs) is bound
+to the address by Streamlit itself: `bound(name)` gives it the key `name` and `bind="query-params"`, and Streamlit
+reads `?name=...` on load (a value that does not parse, is not an option, lies outside the widget's range or is not
+finite gives the widget's default and is removed from the address) and writes the value when it changes (a default
+stays out of the address).  A bound widget is one per page; one drawn by app.py itself (the presenter switch) is the
+same widget on every page.
 
-The other widgets (options shown through a label, the settings every page shares) still get a session-state
-key `page.name` from `qp_key`: on the first run of a session its value is read from `?name=...` (parsed and
-checked against the allowed options), and after the widgets are drawn `sync_query_params` writes the current
-values back into the URL (leaving the bound parameters to Streamlit).
+The other widgets still get a session-state key `page.name` from `qp_key`: options shown through a label
+(Streamlit's binding writes the shown label, not the option, into the address, and links name the option) and
+the Lab's fit settings, which the Lab, Evolution and Split gains share.  On the first run of a session the value
+is read from `?name=...` (parsed and checked against the allowed options), and after the widgets are drawn
+`sync_query_params` writes the current values back into the URL (leaving the bound parameters to Streamlit).
 """
 
 from __future__ import annotations
@@ -29,13 +31,15 @@ _REGISTERED = "_qp_registered"
 _SHADOW = "_shadow."
 _WRITTEN = "_qp_written"  # name -> the value this session last wrote into the URL
 MAX_RAW = 200             # longest query-parameter value read (option labels are far shorter)
-GLOBAL = "app"            # settings every page shares (presenter mode): every sync writes them, except at their default
+GLOBAL = "app"            # prefix of the session keys every page shares (the chart image format)
 APPLY = "apply"           # ?apply=1 (a lesson's "show me" link): the run takes every setting from the URL (see begin_run)
 _APPLYING = "_qp_applying"  # keys this applying run has already set from the URL
-_DEFAULTS = "_qp_defaults"  # key -> default of the GLOBAL settings
 BIND = "query-params"     # Streamlit's own binding of a widget to the URL parameter named by its key
 _BOUND = "_qp_bound"      # URL name -> number of the full run that last drew its bound widget (see `bound`)
 _RUN = "_qp_run"          # number of the current full run of the session (begin_run)
+#: parameters that only links set and their readers take from st.query_params themselves (the step view's
+#: ``tour``, distviz.ui.presenter): `sync_query_params` leaves them in the address
+LINK_PARAMS = frozenset({"tour"})
 
 
 def _parse(raw: Any, default: Any) -> Any:
@@ -112,8 +116,6 @@ def qp_key(page: str, name: str, default: Any, *, options: Iterable | None = Non
     def ok(v):
         return accepts(v, options=options, lo=lo, hi=hi, valid=valid)
 
-    if page == GLOBAL:
-        st.session_state.setdefault(_DEFAULTS, {})[key] = default
     applying = st.session_state.get(_APPLYING)
     if applying is not None and key not in applying:  # a "show me" link: the URL wins, a missing value is the default
         applying.add(key)
@@ -180,23 +182,19 @@ def sync_query_params(*pages: str, keep_others: bool = False) -> None:
     is dropped, so the address always describes a valid state.
     """
     bound_names = st.session_state.get(_BOUND, {})   # Streamlit writes (and clears) these itself
-    want, at_default = {}, set()
+    want: dict[str, str] = {}
     regs = st.session_state.get(_REGISTERED, {})
-    defaults = st.session_state.get(_DEFAULTS, {})
-    for page in dict.fromkeys((*pages, GLOBAL)):
-        reg = regs.get(page, {}) if page == GLOBAL else regs.pop(page, {})  # widgets drawn in this run only
+    for page in dict.fromkeys(pages):
+        reg = regs.pop(page, {})  # widgets drawn in this run only
         for name, key in reg.items():
             v = st.session_state.get(key)
             if v is not None:
                 st.session_state[_SHADOW + key] = v  # survives Streamlit's clean-up of widget state on page switch
-                if page == GLOBAL and key in defaults and v == defaults[key]:
-                    at_default.add(name)  # a shared setting at its default stays out of the address
-                else:
-                    want[name] = _format(v)
-    current = {k: st.query_params[k] for k in st.query_params if k not in bound_names}
+                want[name] = _format(v)
+    current = {k: st.query_params[k] for k in st.query_params if k not in bound_names and k not in LINK_PARAMS}
     if keep_others:
         written = st.session_state.get(_WRITTEN, {})
-        want = {**{k: v for k, v in current.items() if written.get(k) == v and k not in at_default}, **want}
+        want = {**{k: v for k, v in current.items() if written.get(k) == v}, **want}
     st.session_state[_WRITTEN] = dict(want)
     for k in current.keys() - want.keys():
         del st.query_params[k]

@@ -16,12 +16,12 @@ from distviz.trees import prepare_numba_cache  # noqa: E402
 
 prepare_numba_cache()  # stale numba cache files go before the first fit (once per server process; serve.main did it)
 
-from distviz.ui.layout import presenter_controls, presenter_key  # noqa: E402
+from distviz.ui.layout import opens_presenting, presenter_controls  # noqa: E402
 from distviz.ui.state import begin_run, end_run  # noqa: E402
 
 begin_run()  # ?apply=1 (a lesson's "show me" link): this run takes every setting from the URL
 st.set_page_config(page_title="distviz", page_icon="📈", layout="wide",
-                   initial_sidebar_state="collapsed" if st.session_state.get(presenter_key()) else "auto")
+                   initial_sidebar_state="collapsed" if opens_presenting() else "auto")
 
 from distviz.ui.common import PAGES, explainer, fit_or_last, fit_summary  # noqa: E402
 from distviz.ui.figures import charts, shared_figures  # noqa: E402

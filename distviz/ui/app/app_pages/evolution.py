@@ -123,7 +123,7 @@ def draw(r):
         charts().plotly_chart(figs["particles"], key="evo.particles")
         charts().plotly_chart(figs["nll"], key="evo.nll")
         return
-    tabs = dict(zip(VIEWS, lazy_tabs(PAGE, "view", VIEWS)))
+    tabs = dict(zip(VIEWS, lazy_tabs("view", VIEWS)))
     if tabs["Fit, NLL and iterates"].open:
         with tabs["Fit, NLL and iterates"]:
             figs = _round_figures(r)

@@ -60,7 +60,7 @@ if section == "conditional density":
     VIEWS = ["Predictive density", "Particles and NLL", "vs sparse-GP bands"]
     if res is not None:
         figs = vr.lab_figures(res.model, res.data, res.kind, res.config.algorithm)
-        tabs = dict(zip(VIEWS, lazy_tabs(PAGE, "view", VIEWS)))
+        tabs = dict(zip(VIEWS, lazy_tabs("view", VIEWS)))
         if tabs[VIEWS[0]].open:
             with tabs[VIEWS[0]]:
                 for f in [f for f in figs if "density" in (f.layout.title.text or "")]:

@@ -58,7 +58,7 @@ def selected_node(event):
 
 def draw(r):
     r = max(int(r), 1)
-    tabs = dict(zip(VIEWS, lazy_tabs(PAGE, "view", VIEWS)))
+    tabs = dict(zip(VIEWS, lazy_tabs("view", VIEWS)))
     if tabs["Tree of the round"].open:
         with tabs["Tree of the round"]:
             tree = shared_figures("split_gains.tree", (res.config.key(), r),   # one build per fit and round
