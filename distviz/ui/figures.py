@@ -13,6 +13,7 @@ import json
 import re
 from urllib.parse import urlencode
 
+import numpy as np
 import streamlit as st
 
 from .state import GLOBAL
@@ -114,14 +115,90 @@ def show_figure(fig, *, key: str | None = None, box=None, name: str | None = Non
 
     cap = chart_height_cap()   # a presenter's step view: every chart fits on the screen beside the step's text
     if cap is not None and (fig.layout.height or 450) > cap:
-        fig = fig.to_dict()    # the figure may be cached and shared: a copy gets the smaller height
-        fig["layout"]["height"] = cap
+        d = fig.to_dict()    # the figure may be cached and shared (its dict too): a copy gets the smaller height
+        fig = {**d, "layout": {**d["layout"], "height": cap}}
     return box.plotly_chart(fig, key=key, config=chart_config(title), **kwargs)
+
+
+#: trace properties holding one number per point (plotly keeps a numpy array there as it is)
+_POINT_ARRAYS = ("x", "y", "z", "lat", "lon", "r", "theta", "customdata", "base", "width")
+
+
+def _float32(v):
+    """v as float32 where it is a float64 array whose float32 copy cannot be told apart on a chart: its range is at
+    least 1e-3 of its magnitude (float32 keeps 7 digits, so the rounding stays below 1e-4 of the axis); else v."""
+    if not (isinstance(v, np.ndarray) and v.dtype == np.float64 and v.size >= 16):
+        return v
+    ok = v[np.isfinite(v)]
+    if ok.size == 0 or np.abs(ok).max() > 1e30:
+        return v
+    span, size = float(ok.max() - ok.min()), float(np.abs(ok).max())
+    return v.astype(np.float32) if span >= 1e-3 * size else v
+
+
+def compact(fig):
+    """`fig` with its per-point float64 arrays stored as float32 (:func:`_float32`), in place; returns it.
+
+    A chart's spec is sent as base64 of its arrays' bytes, and every rerun that draws it serialises, hashes and sends
+    it again, so half the bytes is about half that work for the server (and the browser) on every scrub of a round
+    slider.  Anything else in the figure (a dict or list of figures: each figure) is left as it is."""
+    if isinstance(fig, dict):
+        return {k: compact(v) for k, v in fig.items()}
+    if isinstance(fig, (list, tuple)):
+        return type(fig)(compact(v) for v in fig)
+    for trace in getattr(fig, "data", ()):
+        for name in _POINT_ARRAYS:
+            v = trace[name] if name in trace else None
+            new = _float32(v)
+            if new is not v:
+                trace[name] = new
+        marker = getattr(trace, "marker", None)
+        for name in ("color", "size"):
+            v = getattr(marker, name, None) if marker is not None else None
+            new = _float32(v)
+            if new is not v:
+                marker[name] = new
+    return fig
+
+
+_FROZEN_CLASS: list = []   # the FrozenFigure class, made at the first freeze (plotly is imported then, not before)
+
+
+def _frozen_class():
+    if not _FROZEN_CLASS:
+        import plotly.graph_objects as go
+
+        class FrozenFigure(go.Figure):
+            """A plotly Figure never changed after it is built (a shared one): its ``to_dict``, which Streamlit's
+            ``plotly_chart`` calls on every rerun that draws it (a deep copy of every array, then their base64), is
+            made once and the same dict returned to every caller, who must not change it either."""
+
+            def to_dict(self):
+                d = self.__dict__.get("_frozen_dict")
+                if d is None:
+                    d = self._frozen_dict = super().to_dict()
+                return d
+
+        _FROZEN_CLASS.append(FrozenFigure)
+    return _FROZEN_CLASS[0]
+
+
+def _frozen(fig):
+    """`fig` (or each figure of a dict / list) as a FrozenFigure (:func:`_frozen_class`); anything else as it is."""
+    if isinstance(fig, dict):
+        return {k: _frozen(v) for k, v in fig.items()}
+    if isinstance(fig, (list, tuple)):
+        return type(fig)(_frozen(v) for v in fig)
+    import plotly.graph_objects as go
+
+    if type(fig) is go.Figure:
+        fig.__class__ = _frozen_class()
+    return fig
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
 def _shared(name: str, key: tuple, _build):
-    return _build()
+    return _frozen(compact(_build()))
 
 
 def shared_figures(name: str, key: tuple, build):
