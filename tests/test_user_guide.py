@@ -261,6 +261,21 @@ def _archived_patience() -> set:
     return {json.loads(p.read_text())["config"].get("patience") for p in (ROOT / "results").glob("wgboost-uci-*.json")}
 
 
+def _yacht_paper_run() -> dict:
+    """Per-split output of the archived yacht run at the paper's protocol (results/wgboost-uci-yacht-paper-*.json)."""
+    import json
+
+    (path,) = sorted((ROOT / "results").glob("wgboost-uci-yacht-paper-*.json"))
+    return json.loads(path.read_text())["result"]["per_split"]
+
+
+def _yacht_outlier() -> tuple[int, float, float]:
+    """(split, test NLL) of the archived yacht run's worst fold, and the median test NLL over its folds."""
+    ps = _yacht_paper_run()
+    worst = int(np.argmax(ps["nll"]))
+    return ps["split"][worst], ps["nll"][worst], float(np.median(ps["nll"]))
+
+
 def _partial_label() -> str:
     from distviz.experiments import archive
 
@@ -294,6 +309,9 @@ CHECKED = {
         "20": lambda: _uci("repeats") == 20 and _uci("validation_fraction") == 0.2,
         "4000": lambda: _uci("max_rounds") == 4000,
         "200": lambda: 200 in _archived_patience(),
+        "4": lambda: _yacht_outlier()[0] == 4,
+        "2.71": lambda: f"{_yacht_outlier()[1]:.2f}" == "2.71",
+        "0.13": lambda: f"{_yacht_outlier()[2]:.2f}" == "0.13",
     },
     "README.md": {"20": lambda: _uci("repeats") == 20, "4000": lambda: _uci("max_rounds") == 4000,
                   "0.1": lambda: _uci("learning_rate") == 0.1},
