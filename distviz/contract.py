@@ -167,6 +167,68 @@ class Estimator(RegressorMixin, BaseEstimator):
         """Validation features: the fit's column count (names are not compared, as in lightgbm)."""
         return check_X(X, allow_nan=allow_nan, n_features=self.n_features_in_, name=name, model=type(self).__name__)
 
+    # ------------------------------------------------------------------ persistence
+    def save(self, path) -> None:
+        """Write the fitted model to one NetCDF file (``distviz.modelfile``; no pickle).
+
+        :meth:`load` reads it back and predicts bit-identically.  What the file holds is the estimator's
+        ``_model_writer``: its parameters, its fitted values and arrays, and its trace where it has one.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write (``.nc`` by convention); an existing file is replaced.
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        ConfigError
+            Where the fitted model holds code rather than data (a ``WGBoost`` with a callable target).
+        """
+        self._check_fitted()
+        self._model_writer().write(path)
+
+    @classmethod
+    def load(cls, path):
+        """Read a model written by :meth:`save`.
+
+        Every array of the file is checked (shapes, finite values, tree structure) before a compiled kernel sees it.
+
+        Parameters
+        ----------
+        path : str or path-like
+            A NetCDF file written by this class's ``save``.
+
+        Returns
+        -------
+        model : estimator of this class
+            The fitted estimator, predicting as the saved one did.
+
+        Raises
+        ------
+        DataError
+            Naming the file and its first problem: not a distviz model file, a file of another estimator, or a
+            malformed parameter, array or forest (or, by estimator: an invalid target specification, inducing points
+            that give a singular kernel matrix).
+        """
+        from distviz.modelfile import ModelFile
+
+        return cls._read_model(ModelFile(path, cls.__name__))
+
+    def _model_writer(self):
+        """The ``distviz.modelfile.ModelWriter`` holding what :meth:`save` writes (each estimator's own)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot be saved")
+
+    @classmethod
+    def _read_model(cls, f):
+        """The fitted estimator read from the opened ``distviz.modelfile.ModelFile`` `f` (each estimator's own)."""
+        raise NotImplementedError(f"{cls.__name__} cannot be loaded")
+
     def _names_from_file(self, f, n_features: int) -> None:
         """Set n_features_in_ and (when the file has them) feature_names_in_ from a ``distviz.modelfile.ModelFile``
         (``ModelWriter`` stores an estimator's ``feature_names_in_`` as the text variable ``model_feature_names``)."""

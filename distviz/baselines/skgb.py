@@ -318,60 +318,22 @@ class skGB(_MultiOutputGaussian):
         check_fitted(self, "forest_")
 
     # ------------------------------------------------------------------ persistence
-    def save(self, path) -> None:
-        """Write the per-output trees to one NetCDF file (``distviz.persistence``; no pickle).
-
-        :meth:`load` reads it back and predicts bit-identically.
-
-        Parameters
-        ----------
-        path : str or path-like
-            The file to write; an existing file is replaced.
-
-        Returns
-        -------
-        None
-
-        Raises
-        ------
-        NotFittedError
-            Before :meth:`fit`.
-        """
+    def _model_writer(self):
+        """The model file :meth:`save` writes (``distviz.modelfile.ModelWriter``): the per-output start values, iteration
+        counts, variances and the forest."""
         from distviz.modelfile import ModelWriter
 
-        self._check_fitted()
         w = ModelWriter(self, _saved_params(self), {"n_outputs": int(self.n_outputs_),
                                                     "n_features": int(self.n_features_in_)})
         for name in ("init_", "best_iterations_", "n_iter_", "var_", "var_all_"):
             w.array(name.rstrip("_"), getattr(self, name))
         w.forest("forest", self.forest_)
-        w.write(path)
+        return w
 
     @classmethod
-    def load(cls, path) -> "skGB":
-        """Read a model written by :meth:`save`.
-
-        Every array of the file is checked (shapes, finite values, tree structure) before a compiled kernel sees it.
-
-        Parameters
-        ----------
-        path : str or path-like
-            A NetCDF file written by ``skGB.save``.
-
-        Returns
-        -------
-        model : skGB
-            The fitted estimator, predicting as the saved one did.
-
-        Raises
-        ------
-        DataError
-            Naming the file and its first problem: not a distviz model file, a file of another estimator, or a
-            malformed parameter, array or forest.
-        """
-        from distviz.modelfile import ModelFile
-
-        f = ModelFile(path, cls.__name__)
+    def _read_model(cls, f) -> "skGB":
+        """The fitted estimator :meth:`load` reads from the opened model file `f` (``distviz.modelfile.ModelFile``),
+        every value checked before use."""
         est = f.construct(cls, f.params)
         p, P = f.value("n_features", int, 1, 2**31 - 1), f.value("n_outputs", int, 1, 2**16)
         est.init_ = f.array("init", (P,))

@@ -600,28 +600,11 @@ class DistributionalBoosting(Estimator):
         return -float(np.average(v, weights=w))
 
     # ------------------------------------------------------------------ persistence
-    def save(self, path) -> None:
-        """Write the model and its trace to one NetCDF file (``distviz.persistence``; no pickle).
-
-        :meth:`load` reads it back and predicts bit-identically.
-
-        Parameters
-        ----------
-        path : str or path-like
-            The file to write (``.nc`` by convention); an existing file is replaced.
-
-        Returns
-        -------
-        None
-
-        Raises
-        ------
-        NotFittedError
-            Before :meth:`fit`.
-        """
+    def _model_writer(self):
+        """The model file :meth:`save` writes (``distviz.modelfile.ModelWriter``): the parameters, the iteration counts, the
+        training targets' range that bounded the domain, the start F_0, the forest and the trace."""
         from distviz.modelfile import ModelWriter
 
-        self._check_fitted()
         params = self.get_params()
         fam = params["family"]
         params["family"] = fam if isinstance(fam, str) else self.family_.name
@@ -638,33 +621,12 @@ class DistributionalBoosting(Estimator):
         w = ModelWriter(self, params, fitted, trace=self.trace_)
         w.array("init", self.forest_.init)
         w.forest("forest", flat)
-        w.write(path)
+        return w
 
     @classmethod
-    def load(cls, path) -> "DistributionalBoosting":
-        """Read a model written by :meth:`save`.
-
-        Every array of the file is checked (shapes, finite values, tree structure) before a compiled kernel sees it.
-
-        Parameters
-        ----------
-        path : str or path-like
-            A NetCDF file written by ``DistributionalBoosting.save``.
-
-        Returns
-        -------
-        model : DistributionalBoosting
-            The fitted estimator, predicting as the saved one did.
-
-        Raises
-        ------
-        DataError
-            Naming the file and its first problem: not a distviz model file, a file of another estimator, or a
-            malformed parameter, array or forest.
-        """
-        from distviz.modelfile import ModelFile
-
-        f = ModelFile(path, cls.__name__)
+    def _read_model(cls, f) -> "DistributionalBoosting":
+        """The fitted estimator :meth:`load` reads from the opened model file `f` (``distviz.modelfile.ModelFile``),
+        every value checked before use."""
         params = renamed_params(f.params)
         family = params.pop("family", None)
         if not isinstance(family, str):

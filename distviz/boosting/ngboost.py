@@ -722,58 +722,20 @@ class NGBoost(Estimator):
 
 
     # ------------------------------------------------------------------ persistence
-    def save(self, path) -> None:
-        """Write the fitted model to one NetCDF file (``distviz.persistence``; no pickle).
-
-        :meth:`load` reads it back and predicts bit-identically.
-
-        Parameters
-        ----------
-        path : str or path-like
-            The file to write; an existing file is replaced.
-
-        Returns
-        -------
-        None
-
-        Raises
-        ------
-        NotFittedError
-            Before :meth:`fit`.
-        """
+    def _model_writer(self):
+        """The model file :meth:`save` writes (``distviz.modelfile.ModelWriter``): the
+        parameters, the output and feature counts and the forest."""
         from distviz.modelfile import ModelWriter
 
-        self._check_fitted()
         w = ModelWriter(self, _saved_params(self), {"n_outputs": int(self.n_outputs_),
                                                     "n_features": int(self.n_features_in_)})
         _write_ngboost(w, self, "")
-        w.write(path)
+        return w
 
     @classmethod
-    def load(cls, path) -> "NGBoost":
-        """Read a model written by :meth:`save`.
-
-        Every array of the file is checked (shapes, finite values, tree structure) before a compiled kernel sees it.
-
-        Parameters
-        ----------
-        path : str or path-like
-            A NetCDF file written by ``NGBoost.save``.
-
-        Returns
-        -------
-        model : NGBoost
-            The fitted estimator, predicting as the saved one did.
-
-        Raises
-        ------
-        DataError
-            Naming the file and its first problem: not a distviz model file, a file of another estimator, or a
-            malformed parameter, array or forest.
-        """
-        from distviz.modelfile import ModelFile
-
-        f = ModelFile(path, cls.__name__)
+    def _read_model(cls, f) -> "NGBoost":
+        """The fitted estimator :meth:`load` reads from the opened model file `f` (``distviz.modelfile.ModelFile``),
+        every value checked before use."""
         m = f.construct(cls, f.params, lambda e: e._validate_params())
         p = f.value("n_features", int, 1, 2**31 - 1)
         _read_ngboost(f, m, "", p, f.value("n_outputs", int, 1, 2**20))
@@ -1213,59 +1175,21 @@ class IndepNGB(_MultiOutputGaussian):
 
 
     # ------------------------------------------------------------------ persistence
-    def save(self, path) -> None:
-        """Write the P univariate fits to one NetCDF file (``distviz.persistence``; no pickle).
-
-        :meth:`load` reads it back and predicts bit-identically.
-
-        Parameters
-        ----------
-        path : str or path-like
-            The file to write; an existing file is replaced.
-
-        Returns
-        -------
-        None
-
-        Raises
-        ------
-        NotFittedError
-            Before :meth:`fit`.
-        """
+    def _model_writer(self):
+        """The model file :meth:`save` writes (``distviz.modelfile.ModelWriter``): the
+        parameters and the P univariate fits, each under its own prefix."""
         from distviz.modelfile import ModelWriter
 
-        self._check_fitted()
         w = ModelWriter(self, _saved_params(self), {"n_outputs": int(self.n_outputs_),
                                                     "n_features": int(self.n_features_in_)})
         for k, m in enumerate(self.models_):
             _write_ngboost(w, m, f"dim{k}_")
-        w.write(path)
+        return w
 
     @classmethod
-    def load(cls, path) -> "IndepNGB":
-        """Read a model written by :meth:`save`.
-
-        Every array of the file is checked (shapes, finite values, tree structure) before a compiled kernel sees it.
-
-        Parameters
-        ----------
-        path : str or path-like
-            A NetCDF file written by ``IndepNGB.save``.
-
-        Returns
-        -------
-        model : IndepNGB
-            The fitted estimator, predicting as the saved one did.
-
-        Raises
-        ------
-        DataError
-            Naming the file and its first problem: not a distviz model file, a file of another estimator, or a
-            malformed parameter, array or forest.
-        """
-        from distviz.modelfile import ModelFile
-
-        f = ModelFile(path, cls.__name__)
+    def _read_model(cls, f) -> "IndepNGB":
+        """The fitted estimator :meth:`load` reads from the opened model file `f` (``distviz.modelfile.ModelFile``),
+        every value checked before use."""
         est = f.construct(cls, f.params)
         p, P = f.value("n_features", int, 1, 2**31 - 1), f.value("n_outputs", int, 1, 2**16)
         est.models_ = []

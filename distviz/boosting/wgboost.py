@@ -594,31 +594,12 @@ class WGBoost(Estimator):
         return 1.0 / np.maximum(v, 1e-300)
 
     # ------------------------------------------------------------------ persistence
-    def save(self, path):
-        """Write the fitted model to one NetCDF file (``distviz.persistence``; no pickle): parameters, particles, trees and
-        trace.
-
-        :meth:`load` reads it back and predicts bit-identically.
-
-        Parameters
-        ----------
-        path : str or path-like
-            The file to write; an existing file is replaced.
-
-        Returns
-        -------
-        None
-
-        Raises
-        ------
-        NotFittedError
-            Before :meth:`fit`.
-        ConfigError
-            For a callable target (its functions are code, not data).
-        """
+    def _model_writer(self):
+        """The model file :meth:`save` writes (``distviz.modelfile.ModelWriter``): the parameters, the target's specification,
+        the initial particles, the forest and the trace; ConfigError for a callable target (its functions are code, not
+        data)."""
         from distviz.modelfile import ModelWriter
 
-        self._check_fitted()
         spec = self.target_.spec()
         if spec is None:
             raise ConfigError("a WGBoost with a callable target cannot be saved (its functions are code, not data); "
@@ -632,33 +613,12 @@ class WGBoost(Estimator):
         w = ModelWriter(self, params, fitted, trace=self.trace_)
         w.array("init_particles", self.init_particles_)
         w.forest("forest", self.forest_)
-        w.write(path)
+        return w
 
     @classmethod
-    def load(cls, path):
-        """Read a model written by :meth:`save`.
-
-        Every array of the file is checked (shapes, finite values, tree structure) before a compiled kernel sees it.
-
-        Parameters
-        ----------
-        path : str or path-like
-            A NetCDF file written by ``WGBoost.save``.
-
-        Returns
-        -------
-        model : WGBoost
-            The fitted estimator, predicting as the saved one did.
-
-        Raises
-        ------
-        DataError
-            Naming the file and its first problem: not a distviz model file, a file of another estimator, an invalid
-            target specification, or a malformed parameter, array or forest.
-        """
-        from distviz.modelfile import ModelFile
-
-        f = ModelFile(path, cls.__name__)
+    def _read_model(cls, f):
+        """The fitted estimator :meth:`load` reads from the opened model file `f` (``distviz.modelfile.ModelFile``),
+        every value checked before use."""
         spec = f.fitted.get("target")
         if not isinstance(spec, dict):
             raise f.fail("its target is not a stored specification")

@@ -633,30 +633,12 @@ class SparseGP(Estimator):
         return mu - z * np.sqrt(t), mu + z * np.sqrt(t)
 
     # ------------------------------------------------------------------ persistence
-    def save(self, path) -> None:
-        """Write the fitted model to one NetCDF file (``distviz.persistence``; no pickle).
-
-        :meth:`load` reads it back and predicts bit-identically.  Array-valued initial values (inducing, q_mean, ...) and
-        a Generator random_state only steer fit and are stored as None; the fitted inducing points, variational
-        parameters and hyperparameters are stored in full.
-
-        Parameters
-        ----------
-        path : str or path-like
-            The file to write; an existing file is replaced.
-
-        Returns
-        -------
-        None
-
-        Raises
-        ------
-        NotFittedError
-            Before :meth:`fit`.
-        """
+    def _model_writer(self):
+        """The model file :meth:`save` writes (``distviz.modelfile.ModelWriter``): the fitted inducing points, variational
+        parameters, hyperparameters and input scaling.  Array-valued initial values (inducing, q_mean, ...) and a
+        Generator random_state only steer fit and are stored as None."""
         from distviz.modelfile import ModelWriter
 
-        self._check_fitted()
         params = {k: (None if isinstance(v, (np.ndarray, tuple, list, np.random.Generator)) else v)
                   for k, v in self.get_params(deep=False).items()}
         w = ModelWriter(self, params, {"n_features": int(self.n_features_in_), "n_iter": int(self.n_iter_),
@@ -665,31 +647,12 @@ class SparseGP(Estimator):
             w.array(f"param_{k}", v)
         w.array("x_mean", self.x_mean_)
         w.array("x_scale", self.x_scale_)
-        w.write(path)
+        return w
 
     @classmethod
-    def load(cls, path) -> "SparseGP":
-        """Read a model written by :meth:`save`; every array is checked before use.
-
-        Parameters
-        ----------
-        path : str or path-like
-            A NetCDF file written by ``SparseGP.save``.
-
-        Returns
-        -------
-        model : SparseGP
-            The fitted estimator, predicting as the saved one did.
-
-        Raises
-        ------
-        DataError
-            Naming the file and its first problem: not a distviz model file, a file of another estimator, invalid
-            parameters, malformed arrays, or inducing points that give a singular kernel matrix.
-        """
-        from distviz.modelfile import ModelFile
-
-        f = ModelFile(path, cls.__name__)
+    def _read_model(cls, f) -> "SparseGP":
+        """The fitted estimator :meth:`load` reads from the opened model file `f` (``distviz.modelfile.ModelFile``),
+        every value checked before use."""
         est = f.construct(cls, f.params, lambda e: e._check_config())
         p = f.value("n_features", int, 1, 2**31 - 1)
         Z = f.array("param_Z", (None, p))
