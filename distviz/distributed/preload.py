@@ -2,13 +2,14 @@
 
 A fresh worker process otherwise pays for its numba start-up and for loading every kernel from numba's cache
 inside the first fit's first tasks.  Started with this preload, the worker does that work in a background thread
-from the moment it starts, while the cluster comes up and the client imports its estimators:
+from the moment it has joined its scheduler, while the client imports its estimators:
 
 - ``dask worker ADDRESS --preload distviz.distributed.preload`` (or the ``distributed.worker.preload`` setting
   of dask's configuration);
 - ``LocalCluster(..., preload=["distviz.distributed.preload"])``.
 
-The thread first makes the numba cache upkeep (:func:`distviz.trees.prepare_numba_cache`), then, only where the
+The thread first imports ``dask.array`` (which a fit's first task needs on the worker, and which imports xarray and
+pandas), then makes the numba cache upkeep (:func:`distviz.trees.prepare_numba_cache`), then, only where the
 cache is current (so it loads and never compiles), runs the worker's steps of two Poisson ``DistributionalBoosting``
 rounds on 256 synthetic rows (:func:`warm_kernels`), which loads every kernel those steps run, as a Poisson fit's
 first tasks would.  Other families' and laws' own kernels, and a weighted fit's, load on their first use.  A fit's
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from pathlib import Path
 
 __all__ = ["dask_setup", "ready", "warm_kernels"]
@@ -32,8 +34,7 @@ def dask_setup(worker=None) -> None:
     """dask's preload hook: start the warm-up thread (once per process) and return at once."""
     if _WARMING:
         return
-    threads = getattr(getattr(worker, "state", None), "nthreads", None)
-    t = threading.Thread(target=_warm, args=(threads,), name="distviz-warm-kernels", daemon=True)
+    t = threading.Thread(target=_warm, args=(worker,), name="distviz-warm-kernels", daemon=True)
     _WARMING.append(t)
     t.start()
 
@@ -48,9 +49,29 @@ def ready() -> None:
         prepare_numba_cache()
 
 
-def _warm(threads) -> None:
-    """The warm-up thread: the cache upkeep, then :func:`warm_kernels` where the cache is current and not empty."""
+def _started(worker, seconds: float = 30.0) -> None:
+    """Return once `worker` runs (has joined its scheduler), or after `seconds`: the warm-up's imports hold the
+    interpreter lock, which would otherwise slow the worker's own start and so the cluster's."""
     try:
+        from distributed.core import Status
+    except ImportError:   # pragma: no cover - dask.distributed without its Status enum
+        return
+    t0 = time.monotonic()
+    while getattr(worker, "status", Status.running) not in (Status.running, Status.closing, Status.closed) \
+            and time.monotonic() - t0 < seconds:
+        time.sleep(0.05)
+
+
+def _warm(worker) -> None:
+    """The warm-up thread: once the worker runs, the imports and the cache upkeep, then :func:`warm_kernels` where the
+    cache is current and not empty."""
+    try:
+        _started(worker)
+        threads = getattr(getattr(worker, "state", None), "nthreads", None)
+        # a fit's first task on a worker unpickles dask.array's chunk functions, and dask.array imports xarray and
+        # pandas: about a second the worker now spends before the fit asks
+        import dask.array  # noqa: F401
+
         import distviz.trees
         from distviz.trees._cache import cache_dirs
 
