@@ -252,7 +252,126 @@ def _resolve_chart(chart, P):
 
 
 # ---------------------------------------------------------------------------------------------
-class NGBoost(Estimator):
+class _PredictedLaw(Estimator):
+    """The predictions every NGBoost estimator derives from its predicted law: the mean, its stages, the NLL and the
+    score.  Each estimator gives its state per row (``_state``: ``NGBoost``'s chart parameters, ``IndepNGB``'s
+    diagonal Gaussian), the states after each round (``_staged_states``), the mean (``_mean``) and the NLL (``_nll``)
+    of a state."""
+
+    def predict(self, X, max_iter=None) -> np.ndarray:
+        r"""The predicted mean :math:`E[y \mid x]` (scikit-learn's ``predict``; ``predict_dist`` has the spread).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        max_iter : int, "best", "all" or None, default=None
+            Rounds to use (per parameter, or per output): None follows ``use_best`` (the best validation round, or all
+            rounds), "best" / "all" force either, an int caps the rounds at it.
+
+        Returns
+        -------
+        mean : ndarray of shape (n_samples,) for one output, (n_samples, P) for P outputs
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        ConfigError
+            When ``max_iter`` is not a non-negative integer, "best", "all" or None.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+        """
+        return self._mean(self._state(X, max_iter))
+
+    def staged_predict(self, X, max_iter=None):
+        """The predicted mean (as :meth:`predict`) after each round.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        max_iter : int, "best", "all" or None, default=None
+            Rounds to use, as in :meth:`predict`.
+
+        Yields
+        ------
+        mean : ndarray of shape (n_samples,) or (n_samples, P)
+            The mean after rounds 0, 1, 2, ... (a parameter or output past its own round count stays put).
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        ConfigError
+            When ``max_iter`` is not a non-negative integer, "best", "all" or None.
+        DataError
+            When X has another number of features (or other feature names) than the fit's.
+        """
+        for state in self._staged_states(X, max_iter):
+            yield self._mean(state)
+
+    def nll(self, X, y, max_iter=None) -> np.ndarray:
+        r"""Per-row negative log-likelihood of y under the predicted law, :math:`-\log p(y_i \mid x_i)`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        y : array-like of shape (n_samples,) or (n_samples, P)
+            Targets (one column per output).
+        max_iter : int, "best", "all" or None, default=None
+            Rounds to use, as in :meth:`predict`.
+
+        Returns
+        -------
+        nll : ndarray of shape (n_samples,)
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        ConfigError
+            When ``max_iter`` is not a non-negative integer, "best", "all" or None.
+        DataError
+            When X has another number of features (or other feature names) than the fit's, or y another number of
+            rows than X.
+        """
+        return self._nll(self._state(X, max_iter), y)
+
+    def score(self, X, y, sample_weight=None, max_iter=None) -> float:
+        r"""Weighted mean log-likelihood of y, i.e. minus the mean NLL (higher is better, scikit-learn's convention).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; NaN is a missing value, routed by each split.
+        y : array-like of shape (n_samples,) or (n_samples, P)
+            Targets (one column per output).
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Row weights of the average; None weighs every row 1.
+        max_iter : int, "best", "all" or None, default=None
+            Rounds to use, as in :meth:`predict`.
+
+        Returns
+        -------
+        score : float
+            :math:`\sum_i w_i \log p(y_i \mid x_i) / \sum_i w_i`.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        ConfigError
+            When ``max_iter`` is not a non-negative integer, "best", "all" or None.
+        DataError
+            When X has another number of features (or other feature names) than the fit's, or y another number of
+            rows than X.
+        """
+        return -weighted_mean(self.nll(X, y, max_iter), check_sample_weight(sample_weight, np.asarray(X).shape[0]))
+
+
+class NGBoost(_PredictedLaw):
     r"""Natural-gradient boosting of a chart's :math:`\theta` with histogram trees (Duan et al. 2020; O'Malley et al.
     2023, Algorithm 1).
 
@@ -575,32 +694,6 @@ class NGBoost(Estimator):
         m = np.asarray(self.chart_.mean(F), dtype=float)
         return m.reshape(-1) if self.n_outputs_ == 1 else m.reshape(F.shape[0], self.n_outputs_)
 
-    def predict(self, X, max_iter=None) -> np.ndarray:
-        r"""The predicted mean :math:`E[y \mid x]` (scikit-learn's ``predict``; :meth:`predict_dist` has the spread).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Features; NaN is a missing value, routed by each split.
-        max_iter : int, "best", "all" or None, default=None
-            Rounds to use: None follows ``use_best`` (each parameter's best validation round, or all rounds), "best" /
-            "all" force either, an int caps every parameter's rounds at it.
-
-        Returns
-        -------
-        mean : ndarray of shape (n_samples,) for one output, (n_samples, P) for P outputs
-
-        Raises
-        ------
-        NotFittedError
-            Before :meth:`fit`.
-        ConfigError
-            When ``max_iter`` is not a non-negative integer, "best", "all" or None.
-        DataError
-            When X has another number of features (or other feature names) than the fit's.
-        """
-        return self._mean(self.predict_params(X, max_iter))
-
     def staged_predict_dist(self, X, max_iter=None):
         """The predicted law (as :meth:`predict_dist`) after each round.
 
@@ -629,97 +722,15 @@ class NGBoost(Estimator):
         for F in self.staged_predict_params(X, max_iter):
             yield self._to_dist(F)
 
-    def staged_predict(self, X, max_iter=None):
-        """The predicted mean (as :meth:`predict`) after each round.
+    def _state(self, X, max_iter):
+        return self.predict_params(X, max_iter)
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Features; NaN is a missing value, routed by each split.
-        max_iter : int, "best", "all" or None, default=None
-            Rounds to use: None follows ``use_best`` (each parameter's best validation round, or all rounds), "best" /
-            "all" force either, an int caps every parameter's rounds at it.
+    def _staged_states(self, X, max_iter):
+        return self.staged_predict_params(X, max_iter)
 
-        Yields
-        ------
-        mean : ndarray of shape (n_samples,) or (n_samples, P)
-            The mean after rounds 0, 1, 2, ...
-
-        Raises
-        ------
-        NotFittedError
-            Before :meth:`fit`.
-        ConfigError
-            When ``max_iter`` is not a non-negative integer, "best", "all" or None.
-        DataError
-            When X has another number of features (or other feature names) than the fit's.
-        """
-        for F in self.staged_predict_params(X, max_iter):
-            yield self._mean(F)
-
-    def nll(self, X, y, max_iter=None) -> np.ndarray:
-        r"""Per-row negative log-likelihood of y under the predicted law, :math:`-\log p(y_i \mid \theta(x_i))`.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Features; NaN is a missing value, routed by each split.
-        y : array-like of shape (n_samples,) or (n_samples, P)
-            Targets (one column per output).
-        max_iter : int, "best", "all" or None, default=None
-            Rounds to use: None follows ``use_best`` (each parameter's best validation round, or all rounds), "best" /
-            "all" force either, an int caps every parameter's rounds at it.
-
-        Returns
-        -------
-        nll : ndarray of shape (n_samples,)
-
-        Raises
-        ------
-        NotFittedError
-            Before :meth:`fit`.
-        ConfigError
-            When ``max_iter`` is not a non-negative integer, "best", "all" or None.
-        DataError
-            When X has another number of features (or other feature names) than the fit's.
-            Also when y has another number of rows than X.
-        """
-        F = self.predict_params(X, max_iter)
+    def _nll(self, F, y) -> np.ndarray:
         y = _check_y(y, F.shape[0])
         return self.chart_.nll(y if self.chart_.y_dim > 1 else y[:, 0], F)
-
-    def score(self, X, y, sample_weight=None, max_iter=None) -> float:
-        r"""Weighted mean log-likelihood of y, i.e. minus the mean NLL (higher is better, scikit-learn's convention).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Features; NaN is a missing value, routed by each split.
-        y : array-like of shape (n_samples,) or (n_samples, P)
-            Targets (one column per output).
-        sample_weight : array-like of shape (n_samples,) or None, default=None
-            Row weights of the average; None weighs every row 1.
-        max_iter : int, "best", "all" or None, default=None
-            Rounds to use: None follows ``use_best`` (each parameter's best validation round, or all rounds), "best" /
-            "all" force either, an int caps every parameter's rounds at it.
-
-        Returns
-        -------
-        score : float
-            :math:`\sum_i w_i \log p(y_i \mid x_i) / \sum_i w_i`.
-
-        Raises
-        ------
-        NotFittedError
-            Before :meth:`fit`.
-        ConfigError
-            When ``max_iter`` is not a non-negative integer, "best", "all" or None.
-        DataError
-            When X has another number of features (or other feature names) than the fit's.
-            Also when y has another number of rows than X.
-        """
-        return -weighted_mean(self.nll(X, y, max_iter), check_sample_weight(sample_weight, np.asarray(X).shape[0]))
-
 
     # ------------------------------------------------------------------ persistence
     def _model_writer(self):
@@ -854,7 +865,7 @@ class GB(NGB):
 
 
 # ---------------------------------------------------------------------------------------------
-class _MultiOutputGaussian(Estimator):
+class _MultiOutputGaussian(_PredictedLaw):
     """Shared fit/predict plumbing of the per-dimension baselines (IndepNGB, distviz.baselines.skGB).
 
     scikit-learn estimators: ``predict`` is the mean ((n,) for one output, (n, P) for P), ``predict_dist``
@@ -886,107 +897,14 @@ class _MultiOutputGaussian(Estimator):
         """The mean of a MultivariateNormalDist: (n,) for one output, (n, P) for P outputs."""
         return d.mean()[:, 0].copy() if self.n_outputs_ == 1 else d.mean()
 
-    def predict(self, X, max_iter=None) -> np.ndarray:
-        """The predicted mean per output (scikit-learn's ``predict``; :meth:`predict_dist` has the covariance).
+    def _state(self, X, max_iter):
+        return self.predict_dist(X, max_iter)
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Features; NaN is a missing value, routed by each split.
-        max_iter : int, "best", "all" or None, default=None
-            Rounds to use per output (as ``NGBoost.predict_params``): None follows ``use_best``.
+    def _staged_states(self, X, max_iter):
+        return self.staged_predict_dist(X, max_iter)
 
-        Returns
-        -------
-        mean : ndarray of shape (n_samples,) for one output, (n_samples, P) for P outputs
-
-        Raises
-        ------
-        NotFittedError
-            Before :meth:`fit`.
-        DataError
-            When X has another number of features (or other feature names) than the fit's.
-        """
-        return self._mean(self.predict_dist(X, max_iter))
-
-    def staged_predict(self, X, max_iter=None):
-        """The predicted mean after each round (each output stops at its own round count).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Features; NaN is a missing value, routed by each split.
-        max_iter : int, "best", "all" or None, default=None
-            Rounds to use per output (as ``NGBoost.predict_params``): None follows ``use_best``.
-
-        Yields
-        ------
-        mean : ndarray of shape (n_samples,) or (n_samples, P)
-            The mean after rounds 0, 1, 2, ...
-
-        Raises
-        ------
-        NotFittedError
-            Before :meth:`fit`.
-        DataError
-            When X has another number of features (or other feature names) than the fit's.
-        """
-        for d in self.staged_predict_dist(X, max_iter):
-            yield self._mean(d)
-
-    def nll(self, X, y, max_iter=None) -> np.ndarray:
-        r"""Per-row negative log-likelihood of y under the predicted diagonal Gaussian.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Features; NaN is a missing value, routed by each split.
-        y : array-like of shape (n_samples,) or (n_samples, P)
-            Targets (one column per output).
-        max_iter : int, "best", "all" or None, default=None
-            Rounds to use per output (as ``NGBoost.predict_params``): None follows ``use_best``.
-
-        Returns
-        -------
-        nll : ndarray of shape (n_samples,)
-            :math:`-\log N(y_i; \mu(x_i), \mathrm{diag}\,\sigma^2(x_i))` per row.
-
-        Raises
-        ------
-        NotFittedError
-            Before :meth:`fit`.
-        DataError
-            When X has another number of features (or other feature names) than the fit's.
-        """
-        d = self.predict_dist(X, max_iter)
+    def _nll(self, d, y) -> np.ndarray:
         return -d.logpdf(_check_y(y, len(d)))
-
-    def score(self, X, y, sample_weight=None, max_iter=None) -> float:
-        """Weighted mean log-likelihood of y, i.e. minus the mean NLL (higher is better, scikit-learn's convention).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Features; NaN is a missing value, routed by each split.
-        y : array-like of shape (n_samples,) or (n_samples, P)
-            Targets (one column per output).
-        sample_weight : array-like of shape (n_samples,) or None, default=None
-            Row weights of the average; None weighs every row 1.
-        max_iter : int, "best", "all" or None, default=None
-            Rounds to use per output (as ``NGBoost.predict_params``): None follows ``use_best``.
-
-        Returns
-        -------
-        score : float
-
-        Raises
-        ------
-        NotFittedError
-            Before :meth:`fit`.
-        DataError
-            When X has another number of features (or other feature names) than the fit's.
-        """
-        return -weighted_mean(self.nll(X, y, max_iter), check_sample_weight(sample_weight, np.asarray(X).shape[0]))
 
     def _check_fitted(self):
         check_fitted(self, "models_")
