@@ -75,7 +75,7 @@ def slider_rerun(repeats: int = 7) -> dict:
     from streamlit.testing.v1 import AppTest
 
     out = {}
-    for path, key in [("app_pages/evolution.py", "evo.round"), ("app_pages/split_gains.py", "split.round")]:
+    for path, key in [("app_pages/evolution.py", "round"), ("app_pages/split_gains.py", "round")]:   # bound to ?round=
         at = AppTest.from_file(str(app_script()), default_timeout=300).run()
         at.switch_page(path)
         at.run()
