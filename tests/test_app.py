@@ -148,7 +148,8 @@ def test_evolution_round_slider_changes_figures_without_refit():
     btn.click().run()
     assert not at.exception
     assert at.button(key="evo.playbtn").proto.icon == ":material/pause:"
-    assert not at.sidebar.selectbox, "the fit settings start folded (a one-line summary)"
+    assert [e.proto.expanded for e in at.sidebar.expander if e.label.startswith("Fit settings")] == [False], \
+        "the fit settings start folded (a one-line summary)"
     assert any("MGD" in c.value and "100 rounds" not in c.value for c in at.sidebar.caption)
     open_tab(at, "evo.settings_open", True)
     at.sidebar.selectbox(key="lab.algo").set_value("wg_fka").run()
@@ -254,7 +255,8 @@ def test_lab_gd_defaults_to_a_stable_rate_and_a_diverging_fit_shows_a_warning():
     """Plain GD on the Normal starts at nu = 0.01 (stable); at nu = 0.1 it diverges and the Lab says what to change."""
     at = page(algo="gd")   # the Lab defaults: n = 500, 100 rounds
     assert not at.exception
-    assert not at.sidebar.select_slider, "the Lab folds rows, rounds, rate and depth under More settings"
+    assert [e.proto.expanded for e in at.sidebar.expander if e.label.startswith("More settings")] == [False], \
+        "the Lab folds rows, rounds, rate and depth under More settings"
     assert any("ν = 0.01" in c.value for c in at.sidebar.caption), "the folded summary names the rate"
     open_tab(at, "lab.more_open", True)
     assert at.sidebar.select_slider(key="lab.lr").value == pytest.approx(0.01)

@@ -23,8 +23,9 @@ CHART_DATA = """() => JSON.stringify([...document.querySelectorAll('.js-plotly-p
     .map(p => (p.data || []).map(t => ({name: t.name, x: t.x, y: t.y, z: t.z, text: t.text}))))"""
 
 
-#: the round slider's thumb (Streamlit's slider keeps its value in a hidden range input)
-THUMB = '[data-testid="stSlider"] input[type="range"]'
+#: the round slider's thumb (Streamlit's slider keeps its value in a hidden range input; its key, round, names its
+#: element's class: the folded fit settings in the sidebar hold sliders too)
+THUMB = '.st-key-round [data-testid="stSlider"] input[type="range"]'
 
 
 def _settle(page, n: int) -> None:

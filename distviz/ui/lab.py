@@ -647,7 +647,7 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
     the URL parameter `own_prefix + name` instead of the Lab's, so the page can start elsewhere without
     changing the Lab's state (the Split gains page: p = 3 with two noise features, NGD, 50 rounds).
     With `fold_more` (a session key) the knobs after family, data and algorithm (rows, features, seed,
-    rounds, rate, depth, particles, domain) sit in a lazily drawn "More settings" expander, summarised in
+    rounds, rate, depth, particles, domain) sit in a "More settings" expander (drawn folded too), summarised in
     one line while it is folded.
     """
     own = dict(own or {})
@@ -694,11 +694,13 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
     box.caption(ALGORITHMS[algo][2])
     wg = ALGORITHMS[algo][1] == "wg"
     gp = ALGORITHMS[algo][1] == "gp"
-    more, summary = box, None
+    more, folded, summary = box, False, box
     if fold_more and not (gp and not (show_data and dataset == "synthetic")):   # (a GP on a real set: nothing to fold)
         summary = box.empty()
-        exp = box.expander(more_label(algo), key=fold_more, on_change="rerun")
-        more = exp if exp.open else _Unrendered()
+        # the knobs are drawn inside the expander even while it is folded (a folded expander's widgets cost the
+        # page no fit and keep their values and addresses), so the settings are the widgets' own state
+        more = box.expander(more_label(algo), key=fold_more, on_change="rerun")
+        folded = not more.open
     if show_data and dataset == "synthetic":
         n = more.select_slider("Rows n", N_OPTIONS, key=qp_key(PAGE, "n", 500, options=N_OPTIONS),
                                help="Number of simulated (x, y) pairs" + (" (20% are held out for validation)."
@@ -709,23 +711,25 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
         seed = more.number_input("Random seed", 0, 10_000, step=1, key=qp_key(PAGE, "seed", 0, lo=0, hi=10_000),
                                  help="Seed of the simulation and of the fit.")
     # the sparse GP is not boosted: it has no rounds, learning rate or trees, so those knobs are not drawn
-    # (their values stay in the session for the next boosting algorithm)
-    knobs = _Unrendered() if gp else more
-    rounds = knobs.select_slider("Boosting rounds", ROUNDS_OPTIONS,
-                                   key=qp_key(PAGE, *_par("rounds", 100), options=ROUNDS_OPTIONS),
-                                   help="Number of trees added; more rounds fit closer (and may overfit).")
+    # (their values stay in the session for the next boosting algorithm: `qp_key` keeps them there)
+    rounds_key = qp_key(PAGE, *_par("rounds", 100), options=ROUNDS_OPTIONS)
+    rounds = st.session_state[rounds_key] if gp else more.select_slider(
+        "Boosting rounds", ROUNDS_OPTIONS, key=rounds_key,
+        help="Number of trees added; more rounds fit closer (and may overfit).")
     lr_default = default_learning_rate(algo, fam)
     lr_key = qp_key(PAGE, "lr", lr_default, options=LR_OPTIONS)
     prev_default = st.session_state.get(f"{PAGE}._lr_default")
     if prev_default is not None and prev_default != lr_default and st.session_state.get(lr_key) == prev_default:
         st.session_state[lr_key] = lr_default   # the rate follows the per-law default unless the user moved it
     st.session_state[f"{PAGE}._lr_default"] = lr_default
-    lr = knobs.select_slider("Learning rate ν", LR_OPTIONS, key=lr_key,
-                            help="Shrinkage of every tree: small steps are stabler, large steps faster. Plain GD adds "
-                                 "the raw gradient to η without a metric and diverges on the Normal families unless "
-                                 "ν is small (default 0.01 there; 0.1 elsewhere).")
-    depth = knobs.slider("Tree depth", 1, 6, key=qp_key(PAGE, "depth", 3, lo=1, hi=6),
-                        help="Depth of every regression tree (2^depth leaves at most).")
+    lr = st.session_state[lr_key] if gp else more.select_slider(
+        "Learning rate ν", LR_OPTIONS, key=lr_key,
+        help="Shrinkage of every tree: small steps are stabler, large steps faster. Plain GD adds "
+             "the raw gradient to η without a metric and diverges on the Normal families unless "
+             "ν is small (default 0.01 there; 0.1 elsewhere).")
+    depth_key = qp_key(PAGE, "depth", 3, lo=1, hi=6)
+    depth = st.session_state[depth_key] if gp else more.slider(
+        "Tree depth", 1, 6, key=depth_key, help="Depth of every regression tree (2^depth leaves at most).")
     n_particles = 10
     if wg:
         n_particles = more.slider("Particles per input N", 2, 30, key=qp_key(PAGE, "particles", 10, lo=2, hi=30),
@@ -742,9 +746,9 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
     cfg = FitConfig(family=fam, K=int(K), dataset=dataset, n=int(n), p=int(p), seed=int(seed), algorithm=algo,
                     n_estimators=int(rounds), learning_rate=float(lr), max_depth=int(depth), n_particles=int(n_particles),
                     domain=str(domain), upload_hash=data_hash(upload), x_cols=tuple(x_cols), y_col=str(y_col))
-    if summary is not None and isinstance(more, _Unrendered):
+    if folded:
         summary.caption(describe_config(cfg) + " — open *More settings* to change them.")
-    elif gp and not isinstance(more, _Unrendered):
+    elif gp:
         more.caption("The sparse GP is not boosted: rounds, learning rate and tree depth do not apply "
                      "(20 inducing points, at most 200 L-BFGS iterations).")
     return cfg, upload
@@ -784,45 +788,6 @@ def config_from_params(params: dict, *, algorithms=None, own: dict | None = None
                      upload_hash=data_hash(None))
 
 
-class _Unrendered:
-    """A stand-in container for `config_widgets` that draws nothing: every widget returns its current state.
-
-    Used while the fit settings are folded away: the values come from session state, the URL or the
-    defaults (`qp_key` has put them in session state), exactly as the drawn widgets would return them.
-    """
-
-    def _state(self, key, fallback):
-        return st.session_state[key] if key is not None and key in st.session_state else fallback
-
-    def selectbox(self, label, options, index=0, *args, key=None, **kw):
-        """The selected option."""
-        options = list(options)
-        return self._state(key, options[index] if options and index is not None else None)
-
-    def select_slider(self, label, options=(), value=None, *args, key=None, **kw):
-        """The selected option."""
-        return self._state(key, value if value is not None else list(options)[0])
-
-    def slider(self, label, min_value=None, max_value=None, value=None, *args, key=None, **kw):
-        """The slider value."""
-        return self._state(key, value if value is not None else min_value)
-
-    def number_input(self, label, min_value=None, max_value=None, value="min", *args, key=None, **kw):
-        """The number."""
-        return self._state(key, min_value if value == "min" else value)
-
-    def multiselect(self, label, options, default=None, *args, key=None, **kw):
-        """The selected options."""
-        return self._state(key, list(default or []))
-
-    def file_uploader(self, *args, **kw):
-        """No file: an upload needs the settings open."""
-        return None
-
-    def caption(self, *args, **kw):
-        """Nothing to draw."""
-
-
 def describe_config(cfg: FitConfig) -> str:
     """One line that names a fit's settings, e.g. 'Normal · synthetic n = 500, p = 1 · MGD · 100 rounds · ν = 0.1 · depth 3'
     (only the settings that apply: a sparse GP has no rounds, learning rate or depth)."""
@@ -835,20 +800,19 @@ def describe_config(cfg: FitConfig) -> str:
 
 
 def folded_config_widgets(box, page: str, **kw) -> tuple[FitConfig, bytes | None]:
-    """`config_widgets` inside a folded expander of `box`: the widgets are drawn only while it is open.
+    """`config_widgets` inside a folded expander of `box`, with a one-line summary of the settings while folded.
 
-    Folded, the page draws a one-line summary instead of a dozen widgets, which keeps its first paint
-    light; the settings (in the URL and shared with the Lab) are the same either way. An uploaded data
-    set keeps the panel open, since the file itself is a widget.
+    The widgets are drawn folded too (they hold the settings, which are in the URL and shared with the Lab; a
+    folded expander's widgets cost the first paint no fit).  An uploaded data set keeps the panel open, since
+    the file itself is a widget.
     """
     key = f"{page}.settings_open"
     if st.session_state.get(f"{PAGE}.data") == "upload" or st.query_params.get("data") == "upload":
         st.session_state[key] = True
     exp = box.expander("Fit settings (shared with the Lab)", key=key, on_change="rerun")
-    if exp.open:
-        return config_widgets(exp, **kw)
-    cfg, upload = config_widgets(_Unrendered(), **kw)
-    box.caption(describe_config(cfg) + " — open *Fit settings* to change them.")
+    cfg, upload = config_widgets(exp, **kw)   # drawn folded too: the widgets hold the settings
+    if not exp.open:
+        box.caption(describe_config(cfg) + " — open *Fit settings* to change them.")
     return cfg, upload
 
 

@@ -130,6 +130,8 @@ def qp_key(page: str, name: str, default: Any, *, options: Iterable | None = Non
         st.session_state[key] = v if ok(v) else default
     elif not ok(st.session_state[key]):
         st.session_state[key] = default
+    else:   # set again in code: a widget of the same key on another page starts from it (Streamlit's own idiom)
+        st.session_state[key] = st.session_state[key]
     return key
 
 
