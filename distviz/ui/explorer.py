@@ -64,7 +64,7 @@ def render_explorer(container=None, *, page: str = PAGE, sync: bool = True) -> N
     names = families.available()
     box.subheader("Family explorer")
     fam_name = box.selectbox("Family", names, format_func=family_label,
-                             key=qp_key(page, "family", "normal", options=names),
+                             persist_state="session", key=qp_key(page, "family", "normal", options=names),
                              help=families_help("The output distribution p(y | η) to explore."))
     kwargs = {}
     if fam_name == "categorical":

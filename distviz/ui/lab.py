@@ -660,18 +660,19 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
     from .explorer import families_help, family_label
 
     names = families.available()
-    fam = box.selectbox("Family", names, format_func=family_label, key=qp_key(PAGE, "family", "normal", options=names),
+    fam = box.selectbox("Family", names, format_func=family_label,
+                        persist_state="session", key=qp_key(PAGE, "family", "normal", options=names),
                         help=families_help("The output distribution p(y | x) that is boosted."))
     K = 3
     if fam == "categorical":
-        K = box.slider("Classes K", 2, 6, key=qp_key(PAGE, "K", 3, lo=2, hi=6),
+        K = box.slider("Classes K", 2, 6, persist_state="session", key=qp_key(PAGE, "K", 3, lo=2, hi=6),
                        help="Number of classes of the categorical family.")
     upload, x_cols, y_col, n, seed, p = None, (), "", 500, 0, 1
     dataset = "synthetic"
     if show_data:
         dkeys = available_datasets()
         dataset = box.selectbox("Data set", dkeys, format_func=lambda k: DATASETS[k][0],
-                                key=qp_key(PAGE, "data", "synthetic", options=dkeys),
+                                persist_state="session", key=qp_key(PAGE, "data", "synthetic", options=dkeys),
                                 help=datasets_help(dkeys))
         box.caption(DATASETS[dataset][1])
         if dataset == "upload":
@@ -687,7 +688,7 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
                     x_cols, y_col = upload_column_pickers(box, cols, content_hash(upload))
     offered = list(algorithms or ALGORITHMS)
     algos = [a for a in offered if compatible(a, fam) is None]   # a pair that cannot be fitted is never offered
-    algo = box.selectbox("Algorithm", algos, format_func=lambda k: ALGORITHMS[k][0],
+    algo = box.selectbox("Algorithm", algos, format_func=lambda k: ALGORITHMS[k][0], persist_state="session",
                          key=qp_key(PAGE, *_par("algo", "mgd" if "mgd" in algos else algos[0]), options=algos),
                          help="The boosting law (and the chart it adds trees in) or a baseline. "
                               + not_offered(offered, fam))
@@ -702,19 +703,20 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
         more = box.expander(more_label(algo), key=fold_more, on_change="rerun")
         folded = not more.open
     if show_data and dataset == "synthetic":
-        n = more.select_slider("Rows n", N_OPTIONS, key=qp_key(PAGE, "n", 500, options=N_OPTIONS),
+        n = more.select_slider("Rows n", N_OPTIONS, persist_state="session", key=qp_key(PAGE, "n", 500, options=N_OPTIONS),
                                help="Number of simulated (x, y) pairs" + (" (20% are held out for validation)."
                                                                           if ALGORITHMS[algo][1] in ("law", "ngboost")
                                                                           else ", all used for the fit."))
-        p = more.slider("Input features p", 1, 5, key=qp_key(PAGE, *_par("p", 1), lo=1, hi=5),
+        p = more.slider("Input features p", 1, 5, persist_state="session", key=qp_key(PAGE, *_par("p", 1), lo=1, hi=5),
                         help="x1 drives the truth; x2..xp are pure noise (watch the trees ignore them).")
-        seed = more.number_input("Random seed", 0, 10_000, step=1, key=qp_key(PAGE, "seed", 0, lo=0, hi=10_000),
+        seed = more.number_input("Random seed", 0, 10_000, step=1,
+                                 persist_state="session", key=qp_key(PAGE, "seed", 0, lo=0, hi=10_000),
                                  help="Seed of the simulation and of the fit.")
     # the sparse GP is not boosted: it has no rounds, learning rate or trees, so those knobs are not drawn
     # (their values stay in the session for the next boosting algorithm: `qp_key` keeps them there)
     rounds_key = qp_key(PAGE, *_par("rounds", 100), options=ROUNDS_OPTIONS)
     rounds = st.session_state[rounds_key] if gp else more.select_slider(
-        "Boosting rounds", ROUNDS_OPTIONS, key=rounds_key,
+        "Boosting rounds", ROUNDS_OPTIONS, key=rounds_key, persist_state="session",
         help="Number of trees added; more rounds fit closer (and may overfit).")
     lr_default = default_learning_rate(algo, fam)
     lr_key = qp_key(PAGE, "lr", lr_default, options=LR_OPTIONS)
@@ -723,22 +725,24 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
         st.session_state[lr_key] = lr_default   # the rate follows the per-law default unless the user moved it
     st.session_state[f"{PAGE}._lr_default"] = lr_default
     lr = st.session_state[lr_key] if gp else more.select_slider(
-        "Learning rate ν", LR_OPTIONS, key=lr_key,
+        "Learning rate ν", LR_OPTIONS, key=lr_key, persist_state="session",
         help="Shrinkage of every tree: small steps are stabler, large steps faster. Plain GD adds "
              "the raw gradient to η without a metric and diverges on the Normal families unless "
              "ν is small (default 0.01 there; 0.1 elsewhere).")
     depth_key = qp_key(PAGE, "depth", 3, lo=1, hi=6)
     depth = st.session_state[depth_key] if gp else more.slider(
-        "Tree depth", 1, 6, key=depth_key, help="Depth of every regression tree (2^depth leaves at most).")
+        "Tree depth", 1, 6, key=depth_key, persist_state="session",
+        help="Depth of every regression tree (2^depth leaves at most).")
     n_particles = 10
     if wg:
-        n_particles = more.slider("Particles per input N", 2, 30, key=qp_key(PAGE, "particles", 10, lo=2, hi=30),
+        n_particles = more.slider("Particles per input N", 2, 30,
+                                  persist_state="session", key=qp_key(PAGE, "particles", 10, lo=2, hi=30),
                                   help="WGBoost approximates each input's posterior by N particles.")
     domain = "backtrack"
     if ALGORITHMS[algo][1] == "law":
         dkeys = list(DOMAIN_OPTIONS)
         domain = more.selectbox("When a step leaves the domain", dkeys, format_func=DOMAIN_OPTIONS.get,
-                                key=qp_key(PAGE, "domain", "backtrack", options=dkeys),
+                                persist_state="session", key=qp_key(PAGE, "domain", "backtrack", options=dkeys),
                                 help="A tree leaf adds one step to rows with different current iterates, so some rows "
                                      "can leave the domain (e.g. a negative variance). 'Shorten' halves their step until "
                                      "they go at most half way to the boundary; 'project' maps them onto the boundary "

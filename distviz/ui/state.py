@@ -28,7 +28,6 @@ from distviz.errors import DistvizError
 from .safe_text import show_error
 
 _REGISTERED = "_qp_registered"
-_SHADOW = "_shadow."
 _WRITTEN = "_qp_written"  # name -> the value this session last wrote into the URL
 MAX_RAW = 200             # longest query-parameter value read (option labels are far shorter)
 GLOBAL = "app"            # prefix of the session keys every page shares (the chart image format)
@@ -107,7 +106,9 @@ def qp_key(page: str, name: str, default: Any, *, options: Iterable | None = Non
 
     On the first call in a session the value comes from the URL when it parses and passes the checks
     (in `options`, inside [lo, hi], `valid(value)`), else from `default`.  A value that no longer
-    passes (e.g. an option list that changed) is reset to the default.
+    passes (e.g. an option list that changed) is reset to the default.  The widget takes
+    ``persist_state="session"``, so Streamlit keeps its value while it is not drawn (on another page, or a
+    knob the current algorithm lacks).
     """
     key = f"{page}.{name}"
     reg = st.session_state.setdefault(_REGISTERED, {})
@@ -125,8 +126,6 @@ def qp_key(page: str, name: str, default: Any, *, options: Iterable | None = Non
     elif key not in st.session_state:
         raw = st.query_params.get(name)
         v = _parse(raw, default) if raw is not None else None
-        if not ok(v):  # not in the URL: the value this session had on another page, else the default
-            v = st.session_state.get(_SHADOW + key)
         st.session_state[key] = v if ok(v) else default
     elif not ok(st.session_state[key]):
         st.session_state[key] = default
@@ -191,7 +190,6 @@ def sync_query_params(*pages: str, keep_others: bool = False) -> None:
         for name, key in reg.items():
             v = st.session_state.get(key)
             if v is not None:
-                st.session_state[_SHADOW + key] = v  # survives Streamlit's clean-up of widget state on page switch
                 want[name] = _format(v)
     current = {k: st.query_params[k] for k in st.query_params if k not in bound_names and k not in LINK_PARAMS}
     if keep_others:

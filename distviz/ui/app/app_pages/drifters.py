@@ -54,7 +54,7 @@ one-day displacement. Maps are drawn offline from vendored Natural Earth coastli
 st.sidebar.header("Drifter data")
 sources = available_sources()
 source = st.sidebar.selectbox("Data", sources, format_func=lambda k: SOURCES[k],
-                              key=qp_key(PAGE, "source", sources[0], options=sources),
+                              persist_state="session", key=qp_key(PAGE, "source", sources[0], options=sources),
                               help="The synthetic sample ships with distviz. " + REAL_HOWTO)
 upload = None
 if source == "upload":
@@ -116,11 +116,12 @@ if res is not None:
     info = res.info
     grid_box, grid_size = map_grid_controls(res)
     c1, c2 = st.columns([2, 3])
-    region = c1.radio("Region", REGIONS, horizontal=True, key=qp_key(PAGE, "region", REGIONS[0], options=REGIONS),
+    region = c1.radio("Region", REGIONS, horizontal=True,
+                      persist_state="session", key=qp_key(PAGE, "region", REGIONS[0], options=REGIONS),
                       format_func=lambda r: region_label(r, grid_size))
     kinds = list(maps.KINDS)
     kind = c2.radio("Map", kinds, format_func=lambda k: maps.PANEL_TITLES.get(k, k), horizontal=True,
-                    key=qp_key(PAGE, "map", "nll_diff", options=kinds))
+                    persist_state="session", key=qp_key(PAGE, "map", "nll_diff", options=kinds))
     whole = region == REGIONS[0]
     with user_errors():
         binned = map_binned(res, whole, grid_box, grid_size)

@@ -59,7 +59,7 @@ def move(delta: int):
 # presenter mode: lesson and step side by side and no summary line, so that the step's text, question and
 # Previous / Next / Show me sit above the fold of a 1280x720 projector
 top = st.columns([3, 2], vertical_alignment="bottom") if present else [st, st]
-top[0].selectbox("Lesson", numbers, format_func=lambda i: f"{i}. {by_number[i].title}", key=lkey,
+top[0].selectbox("Lesson", numbers, format_func=lambda i: f"{i}. {by_number[i].title}", key=lkey, persist_state="session",
                  on_change=first_step)
 if lesson.summary and not present:
     st.caption(lesson.markdown(lesson.summary))

@@ -47,9 +47,10 @@ section = st.radio("Section", SECTIONS, horizontal=True, **bound("section"))
 if section == "conditional density":
     st.sidebar.header("Conditional density")
     dkeys = list(CDE_DATA)
-    data = st.sidebar.selectbox("Data set", dkeys, format_func=CDE_DATA.get, key=qp_key(PAGE, "data", "faithful", options=dkeys))
+    data = st.sidebar.selectbox("Data set", dkeys, format_func=CDE_DATA.get,
+                                persist_state="session", key=qp_key(PAGE, "data", "faithful", options=dkeys))
     method = st.sidebar.selectbox("Method", METHODS, format_func=palette.algo_label,
-                                  key=qp_key(PAGE, "method", "ska", options=METHODS),
+                                  persist_state="session", key=qp_key(PAGE, "method", "ska", options=METHODS),
                                   help="SKA is the paper's default; Langevin samples with noise.")
     rounds = st.sidebar.select_slider("Rounds", CDE_ROUNDS, value=100, **bound("rounds"),
                                       help="The paper uses 500 rounds of depth-1 trees.")
