@@ -10,7 +10,7 @@ from the moment it has joined its scheduler, while the client imports its estima
 
 The thread first imports ``dask.array`` (which a fit's first task needs on the worker, and which imports xarray and
 pandas), then makes the numba cache upkeep (:func:`distviz.trees.prepare_numba_cache`), then, only where the
-cache is current (so it loads and never compiles), runs the worker's steps of two Poisson ``DistributionalBoosting``
+cache is current (so that it loads rather than compiles), runs the worker's steps of two Poisson ``DistributionalBoosting``
 rounds on 256 synthetic rows (:func:`warm_kernels`), which loads every kernel those steps run, as a Poisson fit's
 first tasks would.  Other families' and laws' own kernels, and a weighted fit's, load on their first use.  A fit's
 first call to the worker (:func:`ready`) waits for the thread; a worker without the preload makes the cache upkeep

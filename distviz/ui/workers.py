@@ -123,28 +123,30 @@ def serve_workers(n: int, address: str, port: int, server_args: list[str]) -> in
     old = signal.signal(signal.SIGTERM, _interrupt)   # a stopped launcher stops its servers and the proxy
     try:
         with tempfile.TemporaryDirectory(prefix="distviz-proxy-") as tmp:   # private to this user (mode 0700)
-            fits = Path(tmp) / "fits"
-            fits.mkdir()
-            server_env = dict(os.environ, **{SHARED_FITS_ENV: str(fits)})
-            for p in ports:
-                procs.append(subprocess.Popen([sys.executable, "-m", "distviz.ui.serve", "--address", "127.0.0.1",
-                                               "--port", str(p), *server_args], env=server_env))
-            for p, proc in zip(ports, procs):
-                _wait_healthy(p, proc)
-            conf = Path(tmp) / "Caddyfile"
-            conf.write_text(caddyfile(address, port, ports))
-            env = dict(os.environ, XDG_DATA_HOME=tmp, XDG_CONFIG_HOME=tmp, HOME=tmp)
-            procs.append(subprocess.Popen([caddy, "run", "--config", str(conf), "--adapter", "caddyfile"], env=env,
-                                          stdout=subprocess.DEVNULL))
-            print(f"  {n} app servers (127.0.0.1:{', '.join(map(str, ports))}) behind Caddy on {address}:{port}",
-                  flush=True)
-            while all(p.poll() is None for p in procs):
-                time.sleep(0.5)
-            failed = next(p for p in procs if p.poll() is not None)
-            print(f"distviz app: a process stopped (status {failed.returncode}); stopping the others.", flush=True)
-            return 1
-    except KeyboardInterrupt:
-        return 0
+            try:
+                fits = Path(tmp) / "fits"
+                fits.mkdir()
+                server_env = dict(os.environ, **{SHARED_FITS_ENV: str(fits)})
+                for p in ports:
+                    procs.append(subprocess.Popen([sys.executable, "-m", "distviz.ui.serve", "--address", "127.0.0.1",
+                                                   "--port", str(p), *server_args], env=server_env))
+                for p, proc in zip(ports, procs):
+                    _wait_healthy(p, proc)
+                conf = Path(tmp) / "Caddyfile"
+                conf.write_text(caddyfile(address, port, ports))
+                env = dict(os.environ, XDG_DATA_HOME=tmp, XDG_CONFIG_HOME=tmp, HOME=tmp)
+                procs.append(subprocess.Popen([caddy, "run", "--config", str(conf), "--adapter", "caddyfile"],
+                                              env=env, stdout=subprocess.DEVNULL))
+                print(f"  {n} app servers (127.0.0.1:{', '.join(map(str, ports))}) behind Caddy on {address}:{port}",
+                      flush=True)
+                while all(p.poll() is None for p in procs):
+                    time.sleep(0.5)
+                failed = next(p for p in procs if p.poll() is not None)
+                print(f"distviz app: a process stopped (status {failed.returncode}); stopping the others.", flush=True)
+                return 1
+            except KeyboardInterrupt:
+                return 0
+            finally:
+                stop()   # before the temporary folder (the shared fits, the proxy's files) is removed
     finally:
-        stop()
         signal.signal(signal.SIGTERM, old)
