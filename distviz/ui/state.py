@@ -28,7 +28,6 @@ from distviz.errors import DistvizError
 from .safe_text import show_error
 
 _REGISTERED = "_qp_registered"
-_WRITTEN = "_qp_written"  # name -> the value this session last wrote into the URL
 MAX_RAW = 200             # longest query-parameter value read (option labels are far shorter)
 GLOBAL = "app"            # prefix of the session keys every page shares (the chart image format)
 APPLY = "apply"           # ?apply=1 (a lesson's "show me" link): the run takes every setting from the URL (see begin_run)
@@ -174,13 +173,12 @@ def _format(v: Any, *, bound: bool = False) -> str:
     return str(v)
 
 
-def sync_query_params(*pages: str, keep_others: bool = False) -> None:
+def sync_query_params(*pages: str) -> None:
     """Write the values of the widgets the given pages drew in this run into the URL (only when changed).
 
-    With keep_others=True the parameters already in the URL that these pages did not draw are kept
-    (used by fragments, which rerun only part of a page), but only those this session wrote itself:
-    a parameter that came with the link and no widget read (an unknown key, a value that was refused)
-    is dropped, so the address always describes a valid state.
+    The other parameters in the URL are dropped (an unknown key, a setting of another page; a fragment's rerun
+    writes nothing here: its widgets are bound, distviz.ui.state.bound), except the bound ones, which Streamlit
+    keeps, and `LINK_PARAMS`, so the address always describes a valid state.
     """
     bound_names = st.session_state.get(_BOUND, {})   # Streamlit writes (and clears) these itself
     want: dict[str, str] = {}
@@ -192,10 +190,6 @@ def sync_query_params(*pages: str, keep_others: bool = False) -> None:
             if v is not None:
                 want[name] = _format(v)
     current = {k: st.query_params[k] for k in st.query_params if k not in bound_names and k not in LINK_PARAMS}
-    if keep_others:
-        written = st.session_state.get(_WRITTEN, {})
-        want = {**{k: v for k, v in current.items() if written.get(k) == v}, **want}
-    st.session_state[_WRITTEN] = dict(want)
     for k in current.keys() - want.keys():
         del st.query_params[k]
     changed = {k: v for k, v in want.items() if current.get(k) != v}

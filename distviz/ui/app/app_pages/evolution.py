@@ -84,7 +84,7 @@ if res.kind == "ngboost":
     n_done = len(getattr(model, "train_loss_", [])) - 1
     best = vr.ngboost_best_round(model)
     round_player(PAGE, n_done, draw_ngboost, default=best)
-    sync_query_params(LAB, PAGE, keep_others=True)
+    sync_query_params(LAB)
     st.stop()
 if res.kind == "gp":
     if getattr(model, "path_", None) is None:
@@ -94,7 +94,7 @@ if res.kind == "gp":
     st.caption("The sparse GP is not boosted: it is fitted by L-BFGS on its objective (ELBO or log-loss DLM). "
                "The slider replays the optimiser's iterations; there are no rounds, trees or learning rate.")
     round_player(PAGE, len(model.path_) - 1, draw_gp, default=len(model.path_) - 1, label="Optimiser iteration")
-    sync_query_params(LAB, PAGE, keep_others=True)
+    sync_query_params(LAB)
     st.stop()
 if res.kind not in ("law", "wg") or trace is None:
     sync_query_params(LAB)
@@ -151,4 +151,4 @@ def draw(r):
 # open at the round the Lab shows (the best validation round) unless the URL names one (issue #17, item 8)
 best = getattr(model, "best_iteration_", None) if res.kind == "law" else None
 round_player(PAGE, R, draw, default=None if best is None else min(max(int(best), 0), R))
-sync_query_params(LAB, PAGE, keep_others=True)
+sync_query_params(LAB)

@@ -121,4 +121,4 @@ def standalone():
 
 
 round_player(PAGE, R, draw, default=1)
-sync_query_params(LAB, PAGE, keep_others=True)
+sync_query_params(LAB)
