@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -63,15 +62,9 @@ def test_the_proxy_configuration_keeps_a_browser_on_one_server():
     assert f"lb_policy cookie {workers.COOKIE}" in conf and "admin off" in conf and "auto_https off" in conf
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.skipif(workers.caddy_executable() is None, reason="Caddy (the [serve] extra) is not installed")
 def test_two_servers_behind_caddy_serve_the_app_with_a_sticky_cookie_and_stop_together():
-    port = _free_port()
+    port = workers._free_port()
     env = dict(os.environ, PYTHONPATH=str(ROOT), DISTVIZ_WARM_START="0")
     proc = subprocess.Popen([sys.executable, "-m", "distviz", "app", "--workers", "2", "--port", str(port)],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
