@@ -57,3 +57,15 @@ def test_a_worker_started_with_the_preload_has_loaded_a_poisson_fits_kernels_bef
     # the warm-up ran the shard steps (binning, histograms, partition) and the fused Poisson update
     assert {"_bin_codes_rows", "hist_root_targets", "partition", "_poisson_mgd_round"} <= set(out["warm"]), out["warm"]
     assert out["poisson"] == [] and out["poisson_nan"] == [], out
+
+
+def test_the_preload_imports_dask_array_without_xarray_and_xarray_still_imports_afterwards():
+    code = ("import sys, distributed\n"
+            "from distviz.distributed.preload import _import_dask_array\n"
+            "_import_dask_array()\n"
+            "assert 'dask.array' in sys.modules and 'xarray' not in sys.modules and 'pandas' not in sys.modules\n"
+            "import xarray\n"
+            "print('OK', xarray.DataArray([1.0]).values.sum())\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=300, cwd=ROOT)
+    assert proc.returncode == 0 and "OK 1.0" in proc.stdout, proc.stderr[-3000:]

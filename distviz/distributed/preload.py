@@ -2,19 +2,19 @@
 
 A fresh worker process otherwise pays for its numba start-up and for loading every kernel from numba's cache
 inside the first fit's first tasks.  Started with this preload, the worker does that work in a background thread
-from the moment it has joined its scheduler, while the client imports its estimators:
+from the moment it has joined its scheduler, while the client sends its data and starts its fit:
 
 - ``dask worker ADDRESS --preload distviz.distributed.preload`` (or the ``distributed.worker.preload`` setting
   of dask's configuration);
 - ``LocalCluster(..., preload=["distviz.distributed.preload"])``.
 
-The thread first imports ``dask.array`` (which a fit's first task needs on the worker, and which imports xarray and
-pandas), then makes the numba cache upkeep (:func:`distviz.trees.prepare_numba_cache`), then, only where the
-cache is current (so that it loads rather than compiles), runs the worker's steps of two Poisson ``DistributionalBoosting``
-rounds on 256 synthetic rows (:func:`warm_kernels`), which loads every kernel those steps run, as a Poisson fit's
-first tasks would.  Other families' and laws' own kernels, and a weighted fit's, load on their first use.  A fit's
-first call to the worker (:func:`ready`) waits for the thread; a worker without the preload makes the cache upkeep
-there instead.  A failure of the warm-up is logged and leaves the kernels to load on first use.
+The thread first imports ``dask.array`` (which a fit's first task needs on the worker; without xarray, which it would
+import but a worker does not use), then makes the numba cache upkeep (:func:`distviz.trees.prepare_numba_cache`),
+then, only where the cache is current (so that it loads rather than compiles), runs the worker's steps of two Poisson
+``DistributionalBoosting`` rounds on 256 synthetic rows (:func:`warm_kernels`), which loads every kernel those steps
+run, as a Poisson fit's first tasks would. Other families' and laws' own kernels, and a weighted fit's, load on their
+first use. A fit's first call to the worker (:func:`ready`) waits for the thread; a worker without the preload makes
+the cache upkeep there instead. A failure of the warm-up is logged and leaves the kernels to load on first use.
 """
 
 from __future__ import annotations
@@ -68,9 +68,9 @@ def _warm(worker) -> None:
     try:
         _started(worker)
         threads = getattr(getattr(worker, "state", None), "nthreads", None)
-        # a fit's first task on a worker unpickles dask.array's chunk functions, and dask.array imports xarray and
-        # pandas: about a second the worker now spends before the fit asks
-        import dask.array  # noqa: F401
+        # a fit's first task on a worker unpickles dask.array's chunk functions: the worker imports dask.array now,
+        # before the fit asks, without the optional xarray (and its pandas) that dask.array would otherwise import
+        _import_dask_array()
 
         import distviz.trees
         from distviz.trees._cache import cache_dirs
@@ -82,6 +82,27 @@ def _warm(worker) -> None:
     except Exception:   # noqa: BLE001 - a warm-up must never take the worker down; the kernels load on first use
         _LOG.warning("distviz: loading the numba kernels at worker start failed; they load in the first fit",
                      exc_info=True)
+
+
+def _import_dask_array() -> None:
+    """Import ``dask.array`` without letting it import xarray, where xarray is not imported yet.
+
+    ``dask.array.core`` imports xarray when it is installed (for one ``isinstance`` test in ``from_array``, which a
+    worker never calls), and xarray imports pandas: most of the import's time and none of a worker's use.  For the
+    import only, ``sys.modules["xarray"]`` holds ``None``, which dask reads as xarray not installed; the entry is
+    removed afterwards, so any later ``import xarray`` on the worker (a study's NetCDF files) works as usual.
+    """
+    import sys
+
+    if "dask.array" in sys.modules or "xarray" in sys.modules:
+        import dask.array  # noqa: F401
+        return
+    sys.modules["xarray"] = None  # type: ignore[assignment]
+    try:
+        import dask.array  # noqa: F401
+    finally:
+        if sys.modules.get("xarray", 0) is None:
+            del sys.modules["xarray"]
 
 
 def warm_kernels(threads: int | None = None) -> None:
