@@ -48,9 +48,9 @@ def bench_poisson(n, p, rounds, repeats):
     """
     import lightgbm as lgb
 
-    from distviz.boosting import DistributionalBoosting
     from distviz.boosting.engine import BoostingEngine
     from distviz.boosting.laws import make_law
+    from distviz.estimators import DistributionalBoosting
     from distviz.families import get
     from distviz.trees import Binner
 
@@ -109,7 +109,7 @@ def bench_predict(n, p, rounds, repeats):
     """
     import lightgbm as lgb
 
-    from distviz.boosting import DistributionalBoosting
+    from distviz.estimators import DistributionalBoosting
 
     X, y = poisson_data(n, p)
     k_fit = max(thread_counts())
@@ -200,9 +200,9 @@ def bench_ngd_normal(n, rounds_ours, rounds_ngb, repeats):
     from ngboost.distns import Normal
     from sklearn.tree import DecisionTreeRegressor
 
-    from distviz.boosting import DistributionalBoosting
     from distviz.boosting.engine import BoostingEngine
     from distviz.boosting.laws import make_law
+    from distviz.estimators import DistributionalBoosting
     from distviz.families import get
     from distviz.trees import Binner
 

@@ -28,8 +28,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _peers import LoadWatch, thread_counts, threads  # noqa: E402
 
-from distviz.boosting.ngboost import NGB  # noqa: E402
 from distviz.data.mvn_sim import simulate_split  # noqa: E402
+from distviz.estimators.ngboost import NGB  # noqa: E402
 from distviz.metrics.divergence import kl_pred_true  # noqa: E402
 
 

@@ -38,9 +38,9 @@ def main(argv=None):
         a.n, a.rounds, a.repeats = 100_000, 5, 1
     from boosting import poisson_data
 
-    from distviz.boosting import DistributionalBoosting
     from distviz.boosting.engine import BoostingEngine
     from distviz.boosting.laws import make_law
+    from distviz.estimators import DistributionalBoosting
     from distviz.families import get
     from distviz.trees import Binner, HistTree
 

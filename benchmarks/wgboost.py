@@ -24,7 +24,7 @@ import numpy as np
 from _peers import LoadWatch, thread_counts, threads  # noqa: E402  (benchmarks/ is on sys.path)
 from sklearn.tree import DecisionTreeRegressor
 
-from distviz.boosting import WGBoost
+from distviz.estimators import WGBoost
 from distviz.families.posteriors import NormalTarget, gaussian_location_target
 
 

@@ -120,6 +120,8 @@ class Estimator(RegressorMixin, BaseEstimator):
     _parameter_constraints: dict = {}
     #: the ``distviz.dask`` class that fits this estimator on dask collections (None: there is none)
     _dask_estimator: str | None = None
+    #: the trainer of ``distviz.distributed.fit`` that fits this estimator on dask collections (None: there is none)
+    _dask_trainer: str | None = None
 
     def _validate_params(self) -> None:
         """Check every parameter against ``_parameter_constraints``; ParameterError (one sentence) on the first bad one."""

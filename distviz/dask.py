@@ -14,9 +14,9 @@ from __future__ import annotations
 import contextlib
 import inspect
 
-from distviz.boosting.estimator import DistributionalBoosting
-from distviz.boosting.ngboost import NGB, IndepNGB
 from distviz.errors import ConfigError
+from distviz.estimators.distributional import DistributionalBoosting
+from distviz.estimators.ngboost import NGB, IndepNGB
 
 __all__ = ["DaskDistributionalBoosting", "DaskIndepNGB", "DaskNGB"]
 

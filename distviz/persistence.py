@@ -22,9 +22,9 @@ __all__ = ["MAX_BYTES", "MAX_FILE_BYTES", "SCHEMA", "ModelFile", "ModelWriter", 
 def _classes() -> dict:
     """The estimator classes that save files, by name (imported here, never from a name read in a file)."""
     from distviz.baselines import skGB
-    from distviz.boosting.estimator import DistributionalBoosting
-    from distviz.boosting.ngboost import GB, NGB, IndepNGB, NGBoost
-    from distviz.boosting.wgboost import WGBoost
+    from distviz.estimators.distributional import DistributionalBoosting
+    from distviz.estimators.ngboost import GB, NGB, IndepNGB, NGBoost
+    from distviz.estimators.wgboost import WGBoost
 
     classes = {c.__name__: c for c in (DistributionalBoosting, NGBoost, NGB, GB, IndepNGB, skGB, WGBoost)}
     try:
@@ -47,7 +47,7 @@ def save(est, path) -> None:
     Examples
     --------
     >>> import numpy as np, tempfile, os
-    >>> from distviz.boosting import DistributionalBoosting
+    >>> from distviz.estimators import DistributionalBoosting
     >>> from distviz.persistence import load, save
     >>> X = np.linspace(0, 1, 200)[:, None]
     >>> est = DistributionalBoosting("poisson", n_estimators=5).fit(X, (10 * X[:, 0]).astype(int))

@@ -15,8 +15,8 @@ class. ``predict_dist`` returns a ``CategoricalDist`` whose ``probs`` holds all 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from distviz.boosting import DistributionalBoosting
 from distviz.data.synthetic import make_synthetic
+from distviz.estimators import DistributionalBoosting
 from distviz.viz.palette import OKABE_ITO
 
 data = make_synthetic("categorical", n=3000, random_state=0)

@@ -18,9 +18,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 from distributed import Client, LocalCluster
 
-from distviz.boosting import DistributionalBoosting
 from distviz.dask import DaskDistributionalBoosting
 from distviz.data.synthetic import make_synthetic
+from distviz.estimators import DistributionalBoosting
 from distviz.viz.palette import ALGO_COLORS, OKABE_ITO
 
 cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)

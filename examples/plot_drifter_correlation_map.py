@@ -20,9 +20,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 from scipy import stats
 
-from distviz.boosting import NGB, IndepNGB
 from distviz.data import naturalearth
 from distviz.data.drifters import load_sample, split_by_id
+from distviz.estimators import NGB, IndepNGB
 from distviz.viz.palette import ALGO_COLORS
 
 data = load_sample()

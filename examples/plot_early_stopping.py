@@ -14,8 +14,8 @@ use the best round, ``best_iteration_``. ``predict*(X, max_iter=r)`` predicts wi
 # deep trees overfit quickly, which early stopping has to catch.
 import matplotlib.pyplot as plt
 
-from distviz.boosting import DistributionalBoosting
 from distviz.data.synthetic import make_synthetic
+from distviz.estimators import DistributionalBoosting
 from distviz.viz.palette import OKABE_ITO
 
 data = make_synthetic("bernoulli", n=3500, p=3, random_state=0)

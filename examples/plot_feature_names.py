@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 
 from distviz import DataError
-from distviz.boosting import DistributionalBoosting
 from distviz.data.drifters import load_sample
+from distviz.estimators import DistributionalBoosting
 from distviz.viz.palette import OKABE_ITO
 from distviz.viz.trees import round_nodes, top_splits
 

@@ -15,8 +15,8 @@ five fit the same Gamma data with the same trees, learning rate and rounds.
 import matplotlib.pyplot as plt
 import numpy as np
 
-from distviz.boosting import DistributionalBoosting
 from distviz.data.synthetic import make_synthetic
+from distviz.estimators import DistributionalBoosting
 from distviz.viz.palette import ALGO_COLORS, OKABE_ITO
 
 data = make_synthetic("gamma", n=4500, random_state=0)

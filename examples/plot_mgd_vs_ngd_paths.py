@@ -17,8 +17,8 @@ dual iterate eta*(x) = (E[y], E[y^2]) of three training rows round by round.
 import matplotlib.pyplot as plt
 import numpy as np
 
-from distviz.boosting import DistributionalBoosting
 from distviz.data.synthetic import make_synthetic
+from distviz.estimators import DistributionalBoosting
 from distviz.viz.palette import ALGO_COLORS, OKABE_ITO
 
 data = make_synthetic("normal", n=2000, random_state=0)

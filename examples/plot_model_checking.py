@@ -17,8 +17,8 @@ and the Gamma fit's round 0 (the constant marginal fit, which ignores x).
 import matplotlib.pyplot as plt
 import numpy as np
 
-from distviz.boosting import DistributionalBoosting
 from distviz.data.synthetic import make_synthetic
+from distviz.estimators import DistributionalBoosting
 from distviz.metrics import coverage, crps, pit
 from distviz.viz.palette import OKABE_ITO
 

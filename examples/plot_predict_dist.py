@@ -14,8 +14,8 @@ smallest k with cdf(k) >= q).
 import matplotlib.pyplot as plt
 import numpy as np
 
-from distviz.boosting import DistributionalBoosting
 from distviz.data.synthetic import make_synthetic
+from distviz.estimators import DistributionalBoosting
 from distviz.viz.palette import ALGO_COLORS, OKABE_ITO
 
 data = make_synthetic("poisson", n=3000, random_state=0)

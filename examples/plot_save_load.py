@@ -20,8 +20,8 @@ import numpy as np
 import xarray as xr
 
 from distviz import DataError, persistence
-from distviz.boosting import DistributionalBoosting
 from distviz.data.synthetic import make_synthetic
+from distviz.estimators import DistributionalBoosting
 from distviz.viz.palette import ALGO_COLORS, OKABE_ITO
 
 data = make_synthetic("normal", n=2000, random_state=0)

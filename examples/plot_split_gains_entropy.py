@@ -16,8 +16,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from scipy import stats
 
-from distviz.boosting import DistributionalBoosting
 from distviz.data.synthetic import make_synthetic
+from distviz.estimators import DistributionalBoosting
 from distviz.viz.palette import ALGO_COLORS, OKABE_ITO
 
 data = make_synthetic("poisson", n=3000, p=3, random_state=0)

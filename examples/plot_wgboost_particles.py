@@ -17,7 +17,7 @@ App. E: pi_i = N(sin x_i, 0.5^2), so the exact answer is known at every x.
 import matplotlib.pyplot as plt
 import numpy as np
 
-from distviz.boosting import WGBoost
+from distviz.estimators import WGBoost
 from distviz.families.posteriors import gaussian_location_target
 from distviz.viz.palette import ALGO_COLORS, OKABE_ITO
 

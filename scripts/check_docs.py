@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 #: modules whose every public name has a page in the API reference (docs/api/index.rst)
-API_MODULES = ("distviz.boosting", "distviz.dask", "distviz.baselines", "distviz.gp", "distviz.families",
+API_MODULES = ("distviz.estimators", "distviz.dask", "distviz.baselines", "distviz.gp", "distviz.families",
                "distviz.families.charts", "distviz.families.dist", "distviz.metrics", "distviz.trees",
                "distviz.persistence", "distviz.distributed")
 #: names of distviz itself that are documented (``__version__`` is not an object)

@@ -258,7 +258,7 @@ def hist_many_rows():
 
 # ---------------------------------------------------------------------------------------------- laws
 def _law_fit(family, law, weighted, nan, n=240, n_estimators=5, seed=20, **kw):
-    from distviz.boosting import DistributionalBoosting
+    from distviz.estimators import DistributionalBoosting
     X = features(n + 30, 4, seed, 0.1 if nan else 0.0)
     y = family_y(family, X, seed + 1)
     Xt, yt, Xv, yv = X[:n], y[:n], X[n:], y[n:]
@@ -344,7 +344,7 @@ _NGB_KW = {"n_estimators": 8, "learning_rate": 0.1, "max_depth": 3, "min_samples
 
 @_case("ngboost", "ngb_weighted_nan")
 def ngb_weighted_nan():
-    from distviz.boosting.ngboost import NGB
+    from distviz.estimators.ngboost import NGB
     X, y, Xv, yv = _ngb_data()
     m = NGB(**_NGB_KW).fit(X, y, sample_weight=weights(len(y), 62), eval_set=(Xv, yv))
     return ngb_record(m, Xv)
@@ -352,7 +352,7 @@ def ngb_weighted_nan():
 
 @_case("ngboost", "ngb_shared_grow")
 def ngb_shared_grow():
-    from distviz.boosting.ngboost import NGB
+    from distviz.estimators.ngboost import NGB
     X, y, Xv, yv = _ngb_data(seed=63, nan=False)
     m = NGB(**{**_NGB_KW, "tree_mode": "shared", "line_search": "grow"}).fit(X, y, eval_set=(Xv, yv))
     return ngb_record(m, Xv)
@@ -360,7 +360,7 @@ def ngb_shared_grow():
 
 @_case("ngboost", "gb_nan")
 def gb_nan():
-    from distviz.boosting.ngboost import GB
+    from distviz.estimators.ngboost import GB
     X, y, Xv, yv = _ngb_data(seed=64)
     m = GB(**_NGB_KW).fit(X, y, eval_set=(Xv, yv))
     return ngb_record(m, Xv)
@@ -368,7 +368,7 @@ def gb_nan():
 
 @_case("ngboost", "indep_ngb_weighted_nan")
 def indep_ngb_weighted_nan():
-    from distviz.boosting.ngboost import IndepNGB
+    from distviz.estimators.ngboost import IndepNGB
     X, y, Xv, yv = _ngb_data(seed=65)
     m = IndepNGB(**_NGB_KW).fit(X, y, sample_weight=weights(len(y), 66), eval_set=(Xv, yv))
     out = {}
@@ -406,7 +406,7 @@ def skgb_hist_nan():
 
 # ---------------------------------------------------------------------------------------------- wgboost
 def _wg_fit(method, **kw):
-    from distviz.boosting import WGBoost
+    from distviz.estimators import WGBoost
     X = features(260, 3, 70, 0.05)
     Z = np.nan_to_num(X)
     y = np.sin(2 * Z[:, 0]) + 0.5 * Z[:, 1] + 0.3 * np.random.default_rng(71).normal(size=260)
@@ -480,7 +480,7 @@ def _chunked(a, chunks=4):
 @_case("dask", "dask_poisson_mgd_weighted_nan")
 def dask_poisson_mgd_weighted_nan():
     import distviz.distributed as dd
-    from distviz.boosting import DistributionalBoosting
+    from distviz.estimators import DistributionalBoosting
     from distviz.trees import Binner
     dask_client()
     X = features(860, 4, 80, 0.1)
@@ -498,7 +498,7 @@ def dask_poisson_mgd_weighted_nan():
 @_case("dask", "dask_ngb_nan")
 def dask_ngb_nan():
     import distviz.distributed as dd
-    from distviz.boosting.ngboost import NGB
+    from distviz.estimators.ngboost import NGB
     from distviz.trees import Binner
     dask_client()
     X, y, Xv, yv = _ngb_data(n=800, seed=83)

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from distviz.boosting import DistributionalBoosting
 from distviz.boosting.engine import BoostingEngine, predict_raw
 from distviz.boosting.laws import LAWS, make_law, partition_entropy
 from distviz.data.synthetic import make_synthetic
 from distviz.errors import ConfigError, DataError
+from distviz.estimators import DistributionalBoosting
 from distviz.families import get
 from distviz.trees import Binner
 
@@ -549,7 +549,7 @@ _BLAS_THREADS_PROBE = """
 import json
 import numpy as np
 from threadpoolctl import threadpool_limits
-from distviz.boosting import DistributionalBoosting
+from distviz.estimators import DistributionalBoosting
 from distviz.boosting.engine import weighted_mean
 rng = np.random.default_rng(0)
 v = rng.normal(size=1_000_003)

@@ -234,7 +234,7 @@ def test_nll_chart_without_blow_up_keeps_every_point():
 # ------------------------------------------------------------------------------------- item 9: split gains
 @pytest.fixture(scope="module")
 def ngd_trace():
-    from distviz.boosting import DistributionalBoosting
+    from distviz.estimators import DistributionalBoosting
 
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, size=(300, 2))

@@ -17,11 +17,11 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from distviz.baselines import skGB
 from distviz.baselines.mvn_network import MVNNetwork
-from distviz.boosting import DistributionalBoosting
-from distviz.boosting.ngboost import GB, NGB, IndepNGB, NGBoost
-from distviz.boosting.wgboost import WGBoost
 from distviz.contract import ParameterError
 from distviz.errors import ConfigError, DataError
+from distviz.estimators import DistributionalBoosting
+from distviz.estimators.ngboost import GB, NGB, IndepNGB, NGBoost
+from distviz.estimators.wgboost import WGBoost
 from distviz.gp.model import SparseGP
 
 NAMES = ["alpha", "beta"]

@@ -14,10 +14,10 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 import distviz.distributed as dd  # noqa: E402
-from distviz.boosting import DistributionalBoosting  # noqa: E402
-from distviz.boosting.ngboost import NGB, IndepNGB  # noqa: E402
 from distviz.dask import DaskDistributionalBoosting, DaskIndepNGB, DaskNGB  # noqa: E402
 from distviz.distributed.split import split_counts, validation_split_chunks  # noqa: E402
+from distviz.estimators import DistributionalBoosting  # noqa: E402
+from distviz.estimators.ngboost import NGB, IndepNGB  # noqa: E402
 
 N = 1200
 

@@ -15,9 +15,9 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 import distviz.distributed as dd  # noqa: E402  (after the importorskip of dask)
-from distviz.boosting import DistributionalBoosting  # noqa: E402
 from distviz.dask import DaskDistributionalBoosting  # noqa: E402
 from distviz.errors import ConfigError, DataError  # noqa: E402
+from distviz.estimators import DistributionalBoosting  # noqa: E402
 from distviz.trees import Binner  # noqa: E402
 
 N, P, CHUNKS = 4000, 4, 8

@@ -14,9 +14,9 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 import distviz.distributed as dd  # noqa: E402  (after importorskip)
-from distviz.boosting.ngboost import NGB, IndepNGB  # noqa: E402  (after importorskip)
 from distviz.dask import DaskIndepNGB  # noqa: E402  (after importorskip)
 from distviz.errors import ConfigError, InputTypeError  # noqa: E402  (after importorskip)
+from distviz.estimators.ngboost import NGB, IndepNGB  # noqa: E402  (after importorskip)
 from distviz.trees import Binner  # noqa: E402  (after importorskip)
 
 N, P, CHUNKS = 2400, 3, 8
@@ -102,7 +102,7 @@ def test_indep_ngb_same_as_in_memory_and_dispatch(client):
 def test_line_search_replay_leaves_the_first_batch(tiny):
     """The client's replay of ngboost's rule asks for the scales it lacks (below the first batch: 8 more a trip until
     2^-35 is reached here; above it: up to the rule's cap 2^9, one trip) and picks the rule's own scale."""
-    from distviz.boosting.ngboost import ngboost_scale
+    from distviz.boosting.rounds import ngboost_scale
     from distviz.distributed import rows as ngb
 
     W, n, norm = 7.0, 10, 1e12

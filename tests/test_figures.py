@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from distviz.boosting import DistributionalBoosting
+from distviz.estimators import DistributionalBoosting
 from distviz.viz.fits import density_heatmap_figure
 from distviz.viz.trees import tree_figure
 

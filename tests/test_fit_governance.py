@@ -326,7 +326,7 @@ def test_store_is_bounded_by_bytes_and_evicts_least_recently_used():
 
 
 def test_store_measures_a_real_wgboost_model():
-    from distviz.boosting import WGBoost
+    from distviz.estimators import WGBoost
     from distviz.ui.jobs import nbytes
 
     rng = np.random.default_rng(0)

@@ -7,13 +7,13 @@ targets whose spread is tiny against their level, and numeric parameters passed 
 import numpy as np
 import pytest
 
-from distviz.boosting import DistributionalBoosting, WGBoost
 from distviz.boosting import wg_kernels as K
 from distviz.boosting.engine import BoostingEngine
 from distviz.boosting.laws import make_law
-from distviz.boosting.ngboost import NGBoost
 from distviz.data.synthetic import make_normal, make_poisson
 from distviz.errors import ConfigError, DataError
+from distviz.estimators import DistributionalBoosting, WGBoost
+from distviz.estimators.ngboost import NGBoost
 from distviz.families import get
 from distviz.families.posteriors import CallableTarget, gaussian_location_target
 from distviz.gp import SparseGP

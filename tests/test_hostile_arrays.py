@@ -39,9 +39,9 @@ CHILD = textwrap.dedent(r'''
 
     def factories():
         from distviz.baselines import MVNNetwork
-        from distviz.boosting import DistributionalBoosting, WGBoost
+        from distviz.estimators import DistributionalBoosting, WGBoost
         from distviz.baselines import skGB
-        from distviz.boosting.ngboost import GB, NGB, IndepNGB, NGBoost
+        from distviz.estimators.ngboost import GB, NGB, IndepNGB, NGBoost
         from distviz.trees import HistTree
         out = {
             "DB-normal": (lambda: DistributionalBoosting("normal", n_estimators=3, trace_rows=10), 1, True, True),

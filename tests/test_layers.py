@@ -27,11 +27,15 @@ PKG = ROOT / "distviz"
 
 #: distviz's units from the top layer down; a unit may import units of lower layers only.  Departures from
 #: DESIGN.md's sketch and the units it does not name:
-#: - cli / __main__ (the command line) on top; persistence (``load`` picks any estimator class) and distributed
-#:   (drives the boosting laws and NGBoost on Dask workers) above the estimators, below experiments;
-#: - baselines (the MVN network baseline reuses NGBoost's validation and prediction object) above boosting;
+#: - cli / __main__ (the command line) on top; persistence (``load`` picks any estimator class) above the
+#:   estimators, below experiments;
+#: - baselines (the MVN network baseline reuses NGBoost's validation and prediction object) above the estimators;
+#: - estimators (DistributionalBoosting, NGBoost and its presets, WGBoost) and gp (SparseGP): the models in
+#:   scikit-learn's contract, above the engine (boosting, distributed, trees), which imports none of them;
+#: - distributed (the engine's Dask row store: the boosting laws and NGBoost's charts on Dask workers) above
+#:   boosting; the estimators reach it only through ``distviz.boosting.dask_hook``, for dask input;
 #: - contract (the estimators' shared base: scikit-learn's parameter constraints, feature names, validation rows)
-#:   below boosting and gp, which both build on it;
+#:   below the engine, whose Dask path reads the same validation rules (``validation_count``, ``parse_eval_set``);
 #: - modelfile (the one file format the estimators write and read) below the estimators, above trees;
 #: - families at the bottom of the numerics, below metrics and data: the NLL and entropy metrics are functions
 #:   of a family and the synthetic generators draw from one, while families need neither;
@@ -43,9 +47,11 @@ LAYERS: list[set[str]] = [
     {"viz"},
     {"experiments"},
     {"dask"},
-    {"persistence", "distributed"},
+    {"persistence"},
     {"baselines"},
-    {"boosting", "gp"},
+    {"estimators", "gp"},
+    {"distributed"},
+    {"boosting"},
     {"contract"},
     {"modelfile"},
     {"trees"},
@@ -148,9 +154,9 @@ def test_no_cycle_between_units():
 
 _NO_DASK = r"""
 import sys
-import distviz.boosting, distviz.gp  # noqa: E401
-from distviz.boosting import DistributionalBoosting, NGB, WGBoost  # noqa: F401
-from distviz.boosting.ngboost import IndepNGB, NGBoost  # noqa: F401
+import distviz.boosting, distviz.estimators, distviz.gp  # noqa: E401
+from distviz.estimators import DistributionalBoosting, NGB, WGBoost  # noqa: F401
+from distviz.estimators.ngboost import IndepNGB, NGBoost  # noqa: F401
 import distviz.persistence, distviz.trees  # noqa: E401
 loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("dask", "distributed") or m.startswith("distviz.distributed"))
 print(loaded)

@@ -184,7 +184,7 @@ def test_restrict_markdown_keeps_formatting_but_no_html_links_or_images():
 # ------------------------------------------------------------------------------------ figures
 def test_tree_importance_and_criterion_figures_escape_feature_names():
     from distviz import families
-    from distviz.boosting import DistributionalBoosting
+    from distviz.estimators import DistributionalBoosting
     from distviz.trees import HistTree
     from distviz.viz import trees as vt
 

@@ -124,9 +124,9 @@ def test_forests_expose_and_follow_missing_left():
 
 
 def test_estimators_fit_and_predict_with_nan():
-    from distviz.boosting import DistributionalBoosting
-    from distviz.boosting.ngboost import NGB
-    from distviz.boosting.wgboost import WGBoost
+    from distviz.estimators import DistributionalBoosting
+    from distviz.estimators.ngboost import NGB
+    from distviz.estimators.wgboost import WGBoost
 
     rng = np.random.default_rng(8)
     n = 200

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from distviz import modelfile, persistence
-from distviz.boosting import DistributionalBoosting
 from distviz.errors import ConfigError, DataError
+from distviz.estimators import DistributionalBoosting
 
 GIB_FLOATS = 2**27  # 1 GiB of float64
 
@@ -103,7 +103,7 @@ def test_bomb_files_are_small_and_refused_within_300_mib(poisson_file, tmp_path)
         import json, resource, sys
         import netCDF4, xarray  # imported before the baseline: only the load is measured
         from distviz import persistence
-        from distviz.boosting import DistributionalBoosting
+        from distviz.estimators import DistributionalBoosting
         from distviz.errors import DataError
         base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         out = []

@@ -152,7 +152,7 @@ def test_export_names_are_descriptive_and_safe():
 
 
 def test_model_file_loads_back_and_predicts_the_same(tmp_path):
-    from distviz.boosting.ngboost import IndepNGB
+    from distviz.estimators.ngboost import IndepNGB
     from distviz.experiments.drifter_exports import model_file_bytes, saveable_models
     from distviz.persistence import load
 

@@ -29,8 +29,8 @@ CHILD = textwrap.dedent(r'''
     import numpy as np
     import xarray as xr
     from distviz.errors import DataError
-    from distviz.boosting import DistributionalBoosting, WGBoost
-    from distviz.boosting.ngboost import NGB
+    from distviz.estimators import DistributionalBoosting, WGBoost
+    from distviz.estimators.ngboost import NGB
     from distviz.persistence import load as load_any
 
     CLASSES = {"db": DistributionalBoosting, "ngb": NGB, "wg": WGBoost}
@@ -161,8 +161,8 @@ CHILD = textwrap.dedent(r'''
 
 @pytest.fixture(scope="module")
 def model_files(tmp_path_factory):
-    from distviz.boosting import DistributionalBoosting, WGBoost
-    from distviz.boosting.ngboost import NGB
+    from distviz.estimators import DistributionalBoosting, WGBoost
+    from distviz.estimators.ngboost import NGB
 
     d = tmp_path_factory.mktemp("fuzz_models")
     rng = np.random.default_rng(0)

@@ -5,10 +5,10 @@ import pytest
 from sklearn.base import clone
 
 from distviz.baselines import skGB
-from distviz.boosting import GB, NGB, IndepNGB, NGBoost
-from distviz.boosting.ngboost import ChartLaw
+from distviz.boosting.charts import ChartLaw
 from distviz.data.mvn_sim import simulate, simulate_split, true_params
 from distviz.errors import ConfigError, DataError, NotFittedError
+from distviz.estimators import GB, NGB, IndepNGB, NGBoost
 from distviz.families.dist import MultivariateNormalDist
 from distviz.families.mvn_cholesky import MVNCholesky
 from distviz.metrics.divergence import kl_pred_true

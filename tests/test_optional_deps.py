@@ -14,7 +14,7 @@ for name in OPTIONAL:
     sys.modules[name] = None
 out = {}
 import distviz, distviz.boosting, distviz.trees, distviz.persistence, distviz.cli  # noqa: E401
-from distviz.boosting import DistributionalBoosting, NGB, WGBoost  # noqa: F401
+from distviz.estimators import DistributionalBoosting, NGB, WGBoost  # noqa: F401
 from distviz.experiments import registry
 out["studies"] = registry.available()
 for mod in ("distviz.gp", "distviz.ui", "distviz.viz"):

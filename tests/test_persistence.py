@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from distviz.baselines import skGB
-from distviz.boosting import DistributionalBoosting, WGBoost
-from distviz.boosting.ngboost import GB, NGB, IndepNGB, NGBoost
 from distviz.errors import ConfigError, DataError
+from distviz.estimators import DistributionalBoosting, WGBoost
+from distviz.estimators.ngboost import GB, NGB, IndepNGB, NGBoost
 from distviz.persistence import load as load_any
 from distviz.trees import HistTree
 from distviz.trees.flat import FlatForest

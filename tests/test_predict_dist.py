@@ -202,7 +202,7 @@ def _xy(n=160, seed=0):
 @pytest.fixture(scope="module")
 def boosted():
     """One small DistributionalBoosting fit per family: {family: (model, X, y)}."""
-    from distviz.boosting import DistributionalBoosting
+    from distviz.estimators import DistributionalBoosting
 
     rng, X = _xy()
     f = 0.5 * np.sin(X[:, 0])
@@ -248,7 +248,7 @@ def test_distributional_boosting(boosted, family):
 def ngboosts():
     """Small fits of the NGBoost family: {name: (model, X, y)}."""
     from distviz.baselines import MVNNetwork, skGB
-    from distviz.boosting import GB, NGB, IndepNGB, NGBoost
+    from distviz.estimators import GB, NGB, IndepNGB, NGBoost
 
     rng, X = _xy(seed=1)
     f = np.sin(X[:, 0])
@@ -291,7 +291,7 @@ def test_ngboost_family_and_network(ngboosts, name):
 
 @pytest.mark.parametrize("chart", ["gamma", "exponential", "bernoulli", "categorical"])
 def test_ngboost_charts_give_their_family_law(chart):
-    from distviz.boosting import NGBoost
+    from distviz.estimators import NGBoost
     from distviz.families import charts
 
     rng, X = _xy(n=120, seed=4)
@@ -312,7 +312,7 @@ def test_ngboost_charts_give_their_family_law(chart):
 @pytest.fixture(scope="module")
 def wgboosts():
     """Small WGBoost fits, one per target kind: {name: (model, X, y)}."""
-    from distviz.boosting import WGBoost
+    from distviz.estimators import WGBoost
     from distviz.families.posteriors import gaussian_location_target
 
     rng, X = _xy(n=80, seed=2)

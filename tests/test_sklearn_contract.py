@@ -21,10 +21,10 @@ from sklearn.utils.estimator_checks import check_estimator
 
 from distviz.baselines import skGB
 from distviz.baselines.mvn_network import MVNNetwork
-from distviz.boosting import DistributionalBoosting
-from distviz.boosting.ngboost import GB, NGB, IndepNGB, NGBoost
-from distviz.boosting.wgboost import WGBoost
 from distviz.errors import ConfigError, NotFittedError
+from distviz.estimators import DistributionalBoosting
+from distviz.estimators.ngboost import GB, NGB, IndepNGB, NGBoost
+from distviz.estimators.wgboost import WGBoost
 from distviz.gp.model import SparseGP
 from distviz.trees.tree import HistTree
 

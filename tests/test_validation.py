@@ -90,9 +90,9 @@ def test_sample_weights():
 def test_estimators_share_the_rules():
     """Every estimator refuses the same bad input with the same kind of sentence; NaN only where trees route it."""
     from distviz.baselines import MVNNetwork, skGB
-    from distviz.boosting import DistributionalBoosting
-    from distviz.boosting.ngboost import NGB
-    from distviz.boosting.wgboost import WGBoost
+    from distviz.estimators import DistributionalBoosting
+    from distviz.estimators.ngboost import NGB
+    from distviz.estimators.wgboost import WGBoost
     from distviz.gp import SparseGP
     from distviz.trees import HistTree
 

@@ -25,9 +25,9 @@ import sys
 import numpy as np
 import pytest
 
-from distviz.boosting import WGBoost
 from distviz.boosting.law import Law
 from distviz.errors import ConfigError
+from distviz.estimators import WGBoost
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "data", "wg_engine_golden.npz")
 GOLDEN_LIBM = os.path.join(os.path.dirname(__file__), "data", "wg_engine_golden_libm.npz")

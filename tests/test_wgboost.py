@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from distviz.boosting import WGBoost
 from distviz.boosting import wg_kernels as K
 from distviz.boosting.wg_init import init_flow
 from distviz.errors import ConfigError, DataError
+from distviz.estimators import WGBoost
 from distviz.families.posteriors import CallableTarget, CategoricalTarget, NormalTarget, PoissonTarget, gaussian_location_target
 
 XE = np.linspace(-3.5, 3.5, 200)[:, None]

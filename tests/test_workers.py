@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_a_fit_written_by_one_server_is_read_by_the_next_and_predicts_the_same(tmp_path, monkeypatch):
-    from distviz.boosting import DistributionalBoosting
+    from distviz.estimators import DistributionalBoosting
 
     monkeypatch.setenv(shared_fits.ENV, str(tmp_path))
     rng = np.random.default_rng(0)

@@ -260,7 +260,7 @@ class MVNNetwork(Estimator):
         DataError
             Y is None or has another length than X, X holds NaN, or there are fewer than P + 1 training rows.
         """
-        from distviz.boosting.ngboost import _check_y
+        from distviz.estimators.ngboost import _check_y
         from distviz.families.mvn_cholesky import MVNCholesky
 
         grid = self._check_params()
@@ -465,7 +465,7 @@ class MVNNetwork(Estimator):
             features that its prediction overflows.
             Also when Y has another length than X or a row's NLL overflows.
         """
-        from distviz.boosting.ngboost import _check_y
+        from distviz.estimators.ngboost import _check_y
 
         F = self.predict_params(X)
         Y = _check_y(Y, F.shape[0], "Y")

@@ -4,7 +4,7 @@ scikit-learn's GradientBoostingRegressor (or, with ``backend="hist"``, HistGradi
 output dimension with its own early stopping on the validation set, plus a constant diagonal covariance
 from the training residuals.  It boosts with scikit-learn's loop, not distviz's engine; its fitted trees are
 concatenated into one ``distviz.trees.flat.FlatForest`` (prediction, model files), and it shares the
-per-dimension plumbing of ``IndepNGB`` (``distviz.boosting.ngboost._MultiOutputGaussian``).
+per-dimension plumbing of ``IndepNGB`` (``distviz.estimators.ngboost._MultiOutputGaussian``).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from distviz.boosting.law import weighted_mean
-from distviz.boosting.ngboost import _ROUND_PARAMS, _MultiOutputGaussian, _saved_params
 from distviz.errors import DataError, check_fitted
+from distviz.estimators.ngboost import _ROUND_PARAMS, _MultiOutputGaussian, _saved_params
 from distviz.families.dist import MultivariateNormalDist
 from distviz.validation import check_X
 
@@ -121,7 +121,7 @@ class skGB(_MultiOutputGaussian):
 
     See Also
     --------
-    distviz.boosting.IndepNGB : the per-dimension NGBoost baseline of the same paper.
+    distviz.estimators.IndepNGB : the per-dimension NGBoost baseline of the same paper.
 
     Examples
     --------

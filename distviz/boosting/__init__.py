@@ -1,19 +1,21 @@
-"""Boosting estimators: exponential-family laws (MGD, NGD, crossed, GD), NGBoost presets and WGBoost.
+"""The boosting engine: one loop over a row store (``engine``), the laws it boosts (``laws``: the exponential-family
+laws; ``charts``: NGBoost's charts; ``wg_law``: Wasserstein particles), the round rules (``rounds``) and compiled
+prediction (``predict``).
 
-The paper's scikit-learn baseline skGB is ``distviz.baselines.skGB``.
-
-Names are imported lazily so that importing one estimator does not compile the others.
+The estimators that fit through it are ``distviz.estimators``; nothing here imports them.  Names are imported
+lazily so that importing the package compiles no kernel.
 """
 
 from importlib import import_module
 
 _LAZY = {
-    "DistributionalBoosting": "distviz.boosting.estimator",
-    "WGBoost": "distviz.boosting.wgboost",
-    "NGBoost": "distviz.boosting.ngboost",
-    "NGB": "distviz.boosting.ngboost",
-    "IndepNGB": "distviz.boosting.ngboost",
-    "GB": "distviz.boosting.ngboost",
+    "BoostingEngine": "distviz.boosting.engine",
+    "BoostingResult": "distviz.boosting.engine",
+    "Law": "distviz.boosting.law",
+    "LAWS": "distviz.boosting.laws",
+    "make_law": "distviz.boosting.laws",
+    "ChartLaw": "distviz.boosting.charts",
+    "WGLaw": "distviz.boosting.wg_law",
 }
 
 __all__ = sorted(_LAZY)

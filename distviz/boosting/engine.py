@@ -8,7 +8,7 @@ object; the engine only fits trees, takes steps, monitors the loss and stops ear
 
 Every law is a :class:`distviz.boosting.law.Law` (the abstract base class with the protocol: five
 required methods, documented defaults for the rest); the engine calls its methods unconditionally.
-Implementations: ``distviz.boosting.laws`` (the exponential-family laws), ``distviz.boosting.ngboost``
+Implementations: ``distviz.boosting.laws`` (the exponential-family laws), ``distviz.estimators.ngboost``
 (the NGBoost charts) and ``distviz.boosting.wg_law`` (WGBoost's particles).
 
 ``fit`` is ``run`` over :class:`distviz.boosting.rows.InMemoryRows`; the Dask fits run the same loop over

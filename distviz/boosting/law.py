@@ -6,7 +6,7 @@ trees, takes steps, monitors the loss and stops early.  Every law is a subclass 
 
 - the exponential-family laws of mirror_vs_natural_boosting.tex (``distviz.boosting.laws``: MGD, NGD,
   GD and the crossed MGDNatural / NGDMean; ``ExpFamilyLaw``);
-- the NGBoost charts (``distviz.boosting.ngboost.ChartLaw``; O'Malley et al. 2023, Algorithm 1);
+- the NGBoost charts (``distviz.boosting.charts.ChartLaw``; O'Malley et al. 2023, Algorithm 1);
 - the Wasserstein particles of WGBoost (``distviz.boosting.wg_law.WGLaw``; Matsubara, eq. 5-9, 17).
 
 Five methods are required (:meth:`Law.prepare`, :meth:`Law.init`, :meth:`Law.loss`, :meth:`Law.targets`,

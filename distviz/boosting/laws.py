@@ -30,7 +30,7 @@ from distviz.errors import ConfigError
 from distviz.families._rowmath import row_order_sums
 from distviz.families.base import finite_rows
 
-__all__ = ["LAWS", "ExpFamilyLaw", "FamilyData", "MGD", "NGD", "GD", "MGDNatural", "NGDMean", "make_law"]
+__all__ = ["LAWS", "ExpFamilyLaw", "FamilyData", "MGD", "NGD", "GD", "MGDNatural", "NGDMean", "bind_data_range", "make_law"]
 
 
 class FamilyData:
@@ -396,3 +396,17 @@ def partition_entropy(family, leaf, T, w=None) -> float:
         if bad.any():   # a leaf mean on the domain boundary: use the limit from inside
             a[bad] = family.conjugate(family.project_mean(m_J[bad]))
     return float(-(WJ[keep] * a).sum() / WJ.sum())
+
+
+def bind_data_range(fam, law: str, y_range):
+    """``fam.with_data_range(lo, hi)`` with (lo, hi) = y_range() when the law's fits bound the domain by the
+    training targets' range (``ExpFamilyLaw.data_domain``: NGD) and the family has such a bound (``Normal``);
+    else fam as it is, y_range not called (the Dask fit's range is a pass over y)."""
+    from distviz.families.base import ExponentialFamily
+
+    cls = LAWS.get(str(law).lower())
+    if (cls is None or not cls.data_domain or not isinstance(fam, ExponentialFamily)
+            or type(fam).with_data_range is ExponentialFamily.with_data_range):
+        return fam
+    lo, hi = y_range()
+    return fam.with_data_range(float(lo), float(hi))

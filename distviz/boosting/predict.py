@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["predict_iterate", "replay_iterate", "start_iterate"]
+__all__ = ["LawForest", "predict_iterate", "replay_iterate", "start_iterate"]
+
 
 def start_iterate(law, init) -> np.ndarray:
     """F_0 (K,): the constant start as training takes it, ``law.update(init, 0)`` (projected if need be)."""
@@ -62,3 +63,37 @@ def predict_iterate(flat, init, law, X, n_rounds: int) -> np.ndarray:
     if rows.size:
         F[rows] = replay_iterate(flat, F0, law, X[rows], n_rounds)
     return F
+
+
+class LawForest:
+    """The start value and the FlatForest of a DistributionalBoosting fit (one shared tree per round)."""
+
+    def __init__(self, init, flat):
+        """init (K,), flat: a distviz.trees.flat.FlatForest with one tree per round."""
+        self.init = np.asarray(init, dtype=float)
+        self.flat = flat
+
+    @classmethod
+    def from_result(cls, res, n_features: int | None = None) -> "LawForest":
+        """Flatten the engine's rounds (a BoostingResult, one shared tree per round)."""
+        from distviz.trees.flat import FlatForest
+
+        K = len(res.init)
+        trees = [rnd.trees[0] for rnd in res.rounds]
+        if n_features is None:
+            n_features = trees[0].n_features_in_ if trees else 1
+        flat = FlatForest.from_records([t.record_ for t in trees], multiplier=[rnd.multiplier for rnd in res.rounds],
+                                       n_features=n_features, n_outputs=K)
+        return cls(res.init, flat)
+
+    def staged(self, law, X, n_rounds):
+        """Yield the iterate after 0..n_rounds rounds, applying law.update (projection) each round."""
+        F = np.tile(start_iterate(law, self.init), (X.shape[0], 1))
+        yield F
+        for r in range(n_rounds):
+            F, _ = law.update(F, self.flat.round_values(X, r))
+            yield F
+
+    def predict(self, law, X, n_rounds):
+        """The iterate after n_rounds rounds: one compiled pass, the per-round update only for rows that need it."""
+        return predict_iterate(self.flat, self.init, law, X, n_rounds)

@@ -6,9 +6,9 @@ current ``dask.distributed.Client`` (``distviz.distributed.boosting``, ``distviz
 never leave their workers, the client picks the splits and keeps the ordinary in-memory model.
 Validation rows are ``eval_set`` or a seeded ``validation_fraction`` split made per chunk on the workers
 (``split``).  ``predict_*`` on a dask array return a dask array (:func:`predict_blocks`, one ``map_blocks``
-call).  dask is imported only when a dask collection is used.  The estimators sit below this package and reach it
-only through ``distviz.boosting.dask_hook`` (for predictions on dask input): importing this package registers it
-there as their Dask backend.
+call).  dask is imported only when a dask collection is used.  The estimators (``distviz.estimators``) sit above
+this package, which never imports them, and reach it only through ``distviz.boosting.dask_hook`` (for predictions
+on dask input): importing this package registers it there as their Dask backend.
 """
 
 from __future__ import annotations
@@ -64,24 +64,19 @@ def fit(model, X, y, sample_weight=None, eval_set=None, progress=None, *, binner
         When ``model`` is of another class, when no Client runs, or when a parameter is unavailable on dask
         input (``NGBoost`` takes ``tree_mode="separate"`` and ``line_search`` "ngboost" or False only).
     """
-    from distviz.boosting.estimator import DistributionalBoosting
     from distviz.errors import ConfigError
 
-    if isinstance(model, DistributionalBoosting):
-        from .boosting import fit_distributional
-        return fit_distributional(model, X, y, sample_weight=sample_weight, eval_set=eval_set, progress=progress,
-                                  binner=binner)
-    from distviz.boosting.ngboost import IndepNGB, NGBoost
-    if isinstance(model, NGBoost):
-        from .ngb import fit_ngboost
-        return fit_ngboost(model, X, y, sample_weight=sample_weight, eval_set=eval_set, progress=progress,
-                           binner=binner)
-    if isinstance(model, IndepNGB):
-        from .ngb import fit_indep_ngb
-        return fit_indep_ngb(model, X, y, sample_weight=sample_weight, eval_set=eval_set, progress=progress,
-                             binner=binner)
-    raise ConfigError(f"{type(model).__name__} cannot fit on a dask array yet; pass numpy arrays "
-                      "(X.compute()) or use DistributionalBoosting, NGB or IndepNGB.")
+    # the estimator names its trainer (this package sits below the estimators and imports none of them)
+    trainer = getattr(model, "_dask_trainer", None)
+    if trainer == "distributional":
+        from .boosting import fit_distributional as run
+    elif trainer in ("ngboost", "indep_ngb"):
+        from . import ngb
+        run = ngb.fit_ngboost if trainer == "ngboost" else ngb.fit_indep_ngb
+    else:
+        raise ConfigError(f"{type(model).__name__} cannot fit on a dask array yet; pass numpy arrays "
+                          "(X.compute()) or use DistributionalBoosting, NGB or IndepNGB.")
+    return run(model, X, y, sample_weight=sample_weight, eval_set=eval_set, progress=progress, binner=binner)
 
 
 def predict_blocks(method, X, n_out, **kw):

@@ -222,8 +222,7 @@ def _disp_rows(chunks, idx):
 @releases_workers
 def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=None, binner=None):
     """Fit a DistributionalBoosting on the current Client's workers (see module doc); returns the model."""
-    from distviz.boosting.estimator import bind_data_range
-    from distviz.boosting.laws import make_law, partition_entropy
+    from distviz.boosting.laws import bind_data_range, make_law, partition_entropy
     from distviz.boosting.trace import TraceRecorder, display_subset
 
     model._validate_params()

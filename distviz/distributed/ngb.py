@@ -49,7 +49,7 @@ def _rows(cl, X, y, w, binner, law, check, K):
 @releases_workers
 def fit_ngboost(model, X, y, sample_weight=None, eval_set=None, progress=None, binner=None):
     """Fit an NGBoost (NGB, GB) on the current Client's workers (see module doc); returns the model."""
-    from distviz.boosting.ngboost import _NORMAL_MIN_SD, ChartLaw, _resolve_chart, select_rounds_per_param
+    from distviz.boosting.charts import ChartLaw, check_normal_spread, resolve_chart, select_rounds_per_param
     from distviz.families.mvn_cholesky import MVNCholesky
 
     t_fit = time.perf_counter()
@@ -65,7 +65,7 @@ def fit_ngboost(model, X, y, sample_weight=None, eval_set=None, progress=None, b
     X, y, w = dask_inputs(X, y, sample_weight, 2)
     X, y, w, ev = validation_rows(model, X, y, w, eval_set, split=model.early_stopping_rounds is not None)
     P = int(y.shape[1])
-    chart = _resolve_chart(model.chart, P)
+    chart = resolve_chart(model.chart, P)
     if not (isinstance(chart, MVNCholesky) or getattr(chart, "name", "") == "normal"):
         raise ConfigError(f"the {getattr(chart, 'name', 'given')} chart cannot fit on a dask array; use 'normal' or "
                           "'mvn_cholesky', or pass numpy arrays (X.compute()).")
@@ -87,10 +87,7 @@ def fit_ngboost(model, X, y, sample_weight=None, eval_set=None, progress=None, b
     W, mw, mu = float(m1[1]), m1[2:2 + P] / m1[1], m1[2 + P:] / n
     m2 = cl.run(ngb_shard.moments, shards, where, (mw, mu))
     cov, ss = m2[:P * P].reshape(P, P) / W, m2[P * P:]
-    sd = float(np.sqrt(ss[0] / n)) if chart.name == "normal" else 1.0
-    if 0 < sd < _NORMAL_MIN_SD:
-        raise DataError(f"y varies by only {sd:.3g}, below what the Normal chart's start resolves; multiply y "
-                        f"by {10.0 ** np.ceil(-np.log10(sd)):.0e} before fitting and divide predictions by it.")
+    check_normal_spread(chart, float(np.sqrt(ss[0] / n)) if chart.name == "normal" else 1.0)
     init = _start_theta(chart, mw, cov).reshape(K)
 
     unit = w is None

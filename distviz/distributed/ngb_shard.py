@@ -1,6 +1,6 @@
 """Worker side of NGBoost on a cluster: the tasks that run a chart law (``ChartLaw``) on one shard's rows.
 
-A round of ``distviz.boosting.ngboost.NGBoost`` grows one single-output tree per chart parameter
+A round of ``distviz.estimators.ngboost.NGBoost`` grows one single-output tree per chart parameter
 (O'Malley et al. 2023, Algorithm 1: trees fitted to the natural gradient, then a line search on the
 scale rho); here each tree is one :class:`distviz.distributed.shard.Part` of the shard.  The tasks:
 

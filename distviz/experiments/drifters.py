@@ -4,7 +4,7 @@
 ``distviz study drifters --data sample|PATH --protocol paper [--reps 10]`` (``run_paper_protocol``)
 
 Split by drifter id (81% train / 9% validation / 10% test, Section 5.3); fit NGB, IndepNGB, GB and
-skGB (``distviz.boosting.ngboost``, ``distviz.baselines.skgb``), the bivariate Normal boosted by mirror descent in its dual
+skGB (``distviz.estimators.ngboost``, ``distviz.baselines.skgb``), the bivariate Normal boosted by mirror descent in its dual
 coordinates (E y, E y y^T) (``DistributionalBoosting(family="mvn", family_params={"P": 2}, law="mgd")``) and the paper's
 neural network NN (``distviz.baselines.MVNNetwork``: Adam at ``nn_learning_rate`` 0.01, patience 50,
 best epoch restored, hidden layers from the authors' grid on validation NLL), all with early
@@ -359,19 +359,19 @@ def _plain(x):
 
 
 def _make_model(name: str, rounds: int, learning_rate: float, seed: int, patience: int, nn_options=None, **tree):
-    """Estimator for method `name` (NGB, IndepNGB, GB from distviz.boosting.ngboost; skGB; MGD-MVN; NN)."""
+    """Estimator for method `name` (NGB, IndepNGB, GB from distviz.estimators.ngboost; skGB; MGD-MVN; NN)."""
     if name == "NN":
         from distviz.baselines import MVNNetwork
 
         return MVNNetwork(**{**NN_DEFAULTS, **(nn_options or {})}, random_state=seed)
     if name == "MGD-MVN":
-        from distviz.boosting import DistributionalBoosting
+        from distviz.estimators import DistributionalBoosting
 
         return DistributionalBoosting(family="mvn", family_params={"P": 2}, law="mgd", n_estimators=rounds,
                                       learning_rate=learning_rate, max_depth=tree.get("max_depth", 4),
                                       early_stopping_rounds=patience, random_state=seed)
     from distviz.baselines import skGB
-    from distviz.boosting import ngboost
+    from distviz.estimators import ngboost
 
     cls = skGB if name == "skGB" else getattr(ngboost, name)
     return cls(**_ngb_kwargs(cls, rounds, learning_rate, seed, patience, **tree))

@@ -19,7 +19,7 @@ LAW_NAMES = ("mgd", "ngd", "gd", "mgd_natural", "ngd_mean")
 
 def _fit_law(law, *, family, data, oracle, rounds, lr, gd_lr, depth, patience, seed, family_kwargs) -> dict:
     """Fit one boosting law on (train, validation, test) `data` and return its row of the study's table."""
-    from distviz.boosting import DistributionalBoosting
+    from distviz.estimators import DistributionalBoosting
 
     Xtr, ytr, Xva, yva, Xte, yte = data
     t0 = time.perf_counter()

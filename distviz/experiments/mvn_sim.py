@@ -89,7 +89,7 @@ def make_model(method: str, n_estimators: int, learning_rate: float, patience: i
                max_bins="exact", nn_hidden="auto"):
     """The estimator of one method with the paper's settings."""
     from distviz.baselines import skGB
-    from distviz.boosting.ngboost import GB, NGB, IndepNGB
+    from distviz.estimators.ngboost import GB, NGB, IndepNGB
 
     if method in ("NN", "NN-authors"):
         from distviz.baselines import MVNNetwork

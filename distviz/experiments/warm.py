@@ -27,8 +27,8 @@ __all__ = ["GROUPS", "check_groups", "warm_kernels"]
 
 
 def _common() -> None:
-    from distviz.boosting import DistributionalBoosting, WGBoost
-    from distviz.boosting.ngboost import NGB, IndepNGB
+    from distviz.estimators import DistributionalBoosting, WGBoost
+    from distviz.estimators.ngboost import NGB, IndepNGB
     from distviz.families.posteriors import gaussian_location_target
     from distviz.trees import Binner, HistTree
 

@@ -57,7 +57,7 @@ def synthetic(rounds=500, methods="ska,fka,nka,langevin", sharing="shared", seed
 
     The "authors@r" columns are MMD^2 values measured by running the authors' code (App. E has only a figure).
     """
-    from distviz.boosting import WGBoost
+    from distviz.estimators import WGBoost
     from distviz.families.posteriors import gaussian_location_target
 
     X = np.linspace(-3.5, 3.5, 200)[:, None]
@@ -106,9 +106,9 @@ def _uci_split(s: int, *, name, root, max_rounds, patience, criterion, learning_
     """One UCI split of :func:`uci`: (test NLL, test RMSE, M for the NLL, M for the RMSE, seconds)."""
     from sklearn.model_selection import train_test_split
 
-    from distviz.boosting import WGBoost
     from distviz.boosting.wg_kernels import mixture_nll
     from distviz.data.uci import load_uci
+    from distviz.estimators import WGBoost
 
     t0 = time.perf_counter()
     sp = load_uci(name, s, root, source=split_source)
@@ -218,9 +218,9 @@ def uci(dataset="boston", splits="0", root=None, split_source="authors", max_rou
 ])
 def cde(data="faithful", rounds=500, criterion="friedman_sum", method="ska"):
     """Section 4.1: 1-D conditional density with WGBoost (SKA in the paper; depth-1 trees, lr 0.1, 10 particles)."""
-    from distviz.boosting import WGBoost
     from distviz.data.cde import load_bone, load_faithful
     from distviz.errors import ConfigError
+    from distviz.estimators import WGBoost
 
     if data == "faithful":
         X, y = load_faithful()
@@ -253,7 +253,7 @@ def cde(data="faithful", rounds=500, criterion="friedman_sum", method="ska"):
 
 def _ood_seed(seed: int, *, seg, rounds, learning_rate, criterion) -> tuple:
     """One split seed of :func:`ood`: (accuracy %, OOD PR-AUC %, seconds)."""
-    from distviz.boosting import WGBoost
+    from distviz.estimators import WGBoost
     from distviz.metrics import pr_auc
 
     t0 = time.perf_counter()

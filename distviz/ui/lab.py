@@ -442,18 +442,18 @@ def make_estimator(cfg: FitConfig):
         raise ConfigError(why)
     kind = ALGORITHMS[cfg.algorithm][1]
     if kind == "law":
-        from distviz.boosting import DistributionalBoosting
+        from distviz.estimators import DistributionalBoosting
         return DistributionalBoosting(cfg.family, law=cfg.algorithm, n_estimators=int(cfg.n_estimators),
                                       learning_rate=float(cfg.learning_rate), max_depth=int(cfg.max_depth),
                                       validation_fraction=0.2, trace_rows=600, random_state=int(cfg.seed),
                                       domain=cfg.domain, family_params=cfg.family_kwargs())
     if kind == "wg":
-        from distviz.boosting import WGBoost
+        from distviz.estimators import WGBoost
         return WGBoost(WG_TARGET[cfg.family], n_particles=int(cfg.n_particles), method=cfg.algorithm[3:],
                        learning_rate=float(cfg.learning_rate), n_estimators=int(cfg.n_estimators),
                        max_depth=int(cfg.max_depth), init_rounds=1000, random_state=int(cfg.seed), trace_rows=60)
     if kind == "ngboost":
-        from distviz.boosting.ngboost import NGBoost
+        from distviz.estimators.ngboost import NGBoost
         return NGBoost(chart="normal" if cfg.family == "normal" else "mvn_cholesky", n_estimators=int(cfg.n_estimators),
                        learning_rate=float(cfg.learning_rate), max_depth=int(cfg.max_depth),
                        # 20% held out as for the laws; the patience exceeds the rounds, so every round is fitted

@@ -86,8 +86,8 @@ OOD_PRECOMPUTED_FILE = "posterior_ood_default.json"
 
 def fit_ood(rounds: int, seed: int = OOD_FIT["seed"], progress=None) -> dict:
     """Categorical WGBoost on UCI segment without 'sky' (80/20 split by `seed`); accuracy, OOD PR-AUC, both score sets."""
-    from distviz.boosting import WGBoost
     from distviz.data.cde import load_segment
+    from distviz.estimators import WGBoost
     from distviz.metrics import pr_auc
 
     seg = load_segment("sky")

@@ -166,7 +166,7 @@ def ood_page(out: Path) -> None:
     s = res.get("settings", {})
     text = [_heading("Out-of-distribution detection with Wasserstein boosting", "=")]
     text.append(
-        "Categorical Wasserstein gradient boosting (:class:`distviz.boosting.WGBoost`) on the UCI image-segment data "
+        "Categorical Wasserstein gradient boosting (:class:`distviz.estimators.WGBoost`) on the UCI image-segment data "
         "with the class 'sky' held out of training, as in Section 4.3 of the WGBoost paper. A row's score is "
         ":math:`1 / \\max_j \\mathrm{Var}_n[q_j^n(x)]`, the inverse of the largest variance over its particles of a "
         "class probability: high in distribution, low where the particles disagree. The numbers are read, when this "

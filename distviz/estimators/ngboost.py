@@ -28,191 +28,26 @@ import time
 from numbers import Integral, Real
 
 import numpy as np
-from numba import njit
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from distviz.boosting.engine import BoostingEngine, weighted_mean
-from distviz.boosting.law import Law
-from distviz.boosting.rounds import ngboost_scale
+from distviz.boosting.charts import (
+    ChartEngine,
+    ChartLaw,
+    chart_forest,
+    check_normal_spread,
+    resolve_chart,
+    select_rounds_per_param,
+)
+from distviz.boosting.engine import weighted_mean
 from distviz.contract import Estimator
 from distviz.errors import ConfigError, DataError, check_fitted
 from distviz.families.dist import MultivariateNormalDist, NormalDist, from_natural
-from distviz.validation import check_sample_weight, check_X, check_y
+from distviz.validation import check_sample_weight, check_y
 
-__all__ = ["ChartLaw", "NGBoost", "NGB", "GB", "IndepNGB", "ngboost_scale",
-           "select_rounds_per_param"]
-
-
-# ---------------------------------------------------------------------------------------------
-# the law: what the engine boosts
-class ChartLaw(Law):
-    """Engine law boosting a chart's theta with (natural) gradient targets; update is plain addition.
-
-    O'Malley et al. 2023, Algorithm 1: the trees fit minus the natural gradient
-    ``-Fisher(theta)^-1 grad NLL`` (eq. 1), or minus the plain gradient without ``natural_gradient``.
-
-    Parameters
-    ----------
-    chart : chart
-        A chart of ``distviz.families.charts`` (unconstrained parameters theta).
-    natural_gradient : bool
-        Natural gradient (NGB) or plain gradient (GB) targets.
-    """
-
-    gain_name = "Gain^reg"
-    description = "NGBoost in the chart theta: trees on minus the (natural) gradient of the NLL"
-
-    def __init__(self, chart, natural_gradient: bool = True):
-        """`chart` follows the protocol of distviz.families.charts."""
-        self.chart = chart
-        self.natural_gradient = bool(natural_gradient)
-        self.dim = int(chart.dim)
-        self.name = ("ngd:" if natural_gradient else "gd:") + str(getattr(chart, "name", type(chart).__name__))
-        # charts of this package with a fused unchecked kernel (inputs were validated at fit time)
-        self._fast = getattr(chart, "_run_unchecked", None)
-        self._along = getattr(chart, "_mean_nll_along", None)
-
-    def prepare(self, y, w):
-        """Cache the validated targets."""
-        if self._fast is not None:
-            y = np.ascontiguousarray(np.asarray(y, dtype=float).reshape(len(y), -1))
-        return {"y": y}
-
-    def init(self, data, w):
-        """Marginal MLE of theta (Algorithm 1's theta^(0))."""
-        return np.asarray(self.chart.init_theta(data["y"], w), dtype=float)
-
-    def loss(self, F, data):
-        """Per-row NLL at theta = F."""
-        if self._fast is not None:
-            return self._fast(data["y"], F, False, False)[0]
-        return self.chart.nll(data["y"], F)
-
-    def targets(self, F, data, learning_rate):
-        """Pseudo-responses: minus the natural gradient (or gradient) of the NLL in theta."""
-        if self._fast is not None:
-            _, g, ng = self._fast(data["y"], F, not self.natural_gradient, self.natural_gradient)
-            return -(ng if self.natural_gradient else g)
-        if self.natural_gradient:
-            return -self.chart.natural_gradient(data["y"], F)
-        return -self.chart.nll_grad(data["y"], F)
-
-    def update(self, F, step):
-        """theta + step (every chart is unconstrained, nothing is projected)."""
-        return F + step, np.zeros(F.shape[0], dtype=bool)
-
-    def mean_loss_along(self, F, f, s, data, w):
-        """Weighted mean NLL at theta = F + s f (fused for charts that offer it; for the line search)."""
-        if self._along is not None:
-            return self._along(data["y"], F, f, s, w)
-        Fn, _ = self.update(F, s * f)
-        return weighted_mean(self.loss(Fn, data), w)
-
-
-@njit(cache=True)
-def _gather_leaves(value, leaf, out, cols):
-    """out[i, cols[b]] = value[b, leaf[b, i], 0]: the training-row outputs of B single-output trees."""
-    for b in range(leaf.shape[0]):
-        c = cols[b]
-        for i in range(leaf.shape[1]):
-            out[i, c] = value[b, leaf[b, i], 0]
-
-
-class _Engine(BoostingEngine):
-    """The shared engine fitting the per-parameter trees of a round in one batched call (``_fit_trees``)."""
-
-    def __init__(self, law, **kw):
-        super().__init__(law, **kw)
-        self.forests: list = []
-
-    def _fit_trees(self, Xb, R, w, cols, tree_kwargs):
-        """One tree per output in ONE batched call (trees.fit_many) instead of a Python loop of fits."""
-        from distviz.trees import BinnedX, fit_many
-
-        if self.tree_mode != "separate" or tree_kwargs or not isinstance(Xb, BinnedX):
-            return super()._fit_trees(Xb, R, w, cols, tree_kwargs)
-        forest = fit_many(Xb, np.ascontiguousarray(R[:, cols].T), sample_weight=w, **self.tree_params)
-        out = np.zeros_like(R)
-        _gather_leaves(forest.value_, forest.train_leaf_, out, np.asarray(cols, dtype=np.int64))
-        trees = forest.trees
-        # the (B, n) training-row leaf ids are not needed after this round: keeping them would cost
-        # rounds * params * n * 4 bytes (half a gigabyte for 1000 rounds of 27000 rows)
-        forest.train_leaf_ = None
-        for t in trees:
-            t.train_leaf_ = None
-        self.forests.append((forest, np.asarray(cols)))
-        return trees, [np.asarray([k]) for k in cols], out
-
-def select_rounds_per_param(model, X_val, y_val, w_val=None, sweeps: int = 2, max_rows: int = 4000) -> np.ndarray:
-    """Per-parameter early stopping: each parameter's number of rounds, chosen on validation data.
-
-    Starting from the joint best round for every parameter, coordinate descent sets parameter k's
-    round count n_k in 0..n_iter_ to the value that minimises the validation NLL with the other
-    counts fixed (``sweeps`` passes).  The additive model is truncated per parameter, not refitted
-    (the stopping iterations of boosted GAMLSS, Mayr et al. 2012, chosen without a grid); the
-    validation NLL can only fall below the joint best round's.  At most ``max_rows`` validation rows
-    (a fixed random subset) are used.
-    """
-    model._check_fitted()
-    X_val = _check_X(X_val, "X_val")
-    yv = _check_y(y_val, X_val.shape[0], "y_val")
-    wv = check_sample_weight(w_val, X_val.shape[0], name="w_val")
-    if X_val.shape[0] > max_rows:  # bound the (rounds, rows, params) cache
-        keep = np.sort(np.random.default_rng(0).choice(X_val.shape[0], max_rows, replace=False))
-        X_val, yv, wv = X_val[keep], yv[keep], (None if wv is None else wv[keep])
-    Xb = model._binned(X_val)
-    yv = yv if model.chart_.y_dim > 1 else yv[:, 0]
-    vdata = model.law_.prepare(yv, wv)
-    K, R, nv = model.law_.dim, model.n_iter_, Xb.shape[0]
-    # per-round validation contribution of every parameter, accumulated: cum[k][r] = sum of the first r steps
-    steps = np.zeros((R, nv, K))
-    forests = getattr(model, "forests_", None)
-    for r, rnd in enumerate(model.result_.rounds):
-        if forests is not None:
-            forest, cols = forests[r]
-            steps[r][:, cols] = rnd.multiplier * forest.predict(Xb)[:, :, 0].T
-        else:
-            for t, g in zip(rnd.trees, rnd.groups):
-                steps[r][:, np.asarray(g)] = rnd.multiplier * t.predict(Xb).reshape(nv, len(g))
-    cum = np.concatenate([np.zeros((1, nv, K)), np.cumsum(steps, axis=0)], axis=0)  # (R + 1, nv, K)
-    del steps
-    F0 = np.tile(model.init_params_, (nv, 1))
-    n = np.full(K, int(model.result_.best_iteration) if model.valid_loss_.size > 1 else R)
-
-    def loss(F):
-        with np.errstate(all="ignore"):
-            v = weighted_mean(model.law_.loss(F, vdata), wv)
-        return v if np.isfinite(v) else np.inf
-
-    F = F0 + cum[n, :, np.arange(K)].T
-    best = loss(F)
-    for _ in range(int(sweeps)):
-        changed = False
-        for k in range(K):
-            G = F.copy()
-            for r in range(R + 1):
-                if r == n[k]:
-                    continue
-                G[:, k] = F0[:, k] + cum[r, :, k]
-                v = loss(G)
-                if v < best:
-                    best, n[k], changed = v, r, True
-            F[:, k] = F0[:, k] + cum[n[k], :, k]
-        if not changed:
-            break
-    return n
-
+__all__ = ["NGBoost", "NGB", "GB", "IndepNGB"]
 
 # ---------------------------------------------------------------------------------------------
 # input checks
-_NORMAL_MIN_SD = 1e-5  # the Normal chart's initial variance is floored at 1e-12 (sd 1e-6)
-
-
-def _check_X(X, name="X", allow_nan=True, n_features=None, model="this model") -> np.ndarray:
-    """Features checked by distviz.validation.check_X; NaN is a missing value the trees route natively."""
-    return check_X(X, allow_nan=allow_nan, name=name, n_features=n_features, model=model)
-
-
 def _check_y(y, n, name="y") -> np.ndarray:
     """Targets (n, P) checked by distviz.validation.check_y (a 1-D y is one column)."""
     return check_y(y, n, name=name, ndim=2)
@@ -234,21 +69,6 @@ _NGB_PARAMS: dict = {
     "max_bins": "no_validation",   # an int or "exact", checked by distviz.trees.Binner
     "line_search": [StrOptions({"ngboost", "grow"}), "boolean", None],
 }
-
-
-def _resolve_chart(chart, P):
-    from distviz.families import charts
-
-    if isinstance(chart, str):
-        key = chart.strip().lower().replace("-", "_")
-        if key in ("mvn_cholesky", "mvn", "cholesky", "multivariate_normal"):
-            from distviz.families.mvn_cholesky import MVNCholesky
-
-            return MVNCholesky(P)
-        return charts.get(chart)
-    if not all(hasattr(chart, a) for a in ("dim", "nll", "nll_grad", "natural_gradient", "init_theta")):
-        raise ConfigError(f"chart must be a chart name or an object with the chart protocol, got {chart!r}.")
-    return chart
 
 
 # ---------------------------------------------------------------------------------------------
@@ -447,9 +267,10 @@ class NGBoost(_PredictedLaw):
         tags.regressor_tags.poor_score = True  # score is a log-likelihood, not R^2: no 0.5 threshold applies
         return tags
 
+    _dask_trainer = "ngboost"
     _parameter_constraints: dict = {
         **_NGB_PARAMS,
-        "chart": "no_validation",   # a name or an object with the chart protocol (checked by _resolve_chart)
+        "chart": "no_validation",   # a name or an object with the chart protocol (checked by resolve_chart)
         "natural_gradient": ["boolean"],
         "tree_mode": [StrOptions({"separate", "shared"})],
         "per_parameter_early_stopping": ["boolean"],
@@ -457,10 +278,10 @@ class NGBoost(_PredictedLaw):
 
     # ------------------------------------------------------------------ fit
 
-    def _engine(self, law) -> "_Engine":
+    def _engine(self, law) -> ChartEngine:
         """The boosting engine of this model's settings (its rules drive the in-memory and the Dask fit alike)."""
         rule = "ngboost" if self.line_search == "ngboost" else bool(self.line_search)
-        return _Engine(law, n_rounds=self.n_estimators, learning_rate=self.learning_rate,
+        return ChartEngine(law, n_rounds=self.n_estimators, learning_rate=self.learning_rate,
                        tree_params=dict(max_depth=int(self.max_depth), min_samples_leaf=int(self.min_samples_leaf),
                                         max_bins=self.max_bins),
                        tree_mode=self.tree_mode, line_search=rule, early_stopping_rounds=self.early_stopping_rounds)
@@ -514,16 +335,12 @@ class NGBoost(_PredictedLaw):
         w = check_sample_weight(sample_weight, X.shape[0])
         X, y, w, ev = self._validation_rows(X, y, w, eval_set, split=self.early_stopping_rounds is not None,
                                            check_y=_check_y)
-        chart = _resolve_chart(self.chart, y.shape[1])
+        chart = resolve_chart(self.chart, y.shape[1])
         if getattr(chart, "y_dim", y.shape[1]) != y.shape[1]:
             raise DataError(f"the {getattr(chart, 'name', 'chart')} chart models {chart.y_dim} output(s) but y has "
                             f"{y.shape[1]} columns; pass matching y or another chart.")
         y_fit = y if chart.y_dim > 1 else y[:, 0]
-        sd = float(np.std(y_fit)) if getattr(chart, "name", "") == "normal" else 1.0
-        if 0 < sd < _NORMAL_MIN_SD:
-            # the Normal chart starts from a variance floored at 1e-12 (distviz.families.charts)
-            raise DataError(f"y varies by only {sd:.3g}, below what the Normal chart's start resolves; multiply y "
-                            f"by {10.0 ** np.ceil(-np.log10(sd)):.0e} before fitting and divide predictions by it.")
+        check_normal_spread(chart, float(np.std(y_fit)) if getattr(chart, "name", "") == "normal" else 1.0)
         law = ChartLaw(chart, self.natural_gradient)
         self.binner_ = Binner(self.max_bins).fit(X, sample_weight=w)
         Xb = self.binner_.transform(X)
@@ -552,7 +369,7 @@ class NGBoost(_PredictedLaw):
             self.n_features_in_ = int(n_features)
             self.__dict__.pop("feature_names_in_", None)
         self.init_params_ = res.init
-        self.forest_ = _ngb_forest(res, int(n_features), law.dim)
+        self.forest_ = chart_forest(res, int(n_features), law.dim)
         self.n_iter_ = res.n_rounds
         self.best_iteration_ = int(res.best_iteration) if has_valid else res.n_rounds
         self.best_iteration_per_param_ = np.full(law.dim, self.best_iteration_)
@@ -681,7 +498,7 @@ class NGBoost(_PredictedLaw):
         Examples
         --------
         >>> import numpy as np
-        >>> from distviz.boosting import NGBoost
+        >>> from distviz.estimators import NGBoost
         >>> X = np.linspace(0, 1, 40).reshape(-1, 1)
         >>> m = NGBoost("normal", n_estimators=5, early_stopping_rounds=None).fit(X, 2 * X[:, 0])
         >>> m.predict_dist(X[:3]).std().shape
@@ -795,7 +612,7 @@ class NGB(NGBoost):
     Examples
     --------
     >>> import numpy as np
-    >>> from distviz.boosting import NGB
+    >>> from distviz.estimators import NGB
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(400, 2))
     >>> Y = np.c_[X[:, 0], X[:, 0] + X[:, 1]] + rng.normal(size=(400, 2))
@@ -948,6 +765,7 @@ class IndepNGB(_MultiOutputGaussian):
 
     _parameter_constraints: dict = _NGB_PARAMS
     _dask_estimator = "DaskIndepNGB"
+    _dask_trainer = "indep_ngb"
 
     def __init__(self, *, n_estimators=500, learning_rate=0.01, max_depth=3, min_samples_leaf=1, max_bins=255,
                  line_search="ngboost", early_stopping_rounds=50, validation_fraction=0.1, use_best=True,
@@ -1124,32 +942,6 @@ class IndepNGB(_MultiOutputGaussian):
 
 # ---------------------------------------------------------------------------------------------
 # flat forests and persistence
-def _ngb_forest(res, n_features: int, dim: int):
-    """The FlatForest of an NGBoost fit: round r's trees (one per parameter, or one shared) with lr * scale."""
-    from distviz.trees.flat import FlatForest
-    from distviz.trees.record import TreeRecord
-
-    trees, sizes, mult, cols = [], [], [], []
-    separate = all(len(g) == 1 for rnd in res.rounds for g in rnd.groups)
-    for rnd in res.rounds:
-        pairs = [(t, [int(c) for c in np.asarray(g)]) for t, g in zip(rnd.trees, rnd.groups)]
-        if not pairs:  # a round without trees: one leaf adding nothing keeps the round structure
-            trees.append(TreeRecord.leaf(np.zeros(1 if separate else dim)))
-            cols.append(0)
-        for t, g in pairs:
-            rec = t.record_
-            if separate:
-                cols.append(g[0])
-            else:  # one tree feeding columns g: widen to all columns (zeros elsewhere add exactly nothing)
-                v = np.zeros((rec.n_nodes, dim))
-                v[:, g] = rec.value.reshape(rec.n_nodes, len(g))
-                rec = rec.with_values(v)
-                cols.append(0)
-            trees.append(rec)
-        sizes.append(max(len(pairs), 1))
-        mult += [float(rnd.multiplier)] * max(len(pairs), 1)
-    return FlatForest.from_records(trees, sizes, mult, cols, n_features, dim)
-
 
 def _saved_params(est) -> dict:
     """Constructor parameters of an estimator for its file; a chart object cannot be saved."""
@@ -1188,7 +980,7 @@ def _read_ngboost(f, m, prefix: str, n_features: int, n_outputs: int):
     except (KeyError, TypeError, ValueError):
         raise f.fail(f"the attribute model_{prefix}fitted is damaged") from None
     try:
-        chart = _resolve_chart(m.chart, n_outputs)
+        chart = resolve_chart(m.chart, n_outputs)
     except (ConfigError, TypeError, ValueError):
         raise f.fail("its chart is unknown") from None
     if getattr(chart, "y_dim", n_outputs) != n_outputs:

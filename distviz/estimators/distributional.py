@@ -2,7 +2,7 @@
 
 Usage::
 
-    from distviz.boosting import DistributionalBoosting
+    from distviz.estimators import DistributionalBoosting
     m = DistributionalBoosting("poisson", law="mgd", n_estimators=300, learning_rate=0.1).fit(X, y)
     m.predict(X_new)           # E[y | x] (scikit-learn's predict; predict_moments gives mean and variance)
     m.predict_mean(X_new)      # eta*(x) = E[T(y) | x]
@@ -22,16 +22,15 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from distviz.boosting.dask_hook import backend as dask_backend
+from distviz.boosting.dask_hook import is_dask_collection
+from distviz.boosting.engine import BoostingEngine
+from distviz.boosting.laws import LAWS, bind_data_range, make_law
+from distviz.boosting.predict import LawForest
+from distviz.boosting.trace import TraceRecorder, build_trace, display_subset
 from distviz.contract import Estimator, renamed_params
 from distviz.errors import ConfigError, DataError, check_fitted
 from distviz.validation import check_sample_weight, check_y_resolution
-
-from .dask_hook import backend as dask_backend
-from .dask_hook import is_dask_collection
-from .engine import BoostingEngine, BoostingResult
-from .laws import LAWS, make_law
-from .predict import predict_iterate, start_iterate
-from .trace import TraceRecorder, build_trace, display_subset
 
 __all__ = ["DistributionalBoosting"]
 
@@ -103,7 +102,7 @@ class DistributionalBoosting(Estimator):
 
     See Also
     --------
-    distviz.boosting.NGB : NGBoost in a chart, univariate or multivariate.
+    distviz.estimators.NGB : NGBoost in a chart, univariate or multivariate.
     distviz.dask.DaskDistributionalBoosting : the same estimator fitted on a Dask cluster.
 
     Notes
@@ -119,7 +118,7 @@ class DistributionalBoosting(Estimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from distviz.boosting import DistributionalBoosting
+    >>> from distviz.estimators import DistributionalBoosting
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, size=(500, 2))
     >>> y = rng.poisson(np.exp(1 + X[:, 0]))
@@ -150,6 +149,7 @@ class DistributionalBoosting(Estimator):
         self.family_params = family_params
 
     _dask_estimator = "DaskDistributionalBoosting"
+    _dask_trainer = "distributional"
     _parameter_constraints: dict = {
         "family": "no_validation",   # a name or an ExponentialFamily object (checked by _family_obj)
         "law": [StrOptions(set(LAWS))],
@@ -255,7 +255,7 @@ class DistributionalBoosting(Estimator):
         """The fitted attributes from the engine's result and the trace recorder's display rows (X, y, T(y)), the
         in-memory and the Dask fit alike."""
         self._law, self.family_, self.result_ = law, fam, res
-        self.forest_ = _Forest.from_result(res)
+        self.forest_ = LawForest.from_result(res)
         self.n_iter_ = res.n_rounds
         self.best_iteration_ = int(res.best_iteration)
         if getattr(self, "n_features_in_", None) != int(X.shape[1]):   # a Dask fit (the in-memory one set it)
@@ -389,7 +389,7 @@ class DistributionalBoosting(Estimator):
         Examples
         --------
         >>> import numpy as np
-        >>> from distviz.boosting import DistributionalBoosting
+        >>> from distviz.estimators import DistributionalBoosting
         >>> X = np.linspace(0, 1, 40).reshape(-1, 1)
         >>> m = DistributionalBoosting("poisson", n_estimators=5).fit(X, (10 * X[:, 0]).round())
         >>> m.predict(X[:2]).shape
@@ -461,7 +461,7 @@ class DistributionalBoosting(Estimator):
         Examples
         --------
         >>> import numpy as np
-        >>> from distviz.boosting import DistributionalBoosting
+        >>> from distviz.estimators import DistributionalBoosting
         >>> X = np.linspace(0, 1, 40).reshape(-1, 1)
         >>> m = DistributionalBoosting("normal", n_estimators=5).fit(X, 2 * X[:, 0])
         >>> lo, hi = m.predict_dist(X[:3]).interval(0.9)
@@ -588,7 +588,7 @@ class DistributionalBoosting(Estimator):
         Examples
         --------
         >>> import numpy as np
-        >>> from distviz.boosting import DistributionalBoosting
+        >>> from distviz.estimators import DistributionalBoosting
         >>> X = np.linspace(0, 1, 40).reshape(-1, 1)
         >>> y = (10 * X[:, 0]).round()
         >>> m = DistributionalBoosting("poisson", n_estimators=5).fit(X, y)
@@ -650,61 +650,11 @@ class DistributionalBoosting(Estimator):
         m._law = make_law(m.law, fam, domain=m.domain)
         if m._law.dim != init.shape[0]:
             raise f.fail(f"its start value has {init.shape[0]} entries, not the family's {m._law.dim}")
-        m.forest_ = _Forest(init, flat)
+        m.forest_ = LawForest(init, flat)
         m.n_iter_ = n_iter
         m._names_from_file(f, p)
         m.trace_ = f.trace()
         return m
-
-
-def bind_data_range(fam, law: str, y_range):
-    """``fam.with_data_range(lo, hi)`` with (lo, hi) = y_range() when the law's fits bound the domain by the
-    training targets' range (``ExpFamilyLaw.data_domain``: NGD) and the family has such a bound (``Normal``);
-    else fam as it is, y_range not called (the Dask fit's range is a pass over y)."""
-    from distviz.families.base import ExponentialFamily
-
-    cls = LAWS.get(str(law).lower())
-    if (cls is None or not cls.data_domain or not isinstance(fam, ExponentialFamily)
-            or type(fam).with_data_range is ExponentialFamily.with_data_range):
-        return fam
-    lo, hi = y_range()
-    return fam.with_data_range(float(lo), float(hi))
-
-
-class _Forest:
-    """The start value and the FlatForest of a DistributionalBoosting fit (one shared tree per round)."""
-
-    def __init__(self, init, flat):
-        """init (K,), flat: a distviz.trees.flat.FlatForest with one tree per round."""
-        self.init = np.asarray(init, dtype=float)
-        self.flat = flat
-
-    @classmethod
-    def from_result(cls, res: BoostingResult, n_features: int | None = None) -> "_Forest":
-        """Flatten the engine's rounds (one shared tree per round)."""
-        from distviz.trees.flat import FlatForest
-
-        K = len(res.init)
-        trees = [rnd.trees[0] for rnd in res.rounds]
-        if n_features is None:
-            n_features = trees[0].n_features_in_ if trees else 1
-        flat = FlatForest.from_records([t.record_ for t in trees], multiplier=[rnd.multiplier for rnd in res.rounds],
-                                       n_features=n_features, n_outputs=K)
-        return cls(res.init, flat)
-
-    def staged(self, law, X, n_rounds):
-        """Yield the iterate after 0..n_rounds rounds, applying law.update (projection) each round."""
-        F = np.tile(start_iterate(law, self.init), (X.shape[0], 1))
-        yield F
-        for r in range(n_rounds):
-            F, _ = law.update(F, self.flat.round_values(X, r))
-            yield F
-
-    def predict(self, law, X, n_rounds):
-        """The iterate after n_rounds rounds: one compiled pass, the per-round update only for rows that need it."""
-        return predict_iterate(self.flat, self.init, law, X, n_rounds)
-
-
 
 
 def _family_y(fam, y, n: int, name: str = "y") -> np.ndarray:
