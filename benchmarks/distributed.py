@@ -105,7 +105,7 @@ def normal2_target(X, seed=0, block_info=None):
 def bench_ngb(client, args, chunk):
     """NGB on the cluster vs the same NGB in this process (1 thread) on the computed arrays; prints the table."""
     import distviz.distributed as dd
-    from distviz.boosting.ngboost import NGB
+    from distviz.estimators.ngboost import NGB
     from distviz.trees import Binner
 
     X, _ = make_data(args.rows, chunk)
