@@ -35,14 +35,14 @@ from sklearn.utils.validation import validate_data
 from distviz.errors import ConfigError, DataError, InputTypeError
 from distviz.validation import check_sample_weight, check_X
 
-__all__ = ["Estimator", "ParameterError", "RENAMED", "parse_eval_set", "renamed_params", "validation_count",
+__all__ = ["Estimator", "ParameterError", "RENAMED", "is_dask_collection", "parse_eval_set", "renamed_params", "validation_count",
            "validation_split"]
 
 #: constructor parameters renamed by issue 28 (one set of names), as model files written before it name them
 RENAMED = {"n_rounds": "n_estimators", "display_size": "trace_rows"}
 
 
-def _is_dask_collection(x) -> bool:
+def is_dask_collection(x) -> bool:
     """True for a dask collection (array, DataFrame, dask-backed xarray); False, importing nothing, without dask."""
     dask = sys.modules.get("dask")
     return dask is not None and hasattr(dask, "is_dask_collection") and bool(dask.is_dask_collection(x))
@@ -147,7 +147,7 @@ class Estimator(RegressorMixin, BaseEstimator):
         The conversion and its sentences are ``distviz.validation.check_X``; the feature count and names go
         through scikit-learn's ``validate_data`` (names on one side only: its UserWarning; other names: a DataError).
         """
-        if reset and _is_dask_collection(X):
+        if reset and is_dask_collection(X):
             raise InputTypeError(_dask_sentence(type(self).__name__, self._dask_estimator))
         n = None if reset else self.n_features_in_
         arr = check_X(X, allow_nan=allow_nan, n_features=n, name=name, model=type(self).__name__)

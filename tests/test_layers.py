@@ -8,9 +8,9 @@ place; an import may point to a unit in a lower layer or within its own unit, ne
 layer, and so the units' import graph has no cycle.
 
 Two more promises checked in fresh interpreters: importing the estimators imports no Dask module (the
-estimators reach ``distviz.distributed`` only through ``distviz.boosting.dask_hook`` when handed a dask
-collection), and importing ``distviz.trees`` creates, changes or deletes no file (numba cache upkeep is the
-explicit call ``distviz.trees.prepare_numba_cache()``).
+estimators import ``distviz.distributed`` inside the methods that are handed a dask collection), and importing
+``distviz.trees`` creates, changes or deletes no file (numba cache upkeep is the explicit call
+``distviz.trees.prepare_numba_cache()``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ PKG = ROOT / "distviz"
 #: - estimators (DistributionalBoosting, NGBoost and its presets, WGBoost) and gp (SparseGP): the models in
 #:   scikit-learn's contract, above the engine (boosting, distributed, trees), which imports none of them;
 #: - distributed (the engine's Dask row store: the boosting laws and NGBoost's charts on Dask workers) above
-#:   boosting; the estimators reach it only through ``distviz.boosting.dask_hook``, for dask input;
+#:   boosting; the estimators import it only when handed a dask collection;
 #: - contract (the estimators' shared base: scikit-learn's parameter constraints, feature names, validation rows)
 #:   below the engine, whose Dask path reads the same validation rules (``validation_count``, ``parse_eval_set``);
 #: - modelfile (the one file format the estimators write and read) below the estimators, above trees;

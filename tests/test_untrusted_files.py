@@ -196,8 +196,6 @@ ALLOWED = {
     ("trees/__init__.py", "import_module", "return getattr(import_module(_LAZY[name]), name)"),
     # the study registry imports the modules of distviz/experiments it finds in its own folder
     ("experiments/registry.py", "import_module", 'importlib.import_module(f"distviz.experiments.{mod.name}")'),
-    # the estimators' Dask backend, a constant module name (distviz.distributed), imported only for dask input
-    ("boosting/dask_hook.py", "import_module", "importlib.import_module(BACKEND)"),
     # the optional compiled MVN Cholesky module, a constant name
     ("families/charts.py", "import_module", "mod = importlib.import_module(_MVN_CHOLESKY_MODULE)"),
     # the literal-only stand-in for PyTables' pickle module names the Unpickler only to refuse handing it out

@@ -7,15 +7,10 @@ never leave their workers, the client picks the splits and keeps the ordinary in
 Validation rows are ``eval_set`` or a seeded ``validation_fraction`` split made per chunk on the workers
 (``split``).  ``predict_*`` on a dask array return a dask array (:func:`predict_blocks`, one ``map_blocks``
 call).  dask is imported only when a dask collection is used.  The estimators (``distviz.estimators``) sit above
-this package, which never imports them, and reach it only through ``distviz.boosting.dask_hook`` (for predictions
-on dask input): importing this package registers it there as their Dask backend.
+this package, which never imports them, and import it only when handed a dask collection.
 """
 
 from __future__ import annotations
-
-import sys
-
-from distviz.boosting.dask_hook import register_backend
 
 from .collections import is_dask_collection
 
@@ -111,5 +106,3 @@ def predict_blocks(method, X, n_out, **kw):
     return X.map_blocks(lambda b: np.asarray(method(b, **kw), dtype=float), dtype=float, chunks=chunks,
                         drop_axis=[] if tail else [1])
 
-
-register_backend(sys.modules[__name__])

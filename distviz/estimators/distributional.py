@@ -22,13 +22,11 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from distviz.boosting.dask_hook import backend as dask_backend
-from distviz.boosting.dask_hook import is_dask_collection
 from distviz.boosting.engine import BoostingEngine
 from distviz.boosting.laws import LAWS, bind_data_range, make_law
 from distviz.boosting.predict import LawForest
 from distviz.boosting.trace import TraceRecorder, build_trace, display_subset
-from distviz.contract import Estimator, renamed_params
+from distviz.contract import Estimator, is_dask_collection, renamed_params
 from distviz.errors import ConfigError, DataError, check_fitted
 from distviz.validation import check_sample_weight, check_y_resolution
 
@@ -324,7 +322,8 @@ class DistributionalBoosting(Estimator):
         """
         if is_dask_collection(X):   # a dask array of predictions, chunk by chunk
             self._check_fitted()
-            return dask_backend().predict_blocks(self.predict_natural, X, self._law.dim, max_iter=max_iter)
+            from distviz.distributed import predict_blocks
+            return predict_blocks(self.predict_natural, X, self._law.dim, max_iter=max_iter)
         F = self._raw(X, max_iter)
         return np.asarray(self._law.natural(F))
 
@@ -357,7 +356,8 @@ class DistributionalBoosting(Estimator):
         """
         if is_dask_collection(X):   # a dask array of predictions, chunk by chunk
             self._check_fitted()
-            return dask_backend().predict_blocks(self.predict_mean, X, self._law.dim, max_iter=max_iter)
+            from distviz.distributed import predict_blocks
+            return predict_blocks(self.predict_mean, X, self._law.dim, max_iter=max_iter)
         F = self._raw(X, max_iter)
         return np.asarray(self._law.mean(F))
 
@@ -397,7 +397,8 @@ class DistributionalBoosting(Estimator):
         """
         if is_dask_collection(X):   # a dask array of predictions, chunk by chunk
             self._check_fitted()
-            return dask_backend().predict_blocks(self.predict, X, None, max_iter=max_iter)
+            from distviz.distributed import predict_blocks
+            return predict_blocks(self.predict, X, None, max_iter=max_iter)
         return self.predict_moments(X, max_iter)["mean"]
 
     def predict_moments(self, X, max_iter=None) -> dict:
