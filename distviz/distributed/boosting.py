@@ -52,8 +52,10 @@ _GATHER_MAX = 8
 class _Cluster:
     """Shard futures pinned to workers, and the submit / tree-reduce / gather pattern of every step."""
 
-    def __init__(self, client):
-        self.client = client
+    def __init__(self, client=None):
+        """The cluster of `client` (None: the current Client); the client's split kernel starts loading meanwhile."""
+        self.client = client = current_client() if client is None else client
+        load_client_kernels()
         # the scheduler's own list (one RPC), not client.scheduler_info(): dask refreshes that cache in the
         # background with totals only, and a refresh landing between its fetch and its return gave no workers
         self.workers = sorted(client.nthreads())
@@ -115,20 +117,10 @@ class _Cluster:
             else:
                 calls = [actor.run(fn, *args) for actor in actors]
                 parts = [self._result(c, a) for c, a in zip(calls, groups)]
-            while len(parts) > 1:
-                nxt = [merge(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
-                if len(parts) % 2:
-                    nxt.append(parts[-1])
-                parts = nxt
-            return parts[0]
+            return _pairwise(parts, merge)
         futs = [self.client.submit(run_shards, fn, ss, *args, workers=[a], allow_other_workers=False, pure=False)
                 for a, ss in groups.items()]
-        while len(futs) > 1:
-            nxt = [self.client.submit(merge, futs[i], futs[i + 1], pure=False) for i in range(0, len(futs) - 1, 2)]
-            if len(futs) % 2:
-                nxt.append(futs[-1])
-            futs = nxt
-        return futs[0].result()
+        return _pairwise(futs, lambda a, b: self.client.submit(merge, a, b, pure=False)).result()
 
     @staticmethod
     def _result(call, addr):
@@ -191,6 +183,13 @@ class _Cluster:
             self.client.cancel(owned)
 
 
+def _pairwise(parts, add):
+    """parts[0] + parts[1] + ... added in pairs, round by round (a fixed order: the same sum on every run)."""
+    while len(parts) > 1:
+        parts = [add(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)] + parts[len(parts) - len(parts) % 2:]
+    return parts[0]
+
+
 #: the _Cluster objects made inside the current ``releases_workers`` call (None outside one)
 _OPEN: contextvars.ContextVar = contextvars.ContextVar("distviz_open_clusters", default=None)
 
@@ -226,9 +225,8 @@ def fit_distributional(model, X, y, sample_weight=None, eval_set=None, progress=
     from distviz.boosting.trace import TraceRecorder, display_subset
 
     model._validate_params()
-    client = current_client()
-    load_client_kernels()
-    cl = _Cluster(client)
+    cl = _Cluster()
+    client = cl.client
     X, y, w = dask_inputs(X, y, sample_weight, 1)
     rng = np.random.default_rng(model.random_state)   # the split's seed, then the display rows (as in memory)
     X, y, w, ev = validation_rows(model, X, y, w, eval_set, split=model.validation_fraction is not None,

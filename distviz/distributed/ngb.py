@@ -25,7 +25,6 @@ from distviz.errors import ConfigError, DataError
 from . import ngb_shard
 from .boosting import _Cluster, releases_workers
 from .collections import current_client, dask_inputs
-from .grow import load_client_kernels
 from .rows import ChartRows
 from .sketch import fit_binner
 from .split import validation_rows
@@ -59,9 +58,8 @@ def fit_ngboost(model, X, y, sample_weight=None, eval_set=None, progress=None, b
                           "'ngboost' (the default) or False.")
     if model.tree_mode != "separate":
         raise ConfigError("a fit on a dask array grows one tree per parameter; pass tree_mode='separate'.")
-    client = current_client()
-    load_client_kernels()
-    cl = _Cluster(client)
+    cl = _Cluster()
+    client = cl.client
     X, y, w = dask_inputs(X, y, sample_weight, 2)
     X, y, w, ev = validation_rows(model, X, y, w, eval_set, split=model.early_stopping_rounds is not None)
     P = int(y.shape[1])

@@ -52,20 +52,20 @@ def _trees_G(shard, R, unit):
     return [row_stats(kernel_array(R[:, k:k + 1]), shard.w, 2) for k in range(K)]
 
 
-def _next(shard, law, learning_rate, nb_max, C, unit, out):
-    R, n_bad = finite_targets(law, shard.F, shard.data, learning_rate)
-    out["hist"] = reset_trees(shard, _trees_G(shard, R, unit), nb_max, C, unit)
-    out["stats"][1] = float(n_bad)
+def _moved(shard, law, learning_rate, next_hist, nb_max, C, unit):
+    """After F moved: {"stats": [sum w NLL, rows with non-finite next targets], "hist": next root histograms}."""
+    out = {"stats": np.array([_wsum(shard, law.loss(shard.F, shard.data)), 0.0])}
+    if next_hist:
+        R, n_bad = finite_targets(law, shard.F, shard.data, learning_rate)
+        out["hist"] = reset_trees(shard, _trees_G(shard, R, unit), nb_max, C, unit)
+        out["stats"][1] = float(n_bad)
+    return out
 
 
 def start(shard, law, F0, learning_rate, next_hist, nb_max, C, unit):
-    """F = F0 on every row: {"stats": [sum w NLL, rows with non-finite targets], "hist": root histograms}."""
-    n, K = shard.n, law.dim
-    shard.F, _ = law.update(np.tile(F0, (n, 1)), np.zeros((n, K)))
-    out = {"stats": np.array([_wsum(shard, law.loss(shard.F, shard.data)), 0.0])}
-    if next_hist:
-        _next(shard, law, learning_rate, nb_max, C, unit, out)
-    return out
+    """F = F0 on every row (the returns of ``_moved``)."""
+    shard.F, _ = law.update(np.tile(F0, (shard.n, 1)), np.zeros((shard.n, law.dim)))
+    return _moved(shard, law, learning_rate, next_hist, nb_max, C, unit)
 
 
 def loss_sums(shard, law, scales) -> np.ndarray:
@@ -95,13 +95,10 @@ def more_scales(shard, law, scales):
 
 
 def step(shard, law, mult, learning_rate, next_hist, nb_max, C, unit):
-    """F <- F + mult f: {"stats": [sum w NLL, rows with non-finite next targets], "hist": next root histograms}."""
+    """F <- F + mult f (the returns of ``_moved``)."""
     shard.F, _ = law.update(shard.F, mult * shard.f)
     shard.f = None
-    out = {"stats": np.array([_wsum(shard, law.loss(shard.F, shard.data)), 0.0])}
-    if next_hist:
-        _next(shard, law, learning_rate, nb_max, C, unit, out)
-    return out
+    return _moved(shard, law, learning_rate, next_hist, nb_max, C, unit)
 
 
 def check_chunk(chart, X, y, w):
