@@ -4,8 +4,7 @@
 ``distviz.estimators.ngboost`` (NGBoost, NGB, GB, IndepNGB) in memory and for ``distviz.distributed.ngb`` on Dask
 workers: each round fits regression trees to minus the natural gradient ``-Fisher(theta)^-1 grad NLL`` (paper
 eq. 1) or the plain gradient.  ``ChartEngine`` fits a round's per-parameter trees in one batched call;
-:func:`select_rounds_per_param` chooses each parameter's number of rounds on validation rows; :func:`chart_forest`
-flattens a fit's rounds into one FlatForest.
+:func:`select_rounds_per_param` chooses each parameter's number of rounds on validation rows.
 """
 
 from __future__ import annotations
@@ -18,8 +17,7 @@ from distviz.boosting.law import Law
 from distviz.errors import ConfigError, DataError
 from distviz.validation import check_sample_weight, check_X, check_y
 
-__all__ = ["ChartEngine", "ChartLaw", "chart_forest", "check_normal_spread", "resolve_chart",
-           "select_rounds_per_param"]
+__all__ = ["ChartEngine", "ChartLaw", "check_normal_spread", "resolve_chart", "select_rounds_per_param"]
 
 #: the Normal chart's initial variance is floored at 1e-12 (sd 1e-6): y must vary by more than this
 NORMAL_MIN_SD = 1e-5
@@ -205,30 +203,3 @@ def check_normal_spread(chart, sd: float) -> None:
     if getattr(chart, "name", "") == "normal" and 0 < sd < NORMAL_MIN_SD:
         raise DataError(f"y varies by only {sd:.3g}, below what the Normal chart's start resolves; multiply y "
                         f"by {10.0 ** np.ceil(-np.log10(sd)):.0e} before fitting and divide predictions by it.")
-
-
-def chart_forest(res, n_features: int, dim: int):
-    """The FlatForest of an NGBoost fit: round r's trees (one per parameter, or one shared) with lr * scale."""
-    from distviz.trees.flat import FlatForest
-    from distviz.trees.record import TreeRecord
-
-    trees, sizes, mult, cols = [], [], [], []
-    separate = all(len(g) == 1 for rnd in res.rounds for g in rnd.groups)
-    for rnd in res.rounds:
-        pairs = [(t, [int(c) for c in np.asarray(g)]) for t, g in zip(rnd.trees, rnd.groups)]
-        if not pairs:  # a round without trees: one leaf adding nothing keeps the round structure
-            trees.append(TreeRecord.leaf(np.zeros(1 if separate else dim)))
-            cols.append(0)
-        for t, g in pairs:
-            rec = t.record_
-            if separate:
-                cols.append(g[0])
-            else:  # one tree feeding columns g: widen to all columns (zeros elsewhere add exactly nothing)
-                v = np.zeros((rec.n_nodes, dim))
-                v[:, g] = rec.value.reshape(rec.n_nodes, len(g))
-                rec = rec.with_values(v)
-                cols.append(0)
-            trees.append(rec)
-        sizes.append(max(len(pairs), 1))
-        mult += [float(rnd.multiplier)] * max(len(pairs), 1)
-    return FlatForest.from_records(trees, sizes, mult, cols, n_features, dim)

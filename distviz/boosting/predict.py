@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LawForest", "predict_iterate", "replay_iterate", "start_iterate"]
+__all__ = ["LawForest", "predict_iterate", "replay_iterate", "rounds_forest", "start_iterate"]
 
 
 def start_iterate(law, init) -> np.ndarray:
@@ -76,15 +76,9 @@ class LawForest:
     @classmethod
     def from_result(cls, res, n_features: int | None = None) -> "LawForest":
         """Flatten the engine's rounds (a BoostingResult, one shared tree per round)."""
-        from distviz.trees.flat import FlatForest
-
-        K = len(res.init)
-        trees = [rnd.trees[0] for rnd in res.rounds]
         if n_features is None:
-            n_features = trees[0].n_features_in_ if trees else 1
-        flat = FlatForest.from_records([t.record_ for t in trees], multiplier=[rnd.multiplier for rnd in res.rounds],
-                                       n_features=n_features, n_outputs=K)
-        return cls(res.init, flat)
+            n_features = res.rounds[0].trees[0].n_features_in_ if res.rounds else 1
+        return cls(res.init, rounds_forest(res.rounds, n_features, len(res.init)))
 
     def staged(self, law, X, n_rounds):
         """Yield the iterate after 0..n_rounds rounds, applying law.update (projection) each round."""
@@ -97,3 +91,40 @@ class LawForest:
     def predict(self, law, X, n_rounds):
         """The iterate after n_rounds rounds: one compiled pass, the per-round update only for rows that need it."""
         return predict_iterate(self.flat, self.init, law, X, n_rounds)
+
+
+def _placed(rnd) -> list:
+    """(record, output columns it feeds) of each tree of an engine ``Round``; a batch (``blocks``: a fit_many Forest
+    or a list of trees) feeds groups[0] in equal blocks."""
+    if not rnd.blocks:
+        return [(t.record_, np.asarray(g)) for t, g in zip(rnd.trees, rnd.groups)]
+    batch, g = rnd.trees[0], np.asarray(rnd.groups[0])
+    recs = [t.record_ for t in batch] if isinstance(batch, list) else [batch.record(b) for b in range(len(batch))]
+    k = len(g) // len(recs)
+    return [(r, g[b * k:(b + 1) * k]) for b, r in enumerate(recs)]
+
+
+def rounds_forest(rounds, n_features: int, dim: int):
+    """The FlatForest of a fit's rounds (``engine.Round``): each tree adds multiplier * its leaf values at the output
+    columns it feeds.  Trees that each feed one column (NGBoost's separate trees) or a block (a batched fit's) keep
+    their width; otherwise a tree feeding fewer than all dim columns is widened with zeros (which add exactly
+    nothing), and a round without trees keeps its place with one zero leaf."""
+    from distviz.trees.flat import FlatForest
+    from distviz.trees.record import TreeRecord
+
+    placed = [_placed(rnd) for rnd in rounds]
+    narrow = all(len(g) == 1 for p in placed for _, g in p) or any(rnd.blocks for rnd in rounds)
+    width = next((r.value.shape[1] for p in placed for r, _ in p), 1) if narrow else dim
+    recs, sizes, mult, cols = [], [], [], []
+    for rnd, pairs in zip(rounds, placed):
+        for rec, g in pairs or [(TreeRecord.leaf(np.zeros(width)), np.zeros(1, dtype=np.int64))]:
+            if not (narrow or len(g) == dim):
+                v = np.zeros((rec.n_nodes, dim))
+                v[:, g] = rec.value.reshape(rec.n_nodes, len(g))
+                rec = rec.with_values(v)
+            recs.append(rec)
+            cols.append(int(g[0]) if narrow else 0)
+        sizes.append(max(len(pairs), 1))
+        mult += [float(rnd.multiplier)] * max(len(pairs), 1)
+    return FlatForest.from_records(recs, sizes, mult, cols, n_features, dim)
+

@@ -4,7 +4,8 @@ split_criterion "variance" (default) chooses splits by the summed squared-error 
 outputs; "friedman_sum" chooses them on the row sums sum_k R_ik and then fills every output's leaf
 mean: this is what scikit-learn's multi-output criterion="friedman_mse" did before 1.8 (it summed the
 outputs before squaring; scikit-learn issue #32718), i.e. the trees of the authors' Section 4 code.
-A fit's trees become one `distviz.trees.flat.FlatForest` (wg_forest) for prediction, staging and saving.
+A fit's rounds become one `distviz.trees.flat.FlatForest` (``distviz.boosting.predict.rounds_forest``) for
+prediction, staging and saving.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 from distviz.trees import Binner, HistTree, fit_many
-from distviz.trees.flat import FlatForest
 
 
 class TreeLearner:
@@ -86,28 +86,3 @@ def _leaf_means(leaf, R, w, n_nodes):
 def _with_values(tree: HistTree, values) -> HistTree:
     """The tree with its node values replaced by `values` (n_nodes, K) (the same node rows)."""
     return HistTree.from_record(tree.record_.with_values(values), tree.binner_, tree.get_params())
-
-
-def _records(obj) -> list:
-    """The tree records of one round's tree object(s): a HistTree, a fit_many Forest or a list of them."""
-    if isinstance(obj, list):
-        return [r for t in obj for r in _records(t)]
-    if isinstance(obj, HistTree):
-        return [obj.record_]
-    return [obj.record(b) for b in range(len(obj))]
-
-
-def wg_forest(rounds, shared: bool, n_particles: int, d: int, learning_rate: float, n_features: int) -> FlatForest:
-    """The FlatForest of WGBoost's fitted rounds: particles (n, N*d) = init + sum_t lr * tree_t(x) (eq. 5).
-
-    Shared: one tree per round writing all N*d columns; per particle: N trees per round, tree b writing
-    particle b's d columns.
-    """
-    trees, sizes, cols = [], [], []
-    for rnd in rounds:
-        ts = _records(rnd)
-        trees += ts
-        sizes.append(len(ts))
-        cols += [0] if shared else [b * d for b in range(len(ts))]
-    return FlatForest.from_records(trees, sizes, [float(learning_rate)] * len(trees), cols, n_features,
-                                   int(n_particles) * int(d))

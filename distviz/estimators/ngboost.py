@@ -33,12 +33,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from distviz.boosting.charts import (
     ChartEngine,
     ChartLaw,
-    chart_forest,
     check_normal_spread,
     resolve_chart,
     select_rounds_per_param,
 )
 from distviz.boosting.engine import weighted_mean
+from distviz.boosting.predict import rounds_forest
 from distviz.contract import Estimator
 from distviz.errors import ConfigError, DataError, check_fitted
 from distviz.families.dist import MultivariateNormalDist, NormalDist, from_natural
@@ -369,7 +369,7 @@ class NGBoost(_PredictedLaw):
             self.n_features_in_ = int(n_features)
             self.__dict__.pop("feature_names_in_", None)
         self.init_params_ = res.init
-        self.forest_ = chart_forest(res, int(n_features), law.dim)
+        self.forest_ = rounds_forest(res.rounds, int(n_features), law.dim)
         self.n_iter_ = res.n_rounds
         self.best_iteration_ = int(res.best_iteration) if has_valid else res.n_rounds
         self.best_iteration_per_param_ = np.full(law.dim, self.best_iteration_)

@@ -30,10 +30,11 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from distviz.boosting.engine import BoostingEngine
+from distviz.boosting.predict import rounds_forest
 from distviz.boosting.wg_init import VARIANTS as FLOW_VARIANTS
 from distviz.boosting.wg_init import init_flow
 from distviz.boosting.wg_law import ParticleTrace, WGLaw
-from distviz.boosting.wg_trees import TreeLearner, wg_forest
+from distviz.boosting.wg_trees import TreeLearner
 from distviz.contract import Estimator, renamed_params
 from distviz.errors import ConfigError, DataError, check_fitted
 from distviz.families.posteriors import CategoricalTarget, NormalTarget, PoissonTarget, lse, make_target
@@ -290,7 +291,7 @@ class WGBoost(Estimator):
         self.trees_ = [rnd.trees[0] for rnd in res.rounds[:keep]]
         self.n_iter_ = len(self.trees_)
         self.fit_seconds_ = float(np.sum(res.seconds))
-        self.forest_ = wg_forest(self.trees_, shared, N, d, lr, X.shape[1])
+        self.forest_ = rounds_forest(res.rounds[:keep], X.shape[1], N * d)
         nan = np.full(n_done + 1, np.nan)
         ds = xr.Dataset(
             {
