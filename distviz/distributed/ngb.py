@@ -126,18 +126,11 @@ def fit_indep_ngb(model, X, y, sample_weight=None, eval_set=None, progress=None,
     # the validation rows once, shared by the P fits (as in memory)
     X, y, w, ev = validation_rows(model, X, y, w, eval_set, split=model.early_stopping_rounds is not None)
     binner = fit_binner(X, model.max_bins, binner)
-    P = int(y.shape[1])
-    model.models_ = []
-    for k in range(P):
-        prog = None if progress is None else (lambda r, nr, k=k: progress(k * nr + r, P * nr))
-        evk = None if ev is None else (ev[0], ev[1][:, k], ev[2])
-        model.models_.append(fit_ngboost(model._univariate(), X, y[:, k], w, evk, prog, binner))
-    model.n_outputs_, model.n_features_in_ = P, int(X.shape[1])
-    model.best_iterations_ = np.array([m.best_iteration_ for m in model.models_])
-    model.best_iteration_ = int(model.best_iterations_.max())
-    model.n_iter_ = np.array([m.n_iter_ for m in model.models_])
-    model.fit_seconds_ = time.perf_counter() - t0
-    return model
+    model.n_outputs_, model.n_features_in_ = int(y.shape[1]), int(X.shape[1])
+
+    def fit_one(m, k, prog, evk):
+        return fit_ngboost(m, X, y[:, k], w, evk, prog, binner)
+    return model._fit_outputs(model.n_outputs_, ev, fit_one, progress, t0)
 
 
 def fit_arrays_on_workers(model, X, y, eval_set, progress=None, n_chunks=None):

@@ -814,15 +814,20 @@ class IndepNGB(_MultiOutputGaussian):
         """
         t0 = time.perf_counter()
         X, y, w, ev = self._prep(X, y, sample_weight, eval_set)
-        P = y.shape[1]
-        self.models_ = []
-        for k in range(P):
-            m = self._univariate()
-            prog = None if progress is None else (lambda r, n, k=k: progress(k * n + r, P * n))
-            evk = None if ev is None else (ev[0], ev[1][:, k], ev[2])
+
+        def fit_one(m, k, prog, evk):
             m.fit(X, y[:, k], sample_weight=w, eval_set=evk, progress=prog)
             m.__dict__.pop("feature_names_in_", None)   # the names are IndepNGB's (each output's fit saw an array)
-            self.models_.append(m)
+            return m
+        return self._fit_outputs(y.shape[1], ev, fit_one, progress, t0)
+
+    def _fit_outputs(self, P, ev, fit_one, progress, t0):
+        """Fit output k's univariate NGBoost by fit_one(model, k, progress, eval_set of column k) for k < P, one after
+        another (the in-memory and the Dask fit alike), and keep them; returns self."""
+        self.models_ = []
+        for k in range(P):
+            prog = None if progress is None else (lambda r, n, k=k: progress(k * n + r, P * n))
+            self.models_.append(fit_one(self._univariate(), k, prog, None if ev is None else (ev[0], ev[1][:, k], ev[2])))
         self.best_iterations_ = np.array([m.best_iteration_ for m in self.models_])
         self.best_iteration_ = int(self.best_iterations_.max())
         self.n_iter_ = np.array([m.n_iter_ for m in self.models_])
