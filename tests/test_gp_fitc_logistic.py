@@ -6,8 +6,10 @@ exact-GP limit.  Logistic: the quadratures against adaptive integration, the pre
 against Monte Carlo, the sampled DLM gradients against quadrature.
 """
 
+import autograd.numpy as anp
 import numpy as np
 import pytest
+from autograd import value_and_grad
 from scipy import integrate, special, stats
 from threadpoolctl import threadpool_limits
 
@@ -18,7 +20,8 @@ from distviz.gp import estimators as E
 from distviz.gp.fitc import FITCObjective
 from distviz.gp.kernels import rbf
 from distviz.gp.likelihoods import make_likelihood
-from distviz.gp.objectives import Problem
+from distviz.gp.logistic_grad import loss_grad
+from distviz.gp.objectives import Problem, loss_terms
 
 
 @pytest.fixture(autouse=True)
@@ -162,6 +165,24 @@ def test_logistic_predictive_probability_matches_monte_carlo(logistic):
     np.testing.assert_allclose(d.mean(), p1, rtol=1e-12)
     np.testing.assert_allclose(d.logpdf(y[:8]), model.log_predictive(X[:8], y[:8]), atol=1e-10)
     assert np.mean((model.predict(X) > 0.5) == (y == 1)) > 0.85
+
+
+@pytest.mark.parametrize("objective", ["elbo", "dlm_log", "dlm_square"])
+def test_logistic_hand_gradients_match_autograd(objective):
+    # distviz.gp.logistic_grad against autograd's trace of the same quadratures, on rows of both branches
+    rng = np.random.default_rng(3)
+    n = 300
+    y = rng.choice([-1.0, 1.0], n)
+    mu = rng.normal(0, 3, n) * rng.choice([0.1, 1.0, 5.0], n)
+    v = np.exp(rng.normal(0, 2, n))
+    traced = value_and_grad(lambda a, b: anp.sum(loss_terms(objective, LOGI, y, a, b, NOPAR)), argnum=(0, 1))
+    with np.errstate(over="ignore", invalid="ignore"):
+        val, (g_mu, g_v) = traced(mu, v)
+        hand = loss_grad(LOGI, objective, y, mu, v, NOPAR)
+    assert hand[0] == pytest.approx(val, rel=1e-13)
+    np.testing.assert_allclose(hand[1], g_mu, rtol=1e-9, atol=1e-13)
+    np.testing.assert_allclose(hand[2], g_v, rtol=1e-9, atol=1e-12)
+    assert hand[3].shape == (0,)
 
 
 def test_logistic_sampled_dlm_gradients_match_quadrature():

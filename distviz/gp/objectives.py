@@ -14,7 +14,8 @@ the optimisation is better conditioned. Objectives (divided by n for the optimis
 * ``fitc``:       FITC's collapsed -log N(y | c, Q_ff + diag(K_ff - Q_ff) + s I), no KL and no q(u) to
   optimise (Gaussian likelihood; ``distviz.gp.fitc``, the paper's regression baseline, Appendix D).
 
-Gradients: by ``autograd`` for the closed-form / quadrature terms ("exact"), or for the log-loss
+Gradients: by ``autograd`` for the closed-form / quadrature terms ("exact"; the logistic likelihood's
+quadratures differentiated by hand in ``distviz.gp.logistic_grad``), or for the log-loss
 DLM term by the bMC / uPS estimators (eq. 7-8, Proposition 1) chained through an autograd VJP of
 the map parameters -> (mu, v, KL, likelihood parameter).
 """
@@ -28,9 +29,9 @@ import numpy as np
 from autograd import value_and_grad
 from autograd.scipy.linalg import solve_triangular
 
-from distviz.gp import estimators
+from distviz.gp import estimators, logistic_grad
 from distviz.gp.kernels import rbf
-from distviz.gp.likelihoods import Likelihood
+from distviz.gp.likelihoods import Likelihood, LogisticLikelihood
 
 OBJECTIVES = ("elbo", "dlm_log", "dlm_square", "fitc")   # fitc: distviz.gp.fitc (Gaussian likelihood only)
 GRADIENTS = ("exact", "bmc", "ups")
@@ -213,7 +214,8 @@ class Objective:
     """Callable (flat parameters, batch indices, rng) -> (objective / n, gradient) for one Problem.
 
     The map parameters -> (mu, v, KL) is differentiated by hand (:func:`marginals_backward`); the
-    per-point loss terms by autograd (closed form / quadrature) or by the bMC / uPS estimators.
+    per-point loss terms by autograd (closed form / quadrature), by hand for the logistic likelihood's
+    quadratures (``distviz.gp.logistic_grad``), or by the bMC / uPS estimators.
     """
 
     def __init__(self, problem: Problem, free: dict):
@@ -222,6 +224,7 @@ class Objective:
         self.flat0 = self.unflatten.flatten(free)
         self.sampler_stats = estimators.SamplerStats()
         self._lvg = value_and_grad(self._loss, argnum=(0, 1, 2))
+        self._hand = isinstance(problem.lik, LogisticLikelihood)   # its quadratures' gradients written out
 
     def _loss(self, mu, v, par, y):
         return anp.sum(loss_terms(self.pb.objective, self.pb.lik, y, mu, v, par))
@@ -267,7 +270,10 @@ class Objective:
             g_mu, g_v, g_par = -est.d_mu, -est.d_v, -np.full(par.shape, est.d_par.sum())
         else:
             with np.errstate(over="ignore", invalid="ignore"):
-                loss, (g_mu, g_v, g_par) = self._lvg(mu, v, par, y)
+                if self._hand:
+                    loss, g_mu, g_v, g_par = logistic_grad.loss_grad(pb.lik, pb.objective, y, mu, v, par)
+                else:
+                    loss, (g_mu, g_v, g_par) = self._lvg(mu, v, par, y)
         n = pb.n_total
         if not (np.isfinite(loss) and np.all(np.isfinite(g_mu)) and np.all(np.isfinite(g_v))):
             # an overflowing trial point (e.g. exp(mu + v/2) in a line search): report +inf so the
