@@ -42,7 +42,7 @@ def default_fits() -> dict:
     """Seconds of the pages' default fits, each fitted directly (no cache), after a warm-up fit."""
     import numpy as np
 
-    from distviz.ui.lab import FitConfig, load_data, make_estimator
+    from distviz.ui.fits import FitConfig, load_data, make_estimator
 
     out = {}
     for name, cfg in [("Lab / Evolution: MGD Normal, n=500, 100 rounds", FitConfig()),

@@ -1,12 +1,12 @@
 """Measure the CPU time and peak memory of the Lab's fits, to calibrate and check the server's cost model.
 
-For each (algorithm, family, size) case the Lab's own estimator (`distviz.ui.lab.make_estimator`) is fitted
+For each (algorithm, family, size) case the Lab's own estimator (`distviz.ui.fits.make_estimator`) is fitted
 twice in a fresh child process, with R1 and R2 rounds; the child reports its CPU time (all threads: numba's and
 BLAS's pools included) and its peak resident memory above the baseline after imports and data generation.
 The peak is the resident size's high-water mark (reset before the fit, after a one-round fit has loaded the compiled
 kernels, as a running server has them) above the resident size at its start.  Set-up CPU and per-round CPU
 follow from the two fits (per round = (cpu(R2) - cpu(R1)) / (R2 - R1)).  The
-prediction of `distviz.ui.lab.predict_fit_seconds` / `estimate_fit_mb` is printed beside each measurement,
+prediction of `distviz.ui.fits.predict_fit_seconds` / `estimate_fit_mb` is printed beside each measurement,
 with the ratio predicted / measured for a fit of `--rounds` rounds (the cost model's goal: within 1.5x
 either way where the budget is reached).
 
@@ -31,20 +31,20 @@ CHILD = r"""
 import json, os, sys, time
 sys.path.insert(0, {root!r})
 import numpy as np
-from distviz.ui import lab
-cfg = lab.FitConfig(**json.loads(sys.argv[1]))
+from distviz.ui import fits
+cfg = fits.FitConfig(**json.loads(sys.argv[1]))
 rounds = int(sys.argv[2])
-cfg = lab.replace(cfg, n_estimators=rounds)
+cfg = fits.replace(cfg, n_estimators=rounds)
 if cfg.dataset == "wide":
     rng = np.random.default_rng(0)
-    s = lab._synthetic(cfg.family, int(cfg.n), 0, 1)
+    s = fits._synthetic(cfg.family, int(cfg.n), 0, 1)
     X = np.column_stack([s.X] + [rng.standard_normal(len(s.y)) for _ in range(int(cfg.p) - 1)])
-    data = lab.LabData(X, s.y, "x", "y", "wide")
-    cfg = lab.replace(cfg, dataset="synthetic")
+    data = fits.LabData(X, s.y, "x", "y", "wide")
+    cfg = fits.replace(cfg, dataset="synthetic")
 else:
-    data = lab.load_data(cfg)
-lab.make_estimator(lab.replace(cfg, n_estimators=1)).fit(data.X, data.y)   # loads the compiled kernels, as a server has
-est = lab.make_estimator(cfg)
+    data = fits.load_data(cfg)
+fits.make_estimator(fits.replace(cfg, n_estimators=1)).fit(data.X, data.y)   # loads the compiled kernels, as a server has
+est = fits.make_estimator(cfg)
 def status_kib(field):
     with open("/proc/self/status") as f:
         for line in f:
@@ -112,7 +112,7 @@ def main() -> None:
     ap.add_argument("--json", default="", help="write the measurements to this file")
     a = ap.parse_args()
     sys.path.insert(0, str(ROOT))
-    from distviz.ui import lab
+    from distviz.ui import fits
 
     load = os.getloadavg()[0]
     print(f"load average at start: {load:.2f} on {os.cpu_count()} cores"
@@ -127,15 +127,15 @@ def main() -> None:
         m2 = m1 if r2 == r1 else measure(fields, r2, a.runs)
         per = 0.0 if r2 == r1 else max(m2["cpu"] - m1["cpu"], 0.0) / (r2 - r1)
         setup = max(m1["cpu"] - r1 * per, 0.0)
-        cfg = lab.replace(lab.FitConfig(**{k: v for k, v in fields.items() if k != "dataset"}), n_estimators=a.rounds)
+        cfg = fits.replace(fits.FitConfig(**{k: v for k, v in fields.items() if k != "dataset"}), n_estimators=a.rounds)
         n, p = int(fields["n"]), int(fields["p"])
         gp = fields["algorithm"].startswith("sgp")
         meas = m1["cpu"] if gp else setup + a.rounds * per
-        pred = lab.predict_fit_seconds(cfg, n, p)
-        pred1 = lab.predict_fit_seconds(lab.replace(cfg, n_estimators=1), n, p)
-        pred2 = lab.predict_fit_seconds(lab.replace(cfg, n_estimators=2), n, p)
+        pred = fits.predict_fit_seconds(cfg, n, p)
+        pred1 = fits.predict_fit_seconds(fits.replace(cfg, n_estimators=1), n, p)
+        pred2 = fits.predict_fit_seconds(fits.replace(cfg, n_estimators=2), n, p)
         peak = max(m1["peak_mib"], m2["peak_mib"])
-        pmb = lab.estimate_fit_mb(cfg, n, p)
+        pmb = fits.estimate_fit_mb(cfg, n, p)
         name = " ".join(f"{k}={v}" for k, v in fields.items())
         print(f"{name:58s} {setup:7.2f} {per:8.4f} {pred2 - pred1:10.4f} {meas:8.2f} {pred:8.2f} {pred / meas:6.2f} "
               f"{peak:6.0f} {pmb:7.0f}", flush=True)

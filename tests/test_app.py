@@ -105,7 +105,7 @@ def test_lab_incompatible_choice_is_not_offered_and_explained_before_fitting():
 
 def test_upload_good_csv_fits_and_bad_upload_shows_one_sentence():
     from distviz.errors import DataError
-    from distviz.ui.lab import parse_csv
+    from distviz.ui.fits import parse_csv
 
     with pytest.raises(DataError):
         parse_csv(b"a,b\n1,2\n")
@@ -125,7 +125,7 @@ def test_upload_good_csv_fits_and_bad_upload_shows_one_sentence():
 
 # ------------------------------------------------------------------------------------------- evolution
 def test_evolution_round_slider_changes_figures_without_refit():
-    from distviz.ui.lab import model_store
+    from distviz.ui.fits import model_store
 
     at = page("app_pages/evolution.py", n="200", rounds="20")
     assert not at.exception and not at.error
@@ -271,7 +271,8 @@ def test_lab_gd_defaults_to_a_stable_rate_and_a_diverging_fit_shows_a_warning():
 
 def test_fit_warnings_report_domain_exits_and_projection_blow_up():
     """MGD on the Normal with noise features leaves the mean domain; projecting blows the NLL up, shortening does not."""
-    from distviz.ui.lab import FitConfig, fit_model, fit_warnings
+    from distviz.ui.fits import FitConfig, fit_warnings
+    from distviz.ui.lab import fit_model
 
     proj = fit_model(FitConfig(p=3, domain="project"))
     safe = fit_model(FitConfig(p=3, domain="backtrack"))

@@ -98,19 +98,20 @@ def test_present_real_data_set_is_offered(tmp_path, monkeypatch):
     (tmp_path / "cde").mkdir()
     (tmp_path / "cde" / "bmd.tsv").write_text("age\tspnbmd\n10\t0.01\n")
     monkeypatch.setenv("DISTVIZ_DATA", str(tmp_path))
-    from distviz.ui.lab import available_datasets
+    from distviz.ui.fits import available_datasets
 
     assert "bone" in available_datasets()
 
 
 # ------------------------------------------------------------------------------------- item 8: evolution
 def test_evolution_opens_at_the_best_validation_round():
-    from distviz.ui.lab import model_store
+    from distviz.ui.algorithms import Kind
+    from distviz.ui.fits import model_store
 
     at = page("app_pages/evolution.py", n="200", lr="0.5", depth="4")
     assert not at.exception and not at.error
     best = {getattr(r.model, "best_iteration_", None) for r in model_store().items.values()
-            if getattr(r, "kind", "") == "law" and r.config.learning_rate == 0.5 and r.config.max_depth == 4}
+            if getattr(r, "kind", None) is Kind.LAW and r.config.learning_rate == 0.5 and r.config.max_depth == 4}
     best.discard(None)
     assert len(best) == 1
     b = best.pop()

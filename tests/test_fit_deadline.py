@@ -125,17 +125,17 @@ class _NoBox:
 
 def test_a_real_nka_fit_that_the_precheck_let_through_is_stopped_by_the_deadline(fresh, monkeypatch):
     """The pre-check is bypassed (as a wrong cost model would): the deadline alone stops the real fit."""
-    from distviz.ui import lab
+    from distviz.ui import fits, lab
 
     monkeypatch.setenv("DISTVIZ_MAX_FIT_SECONDS", "2")
-    monkeypatch.setattr(lab, "check_fit_budget", lambda cfg, *a: 0.0)
-    cfg = lab.FitConfig(family="normal", algorithm="wg_nka", n=2000, p=2, max_depth=4, n_particles=20, n_estimators=500)
+    monkeypatch.setattr(fits, "check_fit_budget", lambda cfg, *a: 0.0)
+    cfg = fits.FitConfig(family="normal", algorithm="wg_nka", n=2000, p=2, max_depth=4, n_particles=20, n_estimators=500)
     t0 = time.process_time()
     with pytest.raises(fresh.FitOverBudget, match="lower the particles per input"):
         lab.fit_model(cfg, progress_container=_NoBox())
     used = time.process_time() - t0
-    per_round = lab.predict_fit_seconds(lab.replace(cfg, n_estimators=2)) - lab.predict_fit_seconds(
-        lab.replace(cfg, n_estimators=1))
+    per_round = fits.predict_fit_seconds(fits.replace(cfg, n_estimators=2)) - fits.predict_fit_seconds(
+        fits.replace(cfg, n_estimators=1))
     assert used < 2 + 3 * per_round + 1.5, used             # the limit, about one round, the data and set-up
 
 
@@ -160,22 +160,23 @@ def _per_round_cpu(fields: dict, rounds: int) -> tuple[float, float]:
     on its reference workload timed just before, so that a machine slower than the calibration one, or one
     shared with the other test worker, is compared with itself.
     """
-    from distviz.ui import lab
+    from distviz.ui import costs, fits
 
-    cfg = lab.FitConfig(**fields)
-    data = lab.load_data(cfg)
+    cfg = fits.FitConfig(**fields)
+    data = fits.load_data(cfg)
 
     def cpu(r):
-        est = lab.make_estimator(lab.replace(cfg, n_estimators=r))
+        est = fits.make_estimator(fits.replace(cfg, n_estimators=r))
         t0 = time.process_time()
         est.fit(data.X, data.y)
         return time.process_time() - t0
 
     cpu(1)
-    speed = min(max(lab._reference_work() / lab._REFERENCE_CPU, 0.5), 4.0)
+    speed = min(max(costs.reference_work() / costs.REFERENCE_CPU, 0.5), 4.0)
     measured = min((cpu(1 + rounds) - cpu(1)) / rounds for _ in range(2))
-    raw = (lab.predict_fit_seconds(lab.replace(cfg, n_estimators=2)) - lab.predict_fit_seconds(lab.replace(cfg, n_estimators=1)))
-    return measured, raw / lab.machine_speed() * speed
+    raw = (fits.predict_fit_seconds(fits.replace(cfg, n_estimators=2))
+           - fits.predict_fit_seconds(fits.replace(cfg, n_estimators=1)))
+    return measured, raw / costs.machine_speed() * speed
 
 
 @pytest.mark.parametrize("fields,rounds", SAMPLE, ids=[f"{f['algorithm']}-{f['family']}" for f, _ in SAMPLE])
@@ -190,15 +191,15 @@ def test_the_cost_model_predicts_cpu_per_round_within_1_5x(fields, rounds):
 
 
 def test_memory_is_estimated_before_the_fit_and_bounded(monkeypatch):
-    from distviz.ui import lab
+    from distviz.ui import fits
 
-    cfg = lab.FitConfig(family="categorical", K=6, algorithm="wg_nka", n=5000, p=5, max_depth=6, n_particles=30,
+    cfg = fits.FitConfig(family="categorical", K=6, algorithm="wg_nka", n=5000, p=5, max_depth=6, n_particles=30,
                         n_estimators=20)
-    mb = lab.estimate_fit_mb(cfg)
+    mb = fits.estimate_fit_mb(cfg)
     assert 50 < mb < 1536
     monkeypatch.setenv("DISTVIZ_MAX_FIT_MB", str(int(mb / 2)))
     with pytest.raises(ConfigError, match=r"MiB of memory .* lower the particles per input"):
-        lab.check_fit_budget(cfg)
+        fits.check_fit_budget(cfg)
 
 
 # ------------------------------------------------------------------------------------------ the server

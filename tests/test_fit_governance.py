@@ -39,10 +39,10 @@ class FakeEstimator:
 
 def fake_estimators(monkeypatch, **kw):
     """Patch the Lab's make_estimator to hand out FakeEstimators; returns the class (its `fits` counts fit calls)."""
-    from distviz.ui import lab
+    from distviz.ui import fits
 
     cls = type("Fake", (FakeEstimator,), {"fits": 0})
-    monkeypatch.setattr(lab, "make_estimator", lambda cfg: cls(**kw))
+    monkeypatch.setattr(fits, "make_estimator", lambda cfg: cls(**kw))
     return cls
 
 
@@ -73,12 +73,12 @@ def wait_for(cond, timeout=10.0):
 
 # ------------------------------------------------------------------------------------------- budget
 def test_heavy_url_is_refused_in_one_sentence_before_any_data_or_fit(monkeypatch, fresh):
-    from distviz.ui import lab
+    from distviz.ui import fits
 
     fake = fake_estimators(monkeypatch, error=DataError("the fake estimator ran"))
     loads = []
-    real_load = lab.load_data
-    monkeypatch.setattr(lab, "load_data", lambda *a, **k: loads.append(a) or real_load(*a, **k))
+    real_load = fits.load_data
+    monkeypatch.setattr(fits, "load_data", lambda *a, **k: loads.append(a) or real_load(*a, **k))
     at = AppTest.from_file(APP, default_timeout=60)
     for k, v in HEAVY.items():
         at.query_params[k] = v
@@ -94,7 +94,8 @@ def test_heavy_url_is_refused_in_one_sentence_before_any_data_or_fit(monkeypatch
 def test_every_page_default_and_classroom_settings_fit_the_budget(monkeypatch):
     from distviz import families
     from distviz.ui import drifters, jobs, posterior
-    from distviz.ui.lab import ALGORITHMS, FitConfig, check_fit_budget, compatible, predict_fit_seconds
+    from distviz.ui.algorithms import REGISTRY, compatible
+    from distviz.ui.fits import FitConfig, check_fit_budget, predict_fit_seconds
 
     monkeypatch.delenv("DISTVIZ_MAX_FIT_SECONDS", raising=False)
     limit = jobs.max_fit_seconds()
@@ -105,7 +106,7 @@ def test_every_page_default_and_classroom_settings_fit_the_budget(monkeypatch):
     check_fit_budget(FitConfig())
     check_fit_budget(FitConfig(p=3, algorithm="ngd", n_estimators=50))
     for fam in families.available():
-        for algo in ALGORITHMS:
+        for algo in REGISTRY:
             if compatible(algo, fam) is None:
                 # NKA's full Newton solves cost about 0.2 CPU-s a round at 5000 rows: 500 rounds are at the limit
                 rounds = 200 if algo == "wg_nka" else 500
@@ -129,7 +130,8 @@ def test_every_page_default_and_classroom_settings_fit_the_budget(monkeypatch):
 
 # ------------------------------------------------------------------------------------------- single flight
 def test_concurrent_requests_for_one_configuration_fit_once_and_share_the_result(monkeypatch, fresh):
-    from distviz.ui.lab import FitConfig, fit_model
+    from distviz.ui.fits import FitConfig
+    from distviz.ui.lab import fit_model
 
     fake = fake_estimators(monkeypatch)
     cfg = FitConfig(n=200, n_estimators=20, seed=7)
@@ -139,7 +141,8 @@ def test_concurrent_requests_for_one_configuration_fit_once_and_share_the_result
 
 
 def test_concurrent_requests_share_the_same_error(monkeypatch, fresh):
-    from distviz.ui.lab import FitConfig, fit_model
+    from distviz.ui.fits import FitConfig
+    from distviz.ui.lab import fit_model
 
     fake = fake_estimators(monkeypatch, error=DataError("The fake data are bad; use other data."))
     out = run_threads([lambda: fit_model(FitConfig(n=200, seed=8))] * 2)
@@ -337,7 +340,7 @@ def test_store_measures_a_real_wgboost_model():
 
 # ------------------------------------------------------------------------------------------- catch-all
 def test_any_exception_from_a_fit_is_one_sentence_and_the_last_chart_stays(monkeypatch, fresh, caplog):
-    from distviz.ui import lab
+    from distviz.ui import fits
 
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params["n"] = "200"
@@ -354,4 +357,4 @@ def test_any_exception_from_a_fit_is_one_sentence_and_the_last_chart_stays(monke
     assert "LinAlgError" not in msg and "Traceback" not in msg and "Singular" not in msg
     assert len(at.get("plotly_chart")) == n_charts, "the last good result stays on the page"
     assert any("failed unexpectedly" in r.getMessage() for r in caplog.records), "logged on the server"
-    assert lab.model_store().get(("lab", lab.FitConfig(family="poisson", n=200, n_estimators=20).key())) is None
+    assert fits.model_store().get(("lab", fits.FitConfig(family="poisson", n=200, n_estimators=20).key())) is None

@@ -39,7 +39,7 @@ def arr(v) -> np.ndarray:
 
 def fit_of(at, algorithm: str, family: str):
     """The stored fit of this session's Lab settings."""
-    from distviz.ui.lab import model_store
+    from distviz.ui.fits import model_store
 
     hits = [r for r in model_store().items.values()
             if getattr(r, "config", None) is not None and r.config.algorithm == algorithm and r.config.family == family
@@ -112,7 +112,7 @@ def test_plain_gd_has_its_own_colour():
 
 
 def test_sparse_gp_summary_shows_only_what_applies():
-    from distviz.ui.lab import FitConfig, describe_config
+    from distviz.ui.fits import FitConfig, describe_config
 
     at = page(algo="sgp_elbo", n="200")
     assert not at.exception and not at.error
@@ -131,33 +131,33 @@ def test_sparse_gp_summary_shows_only_what_applies():
     labels = [e.label for e in at.sidebar.expander]
     assert any(x.startswith("More settings") for x in labels), labels
     assert not any("rounds" in x or "learning rate" in x or "depth" in x for x in labels), labels
-    from distviz.ui.lab import more_label
+    from distviz.ui.algorithms import get
 
-    assert "particles" in more_label("wg_ska") and "rounds" in more_label("mgd")
+    assert "particles" in get("wg_ska").more_label() and "rounds" in get("mgd").more_label()
 
 
 def test_incompatible_pairs_are_not_offered_and_explained():
     at = page(family="poisson", algo="ngboost", **SMALL)
     assert not at.exception and not at.error, "a link to an impossible pair opens a valid view, no error"
     box = at.sidebar.selectbox(key="lab.algo")
-    from distviz.ui.lab import ALGORITHMS
+    from distviz.ui.algorithms import REGISTRY
 
-    assert ALGORITHMS["ngboost"][0] not in box.options and ALGORITHMS["mgd"][0] in box.options   # the labels
+    assert REGISTRY["ngboost"].label not in box.options and REGISTRY["mgd"].label in box.options   # the labels
     assert box.value == "mgd"
     assert "Not offered for this family: NGBoost" in box.help
     assert at.query_params["algo"] == ["mgd"] or at.query_params["algo"] == "mgd"
-    from distviz.ui.lab import compatible, not_offered
+    from distviz.ui.algorithms import compatible, not_offered
 
     for fam in ("normal", "mvn", "categorical", "bernoulli", "gamma"):
-        text = not_offered(list(ALGORITHMS), fam)
-        hidden = [a for a in ALGORITHMS if compatible(a, fam) is not None]
+        text = not_offered(list(REGISTRY), fam)
+        hidden = [a for a in REGISTRY if compatible(a, fam) is not None]
         assert bool(text) == bool(hidden)
 
 
 def _diverging_result(dataset: str, x_cols=(), p=1):
     import xarray as xr
 
-    from distviz.ui.lab import FitConfig, FitResult, LabData
+    from distviz.ui.fits import FitConfig, FitResult, LabData
 
     t = np.r_[np.linspace(2.0, 1.0, 20), np.linspace(1.0, 9.0, 20)]
     trace = xr.Dataset({"train_nll": ("round", t), "valid_nll": ("round", t)}, coords={"round": np.arange(40)})
@@ -172,7 +172,7 @@ def _diverging_result(dataset: str, x_cols=(), p=1):
 
 
 def test_divergence_advice_names_settings_the_data_set_has():
-    from distviz.ui.lab import fit_warnings
+    from distviz.ui.fits import fit_warnings
 
     for res in (_diverging_result("upload", ("a",)), _diverging_result("faithful")):
         (msg,) = fit_warnings(res)
@@ -223,9 +223,10 @@ def test_evolution_replays_the_sparse_gp_optimisation():
 def test_sidebar_labels_fit_at_1024_px():
     """The sidebar's select boxes are ~260 px wide at 1024x768: about 26 characters of 14 px text."""
     from distviz import families
+    from distviz.ui.algorithms import REGISTRY
     from distviz.ui.explorer import family_label
-    from distviz.ui.lab import ALGORITHMS, DATASETS
+    from distviz.ui.fits import DATASETS
 
-    for label in [v[0] for v in ALGORITHMS.values()] + [v[0] for v in DATASETS.values()] + \
+    for label in [a.label for a in REGISTRY.values()] + [v[0] for v in DATASETS.values()] + \
             [family_label(f) for f in families.available()]:
         assert len(label) <= 26, label

@@ -171,7 +171,8 @@ def test_model_file_loads_back_and_predicts_the_same(tmp_path):
 
 
 def test_lab_held_out_split_and_checks():
-    from distviz.ui.lab import FitConfig, fit_model, load_data
+    from distviz.ui.fits import FitConfig, load_data
+    from distviz.ui.lab import fit_model
 
     res = fit_model(FitConfig(n=200, n_estimators=20, test_fraction=0.2))
     assert res.test is not None and len(res.test.y) == 40 and len(res.data.y) == 160

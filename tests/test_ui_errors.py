@@ -53,7 +53,7 @@ def _fake_result(kind, algorithm, attrs, **counters):
     data = {"train_nll": ("round", np.linspace(2.0, 1.0, R))}
     data.update({k: ("round", np.asarray(v, dtype=float)) for k, v in counters.items()})
     tr = xr.Dataset(data, attrs=attrs)
-    from distviz.ui.lab import FitConfig
+    from distviz.ui.fits import FitConfig
 
     cfg = FitConfig(family="normal", algorithm=algorithm)
     return SimpleNamespace(model=SimpleNamespace(trace_=tr, best_iteration_=4), data=SimpleNamespace(y=np.zeros(100)),
@@ -61,7 +61,7 @@ def _fake_result(kind, algorithm, attrs, **counters):
 
 
 def test_fit_warnings_report_stop_reason_and_nonfinite_steps():
-    from distviz.ui.lab import fit_warnings
+    from distviz.ui.fits import fit_warnings
 
     res = _fake_result("law", "ngd", {"stop_reason": "Round 3 made the training NLL non-finite, so boosting stopped"},
                        n_nonfinite=[0, 0, 4, 0, 0], n_projected=[0] * 5)
@@ -74,7 +74,7 @@ def test_fit_warnings_report_stop_reason_and_nonfinite_steps():
 
 
 def test_fit_warnings_cover_wgboost_traces():
-    from distviz.ui.lab import fit_warnings
+    from distviz.ui.fits import fit_warnings
 
     res = _fake_result("wg", "wg_nka", {"stop_reason": ""}, n_nonfinite=[0, 1, 0, 0, 0], n_projected=[0, 30, 20, 0, 0])
     msgs = fit_warnings(res)

@@ -7,7 +7,7 @@ import pytest
 from distviz.data import drifters as dr
 from distviz.data import parse_worker
 from distviz.errors import DataError
-from distviz.ui import lab, uploads
+from distviz.ui import fits, uploads
 
 RNG = np.random.default_rng(0)
 FRAME = pd.DataFrame({"température": RNG.normal(size=40).round(4), "débit": RNG.normal(size=40).round(4),
@@ -38,7 +38,7 @@ ENCODED = {
 
 @pytest.mark.parametrize("name", list(ENCODED))
 def test_common_encodings_and_delimiters_parse_with_their_column_names(name):
-    df = lab.parse_csv(ENCODED[name])
+    df = fits.parse_csv(ENCODED[name])
     assert list(df.columns) == list(FRAME.columns)
     np.testing.assert_allclose(df.to_numpy(float), FRAME.to_numpy(float))
 
@@ -46,7 +46,7 @@ def test_common_encodings_and_delimiters_parse_with_their_column_names(name):
 def test_one_column_csv_says_it_needs_two_numeric_columns():
     one = ("y\n" + "\n".join(f"{0.37 * i:.2f}" for i in range(30))).encode()
     with pytest.raises(DataError, match="only one column.*two numeric columns") as exc:
-        lab.parse_csv(one)
+        fits.parse_csv(one)
     assert "Unnamed" not in str(exc.value)
 
 
@@ -61,7 +61,7 @@ def test_one_column_csv_says_it_needs_two_numeric_columns():
 ])
 def test_bad_uploads_give_one_sentence(data, match):
     with pytest.raises(DataError, match=match) as exc:
-        lab.parse_csv(data)
+        fits.parse_csv(data)
     msg = str(exc.value)
     assert "\n" not in msg and "Error" not in msg and msg.count(". ") == 0
 
@@ -73,15 +73,15 @@ def test_an_upload_is_parsed_once_per_content(monkeypatch):
     data = ENCODED["utf-8"]
     n0 = uploads.parse_count[0]
     for _ in range(4):   # four reruns of the page
-        df = lab.parse_csv(data)
-    cfg = lab.FitConfig(dataset="upload", x_cols=("température",), y_col="y", upload_hash=lab.data_hash(data))
-    d = lab.load_data(cfg, data)
+        df = fits.parse_csv(data)
+    cfg = fits.FitConfig(dataset="upload", x_cols=("température",), y_col="y", upload_hash=fits.data_hash(data))
+    d = fits.load_data(cfg, data)
     assert len(calls) == 1 and d.X.shape == (40, 1) and list(df.columns) == list(FRAME.columns)
     for _ in range(2):                    # a bad file's sentence is cached as well (the worker's and the checks')
         with pytest.raises(DataError):
-            lab.parse_csv(b"a,b\n1,2\n")
+            fits.parse_csv(b"a,b\n1,2\n")
         with pytest.raises(DataError):
-            lab.parse_csv(b"y\n1\n2\n")
+            fits.parse_csv(b"y\n1\n2\n")
     assert uploads.parse_count[0] - n0 == 3 and len(calls) == 2
 
 
@@ -90,7 +90,7 @@ def test_the_parse_cache_is_bounded_by_bytes(monkeypatch):
 
     monkeypatch.setattr(uploads, "_store", ResultStore(3 * int(FRAME.memory_usage(deep=True).sum())))
     for k in range(6):
-        lab.parse_csv(FRAME.assign(y=FRAME["y"] + k).to_csv(index=False).encode())
+        fits.parse_csv(FRAME.assign(y=FRAME["y"] + k).to_csv(index=False).encode())
     assert uploads._store.bytes <= uploads._store.max_bytes and 1 <= len(uploads._store.items) <= 3
 
 

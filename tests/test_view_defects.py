@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from distviz.ui.lab import FitConfig, load_data, make_estimator
+from distviz.ui.fits import FitConfig, load_data, make_estimator
 
 
 def _axis_title(fig, axis: str = "yaxis") -> str:
@@ -27,10 +27,10 @@ def wg_poisson():
 
 def test_wgboost_poisson_particles_are_rates_on_the_count_axis(wg_poisson):
     """The particles are log rates θ; drawn raw (−1.5 to 2.5) beside counts (0-15) under 'y: particle location'."""
-    from distviz.viz.results import lab_figures, wg_round_figure
+    from distviz.viz.results import wg_lab_figures, wg_round_figure
 
     model, data = wg_poisson
-    fig = lab_figures(model, data, "wg", "wg_ska")[0]
+    fig = wg_lab_figures(model, data, "wg_ska")[0]
     part = next(t for t in fig.data if str(t.name).startswith("particles"))
     theta = model.predict_particles(np.linspace(data.X[:, 0].min(), data.X[:, 0].max(), 60)[:, None])[:, :, 0]
     assert np.allclose(np.sort(np.asarray(part.y)), np.sort(np.exp(theta).reshape(-1)))

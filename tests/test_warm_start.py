@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from distviz.ui import serve, warm_start
-from distviz.ui.lab import config_from_params, fit_result
+from distviz.ui.fits import config_from_params, fit_result
 from distviz.ui.lessons import load_lessons
 
 

@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 import streamlit as st
 
+from . import algorithms as registry
 from .figures import show_figure
+from .fits import FitConfig
 from .jobs import FitCancelled
-from .lab import ALGORITHMS, FitConfig, fit_model
+from .lab import fit_model
 from .layout import static_table
 from .safe_text import escape_markdown, show_error
 from .state import error_sentence
@@ -93,7 +95,7 @@ def lab_checks(cfg: FitConfig, upload: bytes | None = None, box=None) -> None:
         except Exception as exc:  # noqa: BLE001 - one sentence (Streamlit's rerun signals are BaseExceptions)
             show_error(error_sentence(exc))
             return
-        label = ALGORITHMS[cfg.algorithm][0]
+        label = registry.get(cfg.algorithm).label
         st.caption(f"The same settings ({escape_markdown(label)}) refitted on {len(held.data.y):,} rows; the other "
                    f"{checks.n:,} rows ({TEST_FRACTION:.0%}, drawn at random with the seed) were held out before the "
                    f"fit, so neither the trees nor early stopping saw them. The fit above uses every row."

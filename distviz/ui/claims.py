@@ -93,8 +93,9 @@ QUANTITIES: dict[str, tuple[tuple[str, ...], str | None, bool, str]] = {
     "track_max_abs_rho": (("drifters",), r"NGB|IndepNGB", False,
                           "largest |ρ| of the model's ellipses along the trajectory view's drifter"),
 }
-#: the algorithms a `fit:` prefix may name, per page
-FITS = {"lab": "law", "evolution": "law", "split_gains": "law", "posterior": "method"}
+#: the pages whose steps may name a companion fit of the Evolution geometry panel (the `fit:` prefix: an algorithm
+#: that offers the geometry, distviz.ui.algorithms) and the page whose steps may name a WGBoost method
+GEOMETRY_FITS, METHOD_FITS = ("lab", "evolution", "split_gains"), ("posterior",)
 _QUANTITY = re.compile(r"^(?:(?P<fit>[a-z_]+):)?(?P<name>[a-z_]+)(?:\[(?P<arg>[^\]]{1,20})\])?"
                        r"(?:@(?P<round>\d{1,5}|best|last))?$")
 
@@ -154,12 +155,12 @@ class Claim:
 
 def fit_choices(page: str) -> list[str]:
     """The algorithms a `fit:` prefix may name on `page` (empty when the page has no companion fits)."""
-    if FITS.get(page) == "law":
-        from .lab import LAW_ALGOS
-        return list(LAW_ALGOS)
-    if FITS.get(page) == "method":
-        from .posterior import METHODS
-        return list(METHODS)
+    from . import algorithms
+
+    if page in GEOMETRY_FITS:
+        return algorithms.keys(lambda a: a.offers_geometry)
+    if page in METHOD_FITS:
+        return algorithms.wg_methods()
     return []
 
 

@@ -11,8 +11,10 @@ import streamlit as st
 from distviz.data.paths import package_file
 from distviz.errors import DistvizError
 
+from .algorithms import Kind
+from .fits import FitResult
 from .jobs import UNEXPECTED, FitCancelled
-from .lab import ALGORITHMS, FitResult, fit_model
+from .lab import fit_model
 from .layout import lazy_tabs, static_table  # noqa: F401  (re-exported for the pages)
 from .safe_text import escape_markdown, show_error
 from .state import recall, remember
@@ -50,7 +52,7 @@ def fit_or_last(cfg, upload=None, *, slot: str = "lab", progress_container=None)
             show_error(UNEXPECTED)
         last = recall(slot)
         if last is not None:
-            st.caption(f"Showing the last successful fit: {ALGORITHMS[last.config.algorithm][0]} "
+            st.caption(f"Showing the last successful fit: {last.algo.label} "
                        f"on {escape_markdown(last.data.name)} ({escape_markdown(last.config.family)}).")
         return last
     return remember(slot, res)
@@ -65,7 +67,7 @@ def fit_summary(res: FitResult) -> None:
     cols[0].metric("fit time", f"{res.seconds:.2f} s",
                    help="Wall time of the fit when it was computed; a cached fit is reused instantly.")
     cols[1].metric("rows", f"{len(res.data.y)}")
-    if res.kind == "gp":
+    if res.kind is Kind.GP:
         h = getattr(model, "history_", None)
         cols[2].metric("L-BFGS iterations", f"{int(getattr(model, 'n_iter_', 0))}",
                        help="The sparse GP is fitted by an optimiser, not boosted: no rounds, learning rate or trees.")
@@ -79,7 +81,7 @@ def fit_summary(res: FitResult) -> None:
                    f"{len(hp['inducing'])} inducing points"
                    + ("" if getattr(model, "converged_", True) else "; the optimiser stopped before converging") + ".")
         return
-    if res.kind == "ngboost":
+    if res.kind is Kind.NGBOOST:
         va = np.asarray(getattr(model, "valid_loss_", []), dtype=float)
         best = getattr(model, "best_iteration_", None)
         cols[2].metric("best validation round", f"{best}" if va.size and best is not None else "—",

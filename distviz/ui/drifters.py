@@ -10,8 +10,8 @@ import streamlit as st
 from distviz.data.paths import shared_data_path
 from distviz.errors import DataError
 
+from .fits import MAX_UPLOAD_MB, _Store  # noqa: F401 (MAX_UPLOAD_MB re-exported)
 from .jobs import check_budget, result_store, run_fit
-from .lab import MAX_UPLOAD_MB, _Store  # noqa: F401 (MAX_UPLOAD_MB re-exported)
 from .uploads import drifter_table
 
 SOURCES = OrderedDict([

@@ -44,7 +44,7 @@ def explorer_from_params(params: dict):
     """(family, η, η*) that the explorer draws on a run that applies the URL parameters `params` (a lesson step's
     "show me" link): the family and every slider from `params` when the page would accept it, else its default
     (distviz.ui.state.applied_value).  No Streamlit runs: the lesson check reads a step's state here."""
-    from .state import applied_value
+    from .params import applied_value
 
     names = families.available()
     fam_name = applied_value(params, "family", "normal", options=names)

@@ -2,7 +2,7 @@
 the step's claims (distviz.ui.claims) on what that view draws.
 
 A step's URL parameters become the page's fit through the functions the pages themselves call, without Streamlit
-running: `lab.config_from_params` and `lab.fit_result` (Lab, Evolution, Split gains; the Evolution geometry panel's
+running: `fits.config_from_params` and `fits.fit_result` (Lab, Evolution, Split gains; the Evolution geometry panel's
 MGD and NGD companions with `FitConfig.with_algorithm`), `posterior.cde_config_from_params` and `ood_demo`,
 `drifters.run_comparison` and `explorer.explorer_from_params`.  Every fit goes through the fit governor and the
 process-wide result store of distviz.ui.jobs, so steps with the same fit settings share one fit.  The quantities
@@ -110,15 +110,16 @@ def page_fit_config(page: str, params: dict):
     ConfigError
         When `params` name a setting no URL can name (an uploaded data set).
     """
-    from . import lab
+    from . import algorithms, fits
 
     if page in ("lab", "evolution"):
-        return lab.config_from_params(params)
+        return fits.config_from_params(params)
     if page == "split_gains":
-        return lab.config_from_params(params, algorithms=lab.LAW_ALGOS, own=lab.SPLIT_OWN)
+        return fits.config_from_params(params, algorithms=algorithms.keys(lambda a: a.offers_split_gains),
+                                       own=fits.SPLIT_OWN)
     if page == "posterior":
+        from .params import applied_value
         from .posterior import SECTIONS, cde_config_from_params
-        from .state import applied_value
 
         if applied_value(params, "section", SECTIONS[0], options=SECTIONS) != "conditional density":
             return None
@@ -136,12 +137,13 @@ class _FitView:
 
     def fit(self, algo: str | None = None):
         """The page's fit, or the same settings with `algo` (a companion fit, as the geometry panel makes)."""
-        from .lab import fit_result
-        from .posterior import METHODS
+        from . import algorithms
+        from .fits import fit_result
 
         cfg = self.cfg
         if algo is not None:
-            cfg = cfg.with_algorithm(f"wg_{algo}" if algo in METHODS and self.page == "posterior" else algo)
+            cfg = cfg.with_algorithm(algorithms.wg_method(algo).key if algo in algorithms.wg_methods()
+                                     and self.page == "posterior" else algo)
         if cfg.algorithm not in self._fits:
             self._fits[cfg.algorithm] = fit_result(cfg)
         return self._fits[cfg.algorithm]
@@ -150,7 +152,7 @@ class _FitView:
         res = self.fit(q.fit)
         model, trace = res.model, getattr(res.model, "trace_", None)
         if q.name == "warnings":
-            from .lab import fit_warnings
+            from .fits import fit_warnings
             return float(len(fit_warnings(res)))
         if trace is None:
             raise _Unavailable(f"{q}: this fit ({res.config.algorithm}) has no trace.")
@@ -176,7 +178,7 @@ class _FitView:
 
     # -- WGBoost particles (the particles figure draws the first parameter: the location)
     def _particles(self, q: Quantity, res, trace) -> float:
-        if res.kind != "wg":
+        if not res.algo.has_particles:
             raise _Unavailable(f"{q}: the fit is not WGBoost, so it has no particles.")
         P = np.asarray(trace["particles"].values, dtype=float)
         if q.name == "particles":
@@ -189,9 +191,7 @@ class _FitView:
 
     # -- the predictive-density heat map, read from the figure the page draws
     def _density_peak(self, q: Quantity, res) -> float:
-        from distviz.viz import results as vr
-
-        figs = vr.lab_figures(res.model, res.data, res.kind, res.config.algorithm)
+        figs = res.algo.lab_figures(res.model, res.data)
         heat = [t for f in figs if "density" in (f.layout.title.text or "") for t in f.data if t.type == "heatmap"]
         if not heat:
             raise _Unavailable(f"{q}: this fit draws no predictive density.")
@@ -199,7 +199,7 @@ class _FitView:
 
     # -- the Evolution page's geometry panel
     def x0(self, res) -> float:
-        from .state import applied_value
+        from .params import applied_value
 
         xt = res.model.trace_["X"].values[:, 0]
         lo, hi = float(np.min(xt)), float(np.max(xt))
@@ -208,10 +208,12 @@ class _FitView:
     def _geometry(self, q: Quantity, res) -> float:
         from distviz.viz import results as vr
 
-        if res.kind != "law":
+        if not res.algo.offers_geometry:
             raise _Unavailable(f"{q}: the geometry panel draws exponential-family laws only.")
         base = self.fit()
-        models = {a: self.fit(a).model for a in dict.fromkeys([base.config.algorithm, "mgd", "ngd"])}
+        from .algorithms import GEOMETRY_PAIR
+
+        models = {a: self.fit(a).model for a in dict.fromkeys([base.config.algorithm, *GEOMETRY_PAIR])}
         paths, teta, tstar = vr.geometry_paths(models, self.x0(base), base.data)
         if q.name in ("truth_eta", "truth_eta_star"):
             t = teta if q.name == "truth_eta" else tstar
@@ -240,7 +242,7 @@ class _FitView:
 
         if q.name == "leafwise_nll":
             from .lab import standalone_trees
-            from .state import applied_value
+            from .params import applied_value
 
             depth = int(applied_value(self.params, "tdepth", 3, lo=1, hi=6))
             return float(standalone_trees(res.config, None, depth)[3][q.arg]["nll"])
@@ -273,8 +275,8 @@ class _FitView:
 
 class _OODView:
     def __init__(self, params: dict):
+        from .params import applied_value
         from .posterior import OOD_DEFAULT_ROUNDS, OOD_ROUNDS, ood_demo
-        from .state import applied_value
 
         self.o = ood_demo(int(applied_value(params, "ood_rounds", OOD_DEFAULT_ROUNDS, options=OOD_ROUNDS)))
 
@@ -291,7 +293,7 @@ class _DriftersView:
         from distviz.experiments.drifters import APP_DEFAULTS as D
 
         from .drifters import RATES, REGIONS, ROUNDS, TRAIN, available_sources, run_comparison
-        from .state import applied_value
+        from .params import applied_value
 
         sources = available_sources()
         source = applied_value(params, "source", sources[0], options=sources)
@@ -335,7 +337,7 @@ class _DriftersView:
     def _track_rho(self, model: str) -> float:
         from distviz.viz import maps
 
-        from .state import applied_value
+        from .params import applied_value
 
         pred = self.res.predictions
         ids = [int(i) for i in np.unique(pred["id"].values)]
@@ -354,8 +356,8 @@ def view_for(page: str, params: dict):
     if page == "drifters":
         return _DriftersView(params)
     if page == "posterior":
+        from .params import applied_value
         from .posterior import SECTIONS
-        from .state import applied_value
 
         section = applied_value(params, "section", SECTIONS[0], options=SECTIONS)
         if section == "OOD demo":

@@ -51,6 +51,7 @@ from distviz.data.paths import package_file
 from distviz.errors import ConfigError
 
 from .claims import parse_claims
+from .fits import LAB_PARAMS, SPLIT_PARAMS
 from .safe_text import restrict_markdown
 from .state import APPLY, MAX_RAW, _format
 
@@ -62,8 +63,9 @@ MAX_FILE_BYTES = 200_000
 #: a chart key a step may name (the `key=` a page gives the chart, e.g. "drift.trajfig")
 CHART_KEY = re.compile(r"^[a-z][a-z0-9_.]{0,39}$")
 
-_LAB = ["family", "K", "data", "algo", "n", "p", "seed", "rounds", "lr", "depth", "particles", "domain"]
-_SPLIT = [k for k in _LAB if k not in ("p", "algo", "rounds")] + ["sp", "salgo", "srounds"]
+#: the fit settings of the Lab and Evolution, and of Split gains (its own p, algorithm and rounds): distviz.ui.fits,
+#: which takes each algorithm's settings from the registry (distviz.ui.algorithms)
+_LAB, _SPLIT = LAB_PARAMS, SPLIT_PARAMS
 
 
 def _explorer_params() -> list[str]:

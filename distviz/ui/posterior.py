@@ -11,11 +11,13 @@ from typing import Any
 
 import numpy as np
 
+from . import algorithms
+from .fits import FitConfig, wg_round_seconds
 from .jobs import check_budget, result_store, run_fit
-from .lab import FitConfig, wg_round_seconds
 
 CDE_DATA = {"faithful": "Old Faithful", "bone": "bone density", "synthetic": "synthetic Normal (known truth)"}
-METHODS = ["ska", "fka", "nka", "langevin"]
+#: WGBoost's methods (the registry's, distviz.ui.algorithms): ska, fka, nka, langevin
+METHODS = algorithms.wg_methods()
 SECTIONS = ["conditional density", "method comparison", "OOD demo"]
 #: the conditional-density section's rounds and depths (Section 4.1 uses 500 rounds of depth-1 trees)
 CDE_ROUNDS, CDE_DEPTHS = [50, 100, 200, 500], (1, 4)
@@ -28,14 +30,14 @@ OOD = {"n": 1580, "n_particles": 10, "d": 5, "p": 18, "depth": 3}
 def cde_config(data: str, method: str, rounds: int, depth: int) -> FitConfig:
     """The Lab fit behind the conditional-density section: WGBoost `method` on the Normal family of `data` (300 rows of
     the synthetic set), 10 particles, learning rate 0.1."""
-    return FitConfig(family="normal", dataset=data, n=300, algorithm=f"wg_{method}", n_estimators=int(rounds),
+    return FitConfig(family="normal", dataset=data, n=300, algorithm=algorithms.wg_method(method).key, n_estimators=int(rounds),
                      learning_rate=0.1, max_depth=int(depth), n_particles=10)
 
 
 def cde_config_from_params(params: dict) -> FitConfig:
     """`cde_config` for the page's URL parameters `params` as a run that applies them reads them (defaults as the
     page's widgets: Old Faithful, SKA, 100 rounds, depth 1)."""
-    from .state import applied_value
+    from .params import applied_value
 
     lo, hi = CDE_DEPTHS
     return cde_config(applied_value(params, "data", "faithful", options=list(CDE_DATA)),
@@ -177,7 +179,7 @@ def ood_demo(rounds: int, seed: int = OOD_FIT["seed"], *, refit: bool = False, p
 
 def gp_bands(data: str, n_grid: int = 120, *, progress_container=None):
     """Sparse-GP means and 90% bands (ELBO and log-loss DLM) on a grid over the data set's input range."""
-    from .lab import _data_shape, load_data
+    from .fits import _data_shape, load_data
 
     cfg = FitConfig(family="normal", dataset=data, n=300)
     n = (_data_shape(cfg) or (300, 1))[0]

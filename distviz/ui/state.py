@@ -18,17 +18,16 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 from typing import Any, Callable, Iterable
 
 import streamlit as st
 
 from distviz.errors import DistvizError
 
+from .params import MAX_RAW, _format, _parse, accepts, applied_value  # noqa: F401 (the pages import them here)
 from .safe_text import show_error
 
 _REGISTERED = "_qp_registered"
-MAX_RAW = 200             # longest query-parameter value read (option labels are far shorter)
 GLOBAL = "app"            # prefix of the session keys every page shares (the chart image format)
 APPLY = "apply"           # ?apply=1 (a lesson's "show me" link): the run takes every setting from the URL (see begin_run)
 _APPLYING = "_qp_applying"  # keys this applying run has already set from the URL
@@ -38,64 +37,6 @@ _RUN = "_qp_run"          # number of the current full run of the session (begin
 #: parameters that only links set and their readers take from st.query_params themselves (the step view's
 #: ``tour``, distviz.ui.presenter): `sync_query_params` leaves them in the address
 LINK_PARAMS = frozenset({"tour"})
-
-
-def _parse(raw: Any, default: Any) -> Any:
-    """Parse a query-parameter string with the type of `default`; None when it does not parse.
-
-    Numbers must be finite (no inf, nan or overflow) and whole numbers integral; a string longer than
-    MAX_RAW characters is refused unread, so a hostile link cannot push a huge value into the page.
-    """
-    if not isinstance(raw, str) or len(raw) > MAX_RAW:
-        return None
-    try:
-        if isinstance(default, bool):
-            if raw.lower() in ("1", "true", "yes", "on"):
-                return True
-            if raw.lower() in ("0", "false", "no", "off"):
-                return False
-            return None
-        if isinstance(default, (int, float)):
-            v = float(raw)
-            if not math.isfinite(v):
-                return None
-            if isinstance(default, int):
-                return int(v) if v == int(v) else None
-            return v
-        return raw
-    except (TypeError, ValueError, OverflowError):
-        return None
-
-
-def accepts(v: Any, *, options: Iterable | None = None, lo: float | None = None, hi: float | None = None,
-            valid: Callable[[Any], bool] | None = None) -> bool:
-    """Whether `v` is a value a page's setting may take: not None, finite, at most MAX_RAW characters, in
-    `options`, inside [lo, hi] and passing `valid(v)` (the checks of `qp_key`)."""
-    if v is None:
-        return False
-    if isinstance(v, float) and not math.isfinite(v):
-        return False
-    if isinstance(v, str) and len(v) > MAX_RAW:
-        return False
-    try:
-        if options is not None and v not in list(options):
-            return False
-        if lo is not None and v < lo:
-            return False
-        if hi is not None and v > hi:
-            return False
-        return bool(valid(v)) if valid is not None else True
-    except (TypeError, ValueError, OverflowError):  # a value of the wrong type is not a valid state
-        return False
-
-
-def applied_value(params: dict, name: str, default: Any, **checks: Any) -> Any:
-    """The value `qp_key` gives the setting `name` on a run that applies the URL `params` (a lesson's "show me"
-    link, ?apply=1): the URL's value, written and read back as in the address, when it passes `checks` (the
-    keyword arguments of `accepts`), else `default`.  No Streamlit: the lesson check reads a step's state here."""
-    raw = params.get(name)
-    v = _parse(_format(raw), default) if raw is not None else None
-    return v if accepts(v, **checks) else default
 
 
 def qp_key(page: str, name: str, default: Any, *, options: Iterable | None = None,
@@ -160,17 +101,6 @@ def bound_settings() -> dict[str, Any]:
 def get(page: str, name: str, default: Any = None) -> Any:
     """Current value of a registered widget (its default when it was not drawn yet)."""
     return st.session_state.get(f"{page}.{name}", default)
-
-
-def _format(v: Any, *, bound: bool = False) -> str:
-    """The URL text of a widget value: 1/0 for booleans (true/false for a `bound` widget: Streamlit reads only
-    those), the shortest text that reads back exactly for floats."""
-    if isinstance(v, bool):
-        return ("true" if v else "false") if bound else ("1" if v else "0")
-    if isinstance(v, float):
-        s = f"{v:g}"
-        return s if float(s) == v else repr(v)
-    return str(v)
 
 
 def sync_query_params(*pages: str) -> None:

@@ -3,7 +3,7 @@
 When ``distviz app`` starts, a background thread fits, one at a time, the default view of every page that draws a
 fit (Lab and Evolution, Split gains, the Posterior page's conditional density) and the view of every lesson step's
 "show me" link, with the Evolution geometry panel's MGD and NGD companions where a step opens that panel.  Each fit
-goes through the same path as a page's (`distviz.ui.lab.fit_result`): the fit governor of distviz.ui.jobs, its CPU
+goes through the same path as a page's (`distviz.ui.fits.fit_result`): the fit governor of distviz.ui.jobs, its CPU
 deadline, and the process-wide result store.  So a session that opens one of these views while the warm start is
 still fitting it joins the running fit instead of starting a second one, and a session that asks for another fit
 waits for at most the one warm fit in progress (the governor runs ``DISTVIZ_MAX_CONCURRENT_FITS`` fits at a time;
@@ -58,6 +58,7 @@ def warm_configs(views: list[tuple[str, dict]]) -> list:
     """The distinct fit settings (FitConfig) of `views`, in order: each view's fit as its page reads the parameters
     (`distviz.ui.lesson_check.page_fit_config`), then, for an Evolution view with the geometry panel open, the same
     settings fitted by MGD and NGD.  Views that draw no such fit, or whose parameters no page accepts, are skipped."""
+    from .algorithms import GEOMETRY_PAIR
     from .lesson_check import page_fit_config
 
     out: dict[Any, Any] = {}
@@ -71,7 +72,7 @@ def warm_configs(views: list[tuple[str, dict]]) -> list:
             continue
         cfgs = [cfg]
         if page == "evolution" and params.get("view") == GEOMETRY_VIEW:
-            cfgs += [cfg.with_algorithm(a) for a in ("mgd", "ngd") if a != cfg.algorithm]
+            cfgs += [cfg.with_algorithm(a) for a in GEOMETRY_PAIR if a != cfg.algorithm]
         for c in cfgs:
             out.setdefault(c.key(), c)
     return list(out.values())
@@ -102,7 +103,7 @@ class WarmReport:
 def warm_start(configs=None, *, stop: threading.Event | None = None) -> WarmReport:
     """Fit every FitConfig of `configs` (default: ``warm_configs(warm_views())``) one after another into the result
     store, through the fit governor; stop early when `stop` is set.  A fit that fails is reported, never raised."""
-    from .lab import fit_result
+    from .fits import fit_result
 
     t0 = time.perf_counter()
     report = WarmReport()

@@ -1,7 +1,8 @@
 """From fitted models and their traces to the Lab / Evolution figures (no Streamlit here).
 
-`model` is a fitted DistributionalBoosting (kind "law"), WGBoost (kind "wg") or another estimator
-with predict_natural / predict_mean; `data` has X, y, x_label, y_label and an optional synthetic truth.
+`model` is a fitted DistributionalBoosting (`law_lab_figures`), WGBoost (`wg_lab_figures`), NGBoost or sparse GP
+(the Lab's algorithm registry, distviz.ui.algorithms, picks the function); `data` has X, y, x_label, y_label and an
+optional synthetic truth.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import numpy as np
 from . import fits as vf
 from .palette import OKABE_ITO
 
-__all__ = ["input_grid", "lab_figures", "trace_rounds", "law_round_figures", "wg_round_figure", "geometry_paths",
+__all__ = ["input_grid", "law_lab_figures", "wg_lab_figures", "ngboost_lab_figures", "gp_lab_figures", "trace_rounds",
+           "law_round_figures", "wg_round_figure", "geometry_paths",
            "nll_from_trace", "wg_target_band", "mvn_figures", "ngboost_best_round", "ngboost_nll_figure",
            "ngboost_params_by_round", "ngboost_round_figures", "gp_iteration_figures", "gp_objective_figure",
            "wg_class_prob_figure"]
@@ -92,44 +94,58 @@ def wg_target_band(data, grid_x):
     return grid_x, m - 1.96 * s, m + 1.96 * s
 
 
-def lab_figures(model, data, kind: str, algo: str) -> list:
-    """The Lab's result figures: fitted distribution over x (first feature) and the NLL curves."""
+def wg_lab_figures(model, data, algo: str) -> list:
+    """The Lab's figures of a WGBoost fit (`algo`: the Lab's key, e.g. 'wg_ska'): the particles per input (class
+    probabilities of every particle for the categorical target), the predictive density and the NLL per round."""
+    X = np.asarray(data.X, dtype=float)
+    gx = input_grid(X)[:, 0]
+    figs = []
+    Gp = input_grid(X, 60)  # particles above 60 inputs stay readable
+    P = model.predict_particles(Gp)  # (n, N, d)
+    if getattr(model.target_, "name", "") == "categorical":
+        figs.append(wg_class_prob_figure(model, data, Gp[:, 0], P, title="class probabilities of every particle"))
+        figs.append(nll_from_trace(model.trace_, algo=algo[3:], title="negative log predictive per round"))
+        return figs
+    band = wg_target_band(data, gx)
+    values, y_label, sub = wg_particle_axis(model, P, data.y_label)
+    figs.append(vf.particles_figure(Gp[:, 0], values, data_x=X[:, 0], data_y=np.asarray(data.y).reshape(len(X), -1)[:, 0],
+                                    band=band, x_label=data.x_label, y_label=y_label,
+                                    algo=algo[3:], title=f"WGBoost particles per input<br><sup>{sub}</sup>",
+                                    band_label="true 95% band of y | x"))
+    tname = getattr(model.target_, "name", "")
+    if tname in ("normal", "poisson"):
+        yv = np.asarray(data.y, dtype=float).reshape(-1)
+        lo, hi = np.percentile(yv, [0.5, 99.5])
+        pad = 0.15 * (hi - lo + 1e-9)
+        yg = np.linspace(lo - pad, hi + pad, 120) if tname == "normal" else np.arange(max(0, lo - pad), hi + pad + 1)
+        Gs = input_grid(X, 90)
+        dens = model.predict_density(Gs, yg)
+        figs.append(vf.density_heatmap_figure(Gs[:, 0], yg, dens, data_x=X[:, 0], data_y=yv, x_label=data.x_label,
+                                              y_label=data.y_label, algo=algo[3:],
+                                              title="predictive density p(y | x)<br><sup>Bayes average over the "
+                                                    "particles</sup>"))
+    figs.append(nll_from_trace(model.trace_, algo=algo[3:], title="negative log predictive per round"))
+    return figs
+
+
+def ngboost_lab_figures(model, data, algo: str) -> list:
+    """The Lab's figures of an NGBoost fit: the fit at the best validation round and the NLL per round."""
+    return _ngboost_figures(model, data, input_grid(np.asarray(data.X, dtype=float)), algo)
+
+
+def gp_lab_figures(model, data, algo: str) -> list:
+    """The Lab's figures of a sparse-GP fit: predictive mean and band, and the objective per optimiser iteration."""
+    return _gp_figures(model, data, input_grid(np.asarray(data.X, dtype=float)), algo, objective=True)
+
+
+def law_lab_figures(model, data, algo: str) -> list:
+    """The Lab's figures of a boosting law's fit (DistributionalBoosting): the fitted distribution over x (first
+    feature; means, variances and correlation for the multivariate Normal) and the NLL and entropy per round."""
     X = np.asarray(data.X, dtype=float)
     G = input_grid(X)
     gx = G[:, 0]
-    figs = []
+    figs: list = []
     truth = getattr(data, "truth", None)
-    if kind == "wg":
-        Gp = input_grid(X, 60)  # particles above 60 inputs stay readable
-        P = model.predict_particles(Gp)  # (n, N, d)
-        if getattr(model.target_, "name", "") == "categorical":
-            figs.append(wg_class_prob_figure(model, data, Gp[:, 0], P, title="class probabilities of every particle"))
-            figs.append(nll_from_trace(model.trace_, algo=algo[3:], title="negative log predictive per round"))
-            return figs
-        band = wg_target_band(data, gx)
-        values, y_label, sub = wg_particle_axis(model, P, data.y_label)
-        figs.append(vf.particles_figure(Gp[:, 0], values, data_x=X[:, 0], data_y=np.asarray(data.y).reshape(len(X), -1)[:, 0],
-                                        band=band, x_label=data.x_label, y_label=y_label,
-                                        algo=algo[3:], title=f"WGBoost particles per input<br><sup>{sub}</sup>",
-                                        band_label="true 95% band of y | x"))
-        tname = getattr(model.target_, "name", "")
-        if tname in ("normal", "poisson"):
-            yv = np.asarray(data.y, dtype=float).reshape(-1)
-            lo, hi = np.percentile(yv, [0.5, 99.5])
-            pad = 0.15 * (hi - lo + 1e-9)
-            yg = np.linspace(lo - pad, hi + pad, 120) if tname == "normal" else np.arange(max(0, lo - pad), hi + pad + 1)
-            Gs = input_grid(X, 90)
-            dens = model.predict_density(Gs, yg)
-            figs.append(vf.density_heatmap_figure(Gs[:, 0], yg, dens, data_x=X[:, 0], data_y=yv, x_label=data.x_label,
-                                                  y_label=data.y_label, algo=algo[3:],
-                                                  title="predictive density p(y | x)<br><sup>Bayes average over the "
-                                                        "particles</sup>"))
-        figs.append(nll_from_trace(model.trace_, algo=algo[3:], title="negative log predictive per round"))
-        return figs
-    if kind == "ngboost":
-        return _ngboost_figures(model, data, G, algo)
-    if kind == "gp":
-        return _gp_figures(model, data, G, algo, objective=True)
     fam: Any = model.family_ if hasattr(model, "family_") else None
     eta = np.asarray(model.predict_natural(G))
     teta = truth.truth_eta(G) if truth is not None else None

@@ -56,11 +56,9 @@ def lab():
     res = fit_or_last(cfg, upload)
     if res is None:
         return
-    from distviz.viz.results import lab_figures
-
     fit_summary(res)
     figs = shared_figures("lab", (res.config.key(),),   # one build per fit, shared by the class's sessions
-                          lambda: lab_figures(res.model, res.data, res.kind, res.config.algorithm))
+                          lambda: res.algo.lab_figures(res.model, res.data))
     wide = [isinstance(f.layout.meta, dict) and bool(f.layout.meta.get("wide")) for f in figs]
     for i, fig in enumerate(f for f, w in zip(figs, wide) if w):   # several panels (categorical WGBoost) span the page
         charts().plotly_chart(fig, key=f"lab.wide{i}")

@@ -29,8 +29,8 @@ from distviz.ui.drifters import (
     run_comparison,
 )
 from distviz.ui.figures import show_figure
+from distviz.ui.fits import MAX_UPLOAD_MB
 from distviz.ui.jobs import FitCancelled
-from distviz.ui.lab import MAX_UPLOAD_MB
 from distviz.ui.safe_text import escape_markdown, show_error
 from distviz.ui.state import bound, error_sentence, qp_key, recall, remember, sync_query_params, user_errors
 from distviz.viz.notation import math_text

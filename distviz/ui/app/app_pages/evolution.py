@@ -3,6 +3,7 @@
 import numpy as np
 import streamlit as st
 
+from distviz.ui.algorithms import GEOMETRY_PAIR, Kind
 from distviz.ui.common import explainer, fit_or_last, lazy_tabs
 from distviz.ui.figures import charts, shared_figures
 from distviz.ui.lab import PAGE as LAB
@@ -39,7 +40,7 @@ res = fit_or_last(cfg, upload)
 if res is None:
     sync_query_params(LAB)
     st.stop()
-model, data, algo = res.model, res.data, res.config.algorithm
+model, data, algo, spec = res.model, res.data, res.config.algorithm, res.algo
 trace = getattr(model, "trace_", None)
 
 
@@ -53,9 +54,9 @@ def _round_figures(r: int) -> dict:
     """The Evolution figures of this page's fit at round r, built once per server (`shared_figures`): a class
     scrubbing the teacher's fit asks for the same rounds."""
     def build() -> dict:
-        if algo.startswith("wg_"):
-            return {"particles": vr.wg_round_figure(model, data, r, algo[3:]),
-                    "nll": vr.nll_from_trace(trace, current=r, algo=algo[3:], title="negative log predictive per round")}
+        if spec.has_particles:
+            return {"particles": vr.wg_round_figure(model, data, r, spec.method),
+                    "nll": vr.nll_from_trace(trace, current=r, algo=spec.method, title="negative log predictive per round")}
         return vr.law_round_figures(model, data, r, algo)
     return shared_figures("evolution.round", (res.config.key(), r, algo), build)
 
@@ -78,7 +79,7 @@ def draw_gp(i):
     charts(c2).plotly_chart(figs["objective"], key="evo.objective")
 
 
-if res.kind == "ngboost":
+if res.kind is Kind.NGBOOST:
     st.caption("NGBoost has no per-row trace: each round's parameters are recomputed from its trees (no refit). "
                "The round slider opens at the best validation round, the one the Lab draws.")
     n_done = len(getattr(model, "train_loss_", [])) - 1
@@ -86,7 +87,7 @@ if res.kind == "ngboost":
     round_player(PAGE, n_done, draw_ngboost, default=best)
     sync_query_params(LAB)
     st.stop()
-if res.kind == "gp":
+if res.kind is Kind.GP:
     if getattr(model, "path_", None) is None:
         sync_query_params(LAB)
         st.info("This sparse-GP fit kept no parameters per iteration, so there is nothing to replay; its fit is in the Lab.")
@@ -96,7 +97,7 @@ if res.kind == "gp":
     round_player(PAGE, len(model.path_) - 1, draw_gp, default=len(model.path_) - 1, label="Optimiser iteration")
     sync_query_params(LAB)
     st.stop()
-if res.kind not in ("law", "wg") or trace is None:
+if not spec.traces_rounds or trace is None:
     sync_query_params(LAB)
     st.info("This fit has no trace to replay; choose an exponential-family law, WGBoost, NGBoost or a sparse GP.")
     st.stop()
@@ -107,7 +108,7 @@ VIEWS = ["Fit, NLL and iterates", "Geometry: η vs η* paths"]
 
 def companions():
     """The chosen fit plus MGD and NGD with the same settings (cached), for the geometry panel."""
-    others = {a: res if a == algo else None for a in dict.fromkeys([algo, "mgd", "ngd"])}
+    others = {a: res if a == algo else None for a in dict.fromkeys([algo, *GEOMETRY_PAIR])}
     for a in others:
         if others[a] is None:
             try:
@@ -118,7 +119,7 @@ def companions():
 
 
 def draw(r):
-    if res.kind == "wg":
+    if spec.has_particles:
         figs = _round_figures(r)
         charts().plotly_chart(figs["particles"], key="evo.particles")
         charts().plotly_chart(figs["nll"], key="evo.nll")
@@ -149,6 +150,6 @@ def draw(r):
 
 
 # open at the round the Lab shows (the best validation round) unless the URL names one (issue #17, item 8)
-best = getattr(model, "best_iteration_", None) if res.kind == "law" else None
+best = getattr(model, "best_iteration_", None) if spec.opens_at_best_round else None
 round_player(PAGE, R, draw, default=None if best is None else min(max(int(best), 0), R))
 sync_query_params(LAB)

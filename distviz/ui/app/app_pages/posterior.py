@@ -24,7 +24,6 @@ from distviz.ui.posterior import (
 from distviz.ui.state import bound, qp_key, sync_query_params, user_errors
 from distviz.viz import palette
 from distviz.viz import posterior as vp
-from distviz.viz import results as vr
 
 PAGE = "post"
 
@@ -60,7 +59,7 @@ if section == "conditional density":
     res = fit_or_last(cfg, slot="post")
     VIEWS = ["Predictive density", "Particles and NLL", "vs sparse-GP bands"]
     if res is not None:
-        figs = vr.lab_figures(res.model, res.data, res.kind, res.config.algorithm)
+        figs = res.algo.lab_figures(res.model, res.data)
         tabs = dict(zip(VIEWS, lazy_tabs("view", VIEWS)))
         if tabs[VIEWS[0]].open:
             with tabs[VIEWS[0]]:
