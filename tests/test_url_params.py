@@ -39,8 +39,8 @@ CHEAP = {"n": "200", "rounds": "20"}  # contexts that need a fit of their own ke
 
 # page -> (contexts, source files whose literal qp_key / lazy_tabs names those contexts must reach)
 PAGES = {
-    "app.py": ([{}, {"family": "categorical", **CHEAP}, {"algo": "wg_fka", **CHEAP}], ["distviz/ui/lab.py"]),
-    "app_pages/explorer.py": ([{"family": f} for f in families.available()], ["distviz/ui/explorer.py"]),
+    "app.py": ([{}, {"family": "categorical", **CHEAP}, {"algo": "wg_fka", **CHEAP}], ["distviz/ui/lab.py", f"{SRC}/lab.py"]),
+    "app_pages/explorer.py": ([{"family": f} for f in families.available()], [f"{SRC}/explorer.py"]),
     "app_pages/evolution.py": ([{}, {"view": "Geometry: η vs η* paths", **CHEAP}],
                                [f"{SRC}/evolution.py", "distviz/ui/playback.py"]),
     "app_pages/split_gains.py": ([{}, {"view": "Standalone trees"}], [f"{SRC}/split_gains.py", "distviz/ui/playback.py"]),

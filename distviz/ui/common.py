@@ -19,6 +19,8 @@ from .layout import lazy_tabs, static_table  # noqa: F401  (re-exported for the 
 from .safe_text import escape_markdown, show_error
 from .state import recall, remember
 
+#: the Lab, the home page (its script: distviz/ui/app/app_pages/lab.py)
+LAB_PAGE = package_file("distviz.ui", "app", "app_pages", "lab.py")
 #: the pages after the Lab: (script, title, icon); the scripts ship in distviz/ui/app/app_pages (absolute paths, so
 #: that the navigation finds them whichever script runs it)
 PAGES = [(package_file("distviz.ui", "app", "app_pages", f"{name}.py"), title, icon) for name, title, icon in [

@@ -1,16 +1,12 @@
-"""The family explorer view: pick a family and familiar parameters, see its density and both coordinates."""
+"""The family explorer's helpers without Streamlit: family labels and help, the explainer, the view's state from URL
+parameters (the page itself: distviz/ui/app/app_pages/explorer.py)."""
 
 from __future__ import annotations
 
-import streamlit as st
-
 from distviz import families
-from distviz.ui.figures import charts
 from distviz.viz import explorer as vx
 
-from .layout import static_table
 from .safe_text import escape_markdown
-from .state import bound, qp_key, sync_query_params, user_errors
 
 PAGE = "explore"
 
@@ -56,45 +52,6 @@ def explorer_from_params(params: dict):
               for spec in vx.conventional_specs(family)}
     eta, mean = vx.natural_from_conventional(family, values)
     return family, eta, mean
-
-
-def render_explorer(container=None, *, page: str = PAGE, sync: bool = True) -> None:
-    """Draw the explorer: family + parameter sliders in `container` (default: sidebar), figures in the body."""
-    box = container if container is not None else st.sidebar
-    names = families.available()
-    box.subheader("Family explorer")
-    fam_name = box.selectbox("Family", names, format_func=family_label,
-                             persist_state="session", key=qp_key(page, "family", "normal", options=names),
-                             help=families_help("The output distribution p(y | η) to explore."))
-    kwargs = {}
-    if fam_name == "categorical":
-        kwargs["K"] = box.slider("Number of classes K", 2, 6, 3, **bound("K"),
-                                 help="Categorical(K) has K-1 natural parameters (logits against the last class).")
-    if fam_name == "mvn":
-        kwargs["P"] = 2
-    with user_errors():
-        family = families.get(fam_name, **kwargs)
-        values = {}
-        for spec in vx.conventional_specs(family):
-            values[spec.name] = box.slider(
-                spec.label, float(spec.lo), float(spec.hi), float(spec.default), step=float(spec.step),
-                help=spec.help, **bound(f"{fam_name}.{spec.name}"))
-        eta, mean = vx.natural_from_conventional(family, values)
-        col_fig, col_tab = st.columns([3, 2], gap="medium")
-        with col_fig:
-            charts().plotly_chart(vx.density_figure(family, eta), width="stretch", key=f"{page}.density")
-        with col_tab:
-            st.markdown(f"**{escape_markdown(vx.describe_family(family))}**")
-            st.markdown("Natural parameters **η** and mean parameters **η\\* = ∇A(η) = E[T(y)]**, "
-                        "one row per sufficient statistic:")
-            static_table(vx.parameter_table(family, eta))
-            # two cards per row: four across the narrow column truncated A(η) and A*(η*) at 1400 px
-            items = list(vx.summary_numbers(family, eta).items())
-            for i in range(0, len(items), 2):
-                for c, (k, v) in zip(st.columns(2), items[i:i + 2]):
-                    c.metric(k, vx.format_number(v))
-    if sync:
-        sync_query_params(page)
 
 
 EXPLAINER = """

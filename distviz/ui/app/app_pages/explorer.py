@@ -2,9 +2,49 @@
 
 import streamlit as st
 
-from distviz.ui.explorer import EXPLAINER, render_explorer
+from distviz import families
+from distviz.ui.explorer import EXPLAINER, PAGE, families_help, family_label
+from distviz.ui.figures import charts
+from distviz.ui.layout import static_table
+from distviz.ui.safe_text import escape_markdown
+from distviz.ui.state import bound, qp_key, sync_query_params, user_errors
+from distviz.viz import explorer as vx
 
 st.title("Family explorer")
 with st.expander("What am I looking at?"):
     st.markdown(EXPLAINER)
-render_explorer()
+# the family and its parameter sliders in the sidebar, the figures in the body
+box = st.sidebar
+names = families.available()
+box.subheader("Family explorer")
+fam_name = box.selectbox("Family", names, format_func=family_label,
+                         persist_state="session", key=qp_key(PAGE, "family", "normal", options=names),
+                         help=families_help("The output distribution p(y | η) to explore."))
+kwargs = {}
+if fam_name == "categorical":
+    kwargs["K"] = box.slider("Number of classes K", 2, 6, 3, **bound("K"),
+                             help="Categorical(K) has K-1 natural parameters (logits against the last class).")
+if fam_name == "mvn":
+    kwargs["P"] = 2
+with user_errors():
+    family = families.get(fam_name, **kwargs)
+    values = {}
+    for spec in vx.conventional_specs(family):
+        values[spec.name] = box.slider(
+            spec.label, float(spec.lo), float(spec.hi), float(spec.default), step=float(spec.step),
+            help=spec.help, **bound(f"{fam_name}.{spec.name}"))
+    eta, mean = vx.natural_from_conventional(family, values)
+    col_fig, col_tab = st.columns([3, 2], gap="medium")
+    with col_fig:
+        charts().plotly_chart(vx.density_figure(family, eta), width="stretch", key=f"{PAGE}.density")
+    with col_tab:
+        st.markdown(f"**{escape_markdown(vx.describe_family(family))}**")
+        st.markdown("Natural parameters **η** and mean parameters **η\\* = ∇A(η) = E[T(y)]**, "
+                    "one row per sufficient statistic:")
+        static_table(vx.parameter_table(family, eta))
+        # two cards per row: four across the narrow column truncated A(η) and A*(η*) at 1400 px
+        items = list(vx.summary_numbers(family, eta).items())
+        for i in range(0, len(items), 2):
+            for c, (k, v) in zip(st.columns(2), items[i:i + 2]):
+                c.metric(k, vx.format_number(v))
+sync_query_params(PAGE)

@@ -1,0 +1,50 @@
+"""Home / Lab: choose family, data, algorithm and knobs; fit with progress; show the fitted distribution."""
+
+import streamlit as st
+
+from distviz.ui.common import explainer, fit_or_last, fit_summary
+from distviz.ui.figures import charts, shared_figures
+from distviz.ui.lab import PAGE, config_widgets
+from distviz.ui.state import sync_query_params
+
+LAB_TEXT = """
+Pick an output **family**, a **data set** and an **algorithm** in the sidebar (rows, rounds, learning
+rate, tree depth and the rest are under **More settings**, summarised in one line while folded); the model is fitted
+(with a progress bar) and cached, and every setting is in the page address, so copying the URL shares
+this exact view. The first plot shows the data (grey), the fitted mean (coloured line) and the fitted
+90% predictive band; for synthetic data the true mean (dashed) and true band (grey) are known. The
+second plot shows the training and validation negative log-likelihood per boosting round and the
+generalised entropy of each round's tree partition. WGBoost shows its particles per input instead:
+each input carries N particles that flow to the posterior of the output's parameters.
+**Model checks** (folded at the bottom) refit the same settings with 20% of the rows held out and score those
+rows: a PIT histogram (flat when the predicted laws are right), the coverage of the central intervals at
+levels 10% to 95% against the diagonal, the CRPS and the held-out NLL.
+Go to **Evolution** to replay the rounds, to **Split gains & entropy** for the trees.
+"""
+
+st.title("distviz · Lab")
+st.caption("An interactive laboratory for distributional gradient boosting: mirror (MGD) vs natural (NGD) "
+           "boosting, WGBoost particles, NGBoost charts.")
+explainer(LAB_TEXT)
+st.sidebar.header("Fit settings")
+cfg, upload = config_widgets(st.sidebar, fold_more=f"{PAGE}.more_open")
+sync_query_params(PAGE)
+res = fit_or_last(cfg, upload)
+if res is None:
+    st.stop()
+fit_summary(res)
+figs = shared_figures("lab", (res.config.key(),),   # one build per fit, shared by the class's sessions
+                      lambda: res.algo.lab_figures(res.model, res.data))
+wide = [isinstance(f.layout.meta, dict) and bool(f.layout.meta.get("wide")) for f in figs]
+for i, fig in enumerate(f for f, w in zip(figs, wide) if w):   # several panels (categorical WGBoost) span the page
+    charts().plotly_chart(fig, key=f"lab.wide{i}")
+cols = st.columns(2, gap="medium")
+for i, fig in enumerate(f for f, w in zip(figs, wide) if not w):
+    with cols[i % 2]:
+        charts().plotly_chart(fig, key=f"lab.fig{i}")
+from distviz.ui.checks import TEST_FRACTION, checks_expander, lab_checks  # noqa: E402 (after the fit is drawn)
+
+exp = checks_expander(st, f"Model checks on {TEST_FRACTION:.0%} held-out rows: PIT, coverage, CRPS, test NLL",
+                      key="lab.checks_open")
+if exp is not None:
+    lab_checks(cfg, upload, box=exp)
