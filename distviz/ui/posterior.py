@@ -1,4 +1,4 @@
-"""Governed WGBoost runs for the Posterior-regression page (no maths here: distviz.boosting / experiments).
+"""Governed WGBoost runs for the Posterior-regression page (no maths here: distviz.estimators / experiments).
 
 Every run goes through distviz.ui.jobs: a work budget checked before fitting, one run per setting
 across sessions, the server-wide cap, cancellation when nobody waits, and the byte-bounded store.
