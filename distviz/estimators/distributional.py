@@ -290,6 +290,12 @@ class DistributionalBoosting(Estimator):
             raise ConfigError(f"max_iter must lie in [0, {self.n_iter_}], got {max_iter}.")
         return max_iter
 
+    def _predict_blocks(self, method, X, n_out, max_iter):
+        """`method` on a dask array X: a dask array of predictions, chunk by chunk (distviz.distributed.predict_blocks)."""
+        self._check_fitted()
+        from distviz.distributed import predict_blocks
+        return predict_blocks(method, X, n_out, max_iter=max_iter)
+
     def _raw(self, X, max_iter=None):
         self._check_fitted()
         X = self._validate_X(X, reset=False, allow_nan=True)
@@ -320,10 +326,8 @@ class DistributionalBoosting(Estimator):
         DataError
             When X has another number of features (or other feature names) than the fit's.
         """
-        if is_dask_collection(X):   # a dask array of predictions, chunk by chunk
-            self._check_fitted()
-            from distviz.distributed import predict_blocks
-            return predict_blocks(self.predict_natural, X, self._law.dim, max_iter=max_iter)
+        if is_dask_collection(X):
+            return self._predict_blocks(self.predict_natural, X, self._law.dim, max_iter)
         F = self._raw(X, max_iter)
         return np.asarray(self._law.natural(F))
 
@@ -354,10 +358,8 @@ class DistributionalBoosting(Estimator):
         DataError
             When X has another number of features (or other feature names) than the fit's.
         """
-        if is_dask_collection(X):   # a dask array of predictions, chunk by chunk
-            self._check_fitted()
-            from distviz.distributed import predict_blocks
-            return predict_blocks(self.predict_mean, X, self._law.dim, max_iter=max_iter)
+        if is_dask_collection(X):
+            return self._predict_blocks(self.predict_mean, X, self._law.dim, max_iter)
         F = self._raw(X, max_iter)
         return np.asarray(self._law.mean(F))
 
@@ -395,10 +397,8 @@ class DistributionalBoosting(Estimator):
         >>> m.predict(X[:2]).shape
         (2,)
         """
-        if is_dask_collection(X):   # a dask array of predictions, chunk by chunk
-            self._check_fitted()
-            from distviz.distributed import predict_blocks
-            return predict_blocks(self.predict, X, None, max_iter=max_iter)
+        if is_dask_collection(X):
+            return self._predict_blocks(self.predict, X, None, max_iter)
         return self.predict_moments(X, max_iter)["mean"]
 
     def predict_moments(self, X, max_iter=None) -> dict:
