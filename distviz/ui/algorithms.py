@@ -258,13 +258,14 @@ REGISTRY: dict[str, Algorithm] = {a.key: a for a in [
                       "or an exponential-family law.", method="ngboost"),
     _wg_algo("wg_ska", "WGBoost SKA",
              "Diagonal Newton. Particles per input flow to the pointwise posterior; SKA is the default, fast, "
-             "diagonal Newton direction.", (6.1e-4, 1.56e-9, 5.57e-9, 0.0, 1.82e-7, 1.24e-7, 0.0, 0.0)),
+             "diagonal Newton direction.", (6.1e-4, 1.56e-9, 5.57e-9, 0.0, 1.82e-7, 1.24e-7, 0.0, 0.0), scale=0.56),
     _wg_algo("wg_fka", "WGBoost FKA", "First order: kernel-smoothed first-order Wasserstein gradient (SVGD-like).",
-             (2.44e-3, 1.51e-9, 5.08e-9, 3.21e-8, 5.77e-8, 6.04e-8, 0.0, 0.0)),
+             (2.44e-3, 1.51e-9, 5.08e-9, 3.21e-8, 5.77e-8, 6.04e-8, 0.0, 0.0), scale=0.55),
     _wg_algo("wg_nka", "WGBoost NKA", "Full Newton direction: batched (N d) × (N d) solves per input.",
-             (0.0, 0.0, 0.0, 0.0, 2.31e-7, 3.51e-7, 2.33e-9, 8.12e-8), blocked_solves=True, cheaper="WGBoost SKA"),
+             (0.0, 0.0, 0.0, 0.0, 2.31e-7, 3.51e-7, 2.33e-9, 8.12e-8), scale=0.83, blocked_solves=True,
+             cheaper="WGBoost SKA"),
     _wg_algo("wg_langevin", "LGBoost (Langevin)", "Noisy gradient steps: particles sample the posterior.",
-             (2.2e-4, 1.56e-9, 1.12e-10, 4.0e-8, 1.39e-7, 3.43e-8, 0.0, 0.0)),
+             (2.2e-4, 1.56e-9, 1.12e-10, 4.0e-8, 1.39e-7, 3.43e-8, 0.0, 0.0), scale=0.68),
     _gp_algo("sgp_elbo", "sparse GP (ELBO)",
              "Baseline: sparse Gaussian process (20 inducing points) fitted by the evidence lower bound "
              "(variational inference).", "elbo",
