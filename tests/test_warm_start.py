@@ -90,3 +90,31 @@ def test_distviz_app_starts_it_unless_told_not_to(monkeypatch):
     serve.main(["--port", "8599"])
     serve.main(["--no-warm-start", "--port", "8599"])
     assert seen == [None, False]
+
+
+def test_warm_figures_are_the_ones_the_pages_draw(fresh, monkeypatch):
+    """The warm start's last step builds the default views' shared figures; the pages' calls then get those very
+    objects without building (distviz.ui.shared_views)."""
+    from distviz.ui import shared_views
+    from distviz.ui.fits import FitConfig
+    from distviz.viz import results as vr
+    from distviz.viz import trees as vt
+
+    lab = fit_result(FitConfig(n=200, n_estimators=4))
+    split = fit_result(FitConfig(n=200, p=3, algorithm="ngd", n_estimators=3))
+    assert shared_views.warm_figures(lab, split) == 1 + 5 + 3   # the Lab, rounds 0..4, the trees of rounds 1..3
+    built = {r: shared_views.evolution_round_figures(lab, r) for r in range(5)}
+    lab_figs, tree = shared_views.lab_figures(lab), shared_views.split_tree_figure(split, 2)
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("a page built a figure the warm start had built")
+
+    monkeypatch.setattr(vr, "law_round_figures", no_build)
+    monkeypatch.setattr(vt, "tree_figure", no_build)
+    monkeypatch.setattr(type(lab.algo), "lab_figures", no_build)
+    for r in range(5):
+        assert shared_views.evolution_round_figures(lab, r) is built[r]
+    assert shared_views.lab_figures(lab) is lab_figs and shared_views.split_tree_figure(split, 2) is tree
+    stop = threading.Event()
+    stop.set()
+    assert shared_views.warm_figures(lab, split, stop=stop) == 1   # the Lab's figures, then it stops

@@ -11,7 +11,10 @@ the warm start takes one slot at a time).  The first fits load numba's compiled 
 (compiling them where the cache is empty), so no student's click pays for that either.
 
 The order is the order a class meets the views: the Lab's default, then the lessons step by step, then the other
-pages' defaults.  ``distviz app --no-warm-start`` or ``DISTVIZ_WARM_START=0`` switches it off (the test suite does,
+pages' defaults.  Last, the figures of the Lab's, Evolution's (every round) and Split gains' (every round's tree)
+default views are built into the figures every session shares (distviz.ui.shared_views), so a class scrubbing the
+default fit never waits for a figure and each server's first page view costs what any other does.
+``distviz app --no-warm-start`` or ``DISTVIZ_WARM_START=0`` switches it off (the test suite does,
 for the servers it starts).
 """
 
@@ -98,6 +101,7 @@ class WarmReport:
     fits: int = 0
     failed: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    figures: int = 0   #: views whose shared figures were built (distviz.ui.shared_views.warm_figures)
 
 
 def warm_start(configs=None, *, stop: threading.Event | None = None) -> WarmReport:
@@ -118,8 +122,25 @@ def warm_start(configs=None, *, stop: threading.Event | None = None) -> WarmRepo
         except Exception:  # noqa: BLE001 - a warm-up must never take the server down; the log keeps the traceback
             log.exception("warm start: the fit of %r failed unexpectedly", cfg)
             report.failed.append(f"{cfg.algorithm} on {cfg.dataset} ({cfg.family}): unexpected error (see the log)")
+    if configs is None and not (stop is not None and stop.is_set()):
+        report.figures = _default_figures(stop)
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def _default_figures(stop: threading.Event | None) -> int:
+    """Build the shared figures of the Lab's, Evolution's and Split gains' default views from their fits (already in
+    the store); never raises (a failure is logged)."""
+    from .fits import fit_result
+    from .lesson_check import page_fit_config
+    from .shared_views import warm_figures
+
+    try:
+        lab, split = (fit_result(page_fit_config(page, {}), progress_container=_Quiet()) for page in ("lab", "split_gains"))
+        return warm_figures(lab, split, stop=stop)
+    except Exception:  # noqa: BLE001 - a warm-up must never take the server down; the log keeps the traceback
+        log.exception("warm start: the default views' figures failed")
+        return 0
 
 
 def start_warm_start(on: bool | None = None) -> threading.Thread | None:
@@ -134,7 +155,8 @@ def start_warm_start(on: bool | None = None) -> threading.Thread | None:
         except Exception:  # noqa: BLE001 - the lessons or the page defaults could not be read: the app still serves
             log.exception("warm start failed")
             return
-        print(f"  warm start: {report.fits} fits in the store after {report.seconds:.1f} s"
+        print(f"  warm start: {report.fits} fits and the figures of {report.figures} views in the store after "
+              f"{report.seconds:.1f} s"
               + (f" ({len(report.failed)} failed: {'; '.join(report.failed)})" if report.failed else ""), flush=True)
 
     thread = threading.Thread(target=run, name="distviz-warm-start", daemon=True)

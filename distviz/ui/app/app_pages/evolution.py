@@ -5,11 +5,12 @@ import streamlit as st
 
 from distviz.ui.algorithms import GEOMETRY_PAIR, Kind
 from distviz.ui.common import explainer, fit_or_last, lazy_tabs
-from distviz.ui.figures import charts, shared_figures
+from distviz.ui.figures import charts
 from distviz.ui.lab import PAGE as LAB
 from distviz.ui.lab import fit_model, folded_config_widgets
 from distviz.ui.playback import round_player
 from distviz.ui.safe_text import escape_markdown
+from distviz.ui.shared_views import evolution_round_figures
 from distviz.ui.state import bound, error_sentence, sync_query_params
 from distviz.viz import results as vr
 
@@ -51,14 +52,9 @@ def _ngb_params(key: tuple, _model, _data):
 
 
 def _round_figures(r: int) -> dict:
-    """The Evolution figures of this page's fit at round r, built once per server (`shared_figures`): a class
+    """The Evolution figures of this page's fit at round r, built once per server (`distviz.ui.shared_views`): a class
     scrubbing the teacher's fit asks for the same rounds."""
-    def build() -> dict:
-        if spec.has_particles:
-            return {"particles": vr.wg_round_figure(model, data, r, spec.method),
-                    "nll": vr.nll_from_trace(trace, current=r, algo=spec.method, title="negative log predictive per round")}
-        return vr.law_round_figures(model, data, r, algo)
-    return shared_figures("evolution.round", (res.config.key(), r, algo), build)
+    return evolution_round_figures(res, r)
 
 
 def draw_ngboost(r):

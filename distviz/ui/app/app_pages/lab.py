@@ -3,8 +3,9 @@
 import streamlit as st
 
 from distviz.ui.common import explainer, fit_or_last, fit_summary
-from distviz.ui.figures import charts, shared_figures
+from distviz.ui.figures import charts
 from distviz.ui.lab import PAGE, config_widgets
+from distviz.ui.shared_views import lab_figures
 from distviz.ui.state import sync_query_params
 
 LAB_TEXT = """
@@ -33,8 +34,7 @@ res = fit_or_last(cfg, upload)
 if res is None:
     st.stop()
 fit_summary(res)
-figs = shared_figures("lab", (res.config.key(),),   # one build per fit, shared by the class's sessions
-                      lambda: res.algo.lab_figures(res.model, res.data))
+figs = lab_figures(res)   # one build per fit, shared by the class's sessions
 wide = [isinstance(f.layout.meta, dict) and bool(f.layout.meta.get("wide")) for f in figs]
 for i, fig in enumerate(f for f, w in zip(figs, wide) if w):   # several panels (categorical WGBoost) span the page
     charts().plotly_chart(fig, key=f"lab.wide{i}")

@@ -4,11 +4,12 @@ import streamlit as st
 
 from distviz.ui import algorithms
 from distviz.ui.common import explainer, fit_or_last, lazy_tabs, static_table
-from distviz.ui.figures import charts, shared_figures
+from distviz.ui.figures import charts
 from distviz.ui.fits import SPLIT_OWN
 from distviz.ui.lab import PAGE as LAB
 from distviz.ui.lab import folded_config_widgets, standalone_trees
 from distviz.ui.playback import round_player
+from distviz.ui.shared_views import split_tree_figure
 from distviz.ui.state import bound, sync_query_params, user_errors
 from distviz.viz import results as vr
 from distviz.viz import trees as vt
@@ -64,9 +65,7 @@ def draw(r):
     tabs = dict(zip(VIEWS, lazy_tabs("view", VIEWS)))
     if tabs["Tree of the round"].open:
         with tabs["Tree of the round"]:
-            tree = shared_figures("split_gains.tree", (res.config.key(), r),   # one build per fit and round
-                                  lambda: vt.tree_figure(trace, r, names, gain_name=gain_name,
-                                                         title=f"tree of round {r} ({gain_name} chose the splits)"))
+            tree = split_tree_figure(res, r)   # one build per fit and round, shared by the class's sessions
             event = charts().plotly_chart(tree, key="split.tree", on_select="rerun", selection_mode="points")
             node = selected_node(event)
             if node is None:
