@@ -62,6 +62,21 @@ def test_mvn_table_sets_nn_paper_beside_the_papers_nn_only():
     assert table["NN"]["N = 500 (paper)"] == result_tables.DASH   # the tuned network has no published row
 
 
+def test_mvn_summary_puts_every_size_in_one_table_with_the_latest_run_of_each():
+    old, new, other = _mvn_record(), _mvn_record(), _mvn_record()
+    new["date"] = "2026-11-28T05:00:00+00:00"
+    new["result"] = {m: {"kl_pred_true_mean": 0.5, "kl_pred_true_se": 0.01} for m in new["result"]}
+    other["config"] = {**other["config"], "n": 1000}
+    cap, header, rows = result_tables.mvn_sim_summary_table([new, other, old])
+    table = {r[0]: dict(zip(header, r)) for r in rows}
+    assert header == ["method", "N = 500", "N = 1000"]
+    assert table["NGB"]["N = 500"] == f"0.500 \u00b1 0.010 ({PAPER_TABLE1[500]['NGB']:.3f})"   # the later run of N = 500
+    assert table["NGB"]["N = 1000"] == f"0.612 \u00b1 0.021 ({PAPER_TABLE1[1000]['NGB']:.3f})"
+    assert table["NN-paper"]["N = 1000"].endswith(f"({PAPER_TABLE1[1000]['NN']:.3f})")
+    assert table["NN"]["N = 1000"] == "0.612 \u00b1 0.021"   # the tuned network has no published row
+    assert cap.startswith("mvn-sim, 5 replications per N")
+
+
 def test_docs_pages_carry_every_archived_number(tmp_path):
     """Each record's numbers, formatted independently here, appear on its study's generated page."""
     ext = _module(ROOT / "docs" / "_ext" / "distviz_results.py", "distviz_results_for_tables")

@@ -83,6 +83,42 @@ def mvn_sim_table(rec: dict) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def mvn_sim_summary_table(recs: list[dict]) -> tuple[str, list[str], list[list[str]]]:
+    """(caption, header, rows): every archived mvn-sim size in one table, the README's form of Table 1.
+
+    One column per N (the latest record of each N when several hold it), one row per method; a cell is the mean
+    KL(pred || true) ± its standard error over the replications, with the paper's mean in parentheses (its standard
+    error is in the per-run tables of the docs, :func:`mvn_sim_table`)."""
+    from distviz.experiments.mvn_sim import PAPER_TABLE1
+
+    by_n: dict[int, tuple[dict, dict]] = {}
+    for rec in sorted(recs, key=lambda r: str(r.get("date", ""))):
+        for n, r in _mvn_sizes({**rec["result"], "config": rec["config"]}).items():
+            by_n[n] = (rec, r)
+    sizes = sorted(by_n)
+    methods: list[str] = []
+    for n in sizes:
+        rec, r = by_n[n]
+        methods += [m for m in rec["config"].get("methods", []) if m in r and m not in methods]
+    rows = []
+    for m in methods:
+        row = [m]
+        for n in sizes:
+            v = by_n[n][1].get(m)
+            key = "NN" if m == "NN-paper" else ("" if m == "NN" else m)   # the tuned NN has no published row
+            paper = PAPER_TABLE1.get(n, {}).get(key)
+            cell = pm(v.get("kl_pred_true_mean"), v.get("kl_pred_true_se")) if isinstance(v, dict) else DASH
+            row.append(cell + (f" ({num(paper)})" if paper is not None else ""))
+        rows.append(row)
+    reps = sorted({by_n[n][0]["config"].get("reps") for n in sizes}, key=str)
+    chosen = [f"{r['NN-paper']['structure']} at N = {n}" for n in sizes
+              for r in [by_n[n][1]] if isinstance(r.get("NN-paper"), dict) and "structure" in r["NN-paper"]]
+    cap = (f"mvn-sim, {'/'.join(map(str, reps))} replications per N, one run per N; KL(pred || true), mean \u00b1 s.e., "
+           "the paper's mean in parentheses" + (f"; NN-paper's structure (the paper's rule): {', '.join(chosen)}"
+                                               if chosen else ""))
+    return cap, ["method", *(f"N = {n}" for n in sizes)], rows
+
+
 # -------------------------------------------------------------------------------------------- wgboost-uci
 
 
@@ -184,16 +220,18 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def readme_block(records: list[tuple[object, dict]]) -> str:
-    """The README's generated results section (between README_BEGIN and README_END): the WGBoost UCI and mvn-sim
-    tables of the archived runs, each with its protocol."""
+    """The README's generated results section (between README_BEGIN and README_END): the WGBoost UCI table of the
+    archived runs with its protocol, and every mvn-sim size in one table (:func:`mvn_sim_summary_table`)."""
     by_study: dict[str, list[dict]] = {}
     for _, rec in records:
         by_study.setdefault(rec["study"], []).append(rec)
+    tables = tables_for("wgboost-uci", by_study.get("wgboost-uci", []))
+    if by_study.get("mvn-sim"):
+        tables.append(mvn_sim_summary_table(by_study["mvn-sim"]))
     parts = [README_BEGIN]
-    for study in ("wgboost-uci", "mvn-sim"):
-        for cap, header, rows in tables_for(study, by_study.get(study, [])):
-            if rows:
-                parts += ["", f"*{cap}* (archived in `results/`; the paper's numbers beside ours):", "",
-                          markdown_table(header, rows)]
+    for cap, header, rows in tables:
+        if rows:
+            parts += ["", f"*{cap}* (archived in `results/`; the paper's numbers beside ours):", "",
+                      markdown_table(header, rows)]
     parts += ["", README_END]
     return "\n".join(parts)
