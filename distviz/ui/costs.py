@@ -141,8 +141,8 @@ class WGCost:
     cheaper: str = ""
 
     def round_seconds(self, n: int, n_particles: int, d: int, p: int, depth: int, family: str = "normal") -> float:
-        """Predicted CPU seconds of one round on the calibration machine: n rows, N particles of dimension d,
-        p features, trees of depth `depth`."""
+        """Predicted CPU seconds of one round on the machine `scale` was timed on: n rows, N particles of dimension
+        d, p features, trees of depth `depth`."""
         N = max(int(n_particles), 1)
         cat, poi = float(family == "categorical"), float(family == "poisson")
         f = (1.0, n * N * d * p * depth, n * N * N * d, n * N * d, cat * n * N * d, poi * n * N * d, n * N ** 3 * d,
@@ -150,7 +150,7 @@ class WGCost:
         return self.scale * float(sum(ci * fi for ci, fi in zip(self.coef, f)))
 
     def seconds(self, cfg: "FitConfig", n: int, p: int) -> float:
-        """Predicted CPU seconds of the whole fit `cfg` on n rows and p features, on the calibration machine."""
+        """Predicted CPU seconds of the whole fit `cfg` on n rows and p features, on the machine `scale` was timed on."""
         R, depth = max(int(cfg.n_estimators), 1), max(int(cfg.max_depth), 1)
         return R * self.round_seconds(n, int(cfg.n_particles), particle_dim(cfg), p, depth, cfg.family)
 
