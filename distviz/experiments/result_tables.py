@@ -56,6 +56,18 @@ def _mvn_sizes(result: dict) -> dict[int, dict]:
     return {int(result.get("config", {}).get("n", 0)): result}
 
 
+def _paper_key(method: str) -> str:
+    """The paper's row for `method`: ``NN-paper`` beside the paper's NN; the tuned ``NN`` has no published row ('')."""
+    return "NN" if method == "NN-paper" else ("" if method == "NN" else method)
+
+
+def _nn_paper_note(sizes: dict[int, dict]) -> str:
+    """'; NN-paper's structure (the paper's rule): 100 at N = 1000, ...' of mvn-sim results by N ('' when none)."""
+    chosen = [f"{r['NN-paper']['structure']} at N = {n}" for n, r in sizes.items()
+              if isinstance(r.get("NN-paper"), dict) and "structure" in r["NN-paper"]]
+    return f"; NN-paper's structure (the paper's rule): {', '.join(chosen)}" if chosen else ""
+
+
 def mvn_sim_table(rec: dict) -> tuple[list[str], list[list[str]]]:
     """Table 1 of the multivariate NGBoost paper beside the archived run: per method and N, the mean KL(pred || true)
     ± its standard error over the replications, then the paper's mean ± s.e. (``NN-paper`` is set beside the
@@ -76,7 +88,7 @@ def mvn_sim_table(rec: dict) -> tuple[list[str], list[list[str]]]:
         for n, r in sizes.items():
             v = r.get(m, {})
             row.append(pm(v.get("kl_pred_true_mean"), v.get("kl_pred_true_se")))
-            key = "NN" if m == "NN-paper" else ("" if m == "NN" else m)   # the tuned NN has no published row
+            key = _paper_key(m)
             paper = PAPER_TABLE1.get(n, {}).get(key)
             row.append(pm(paper, PAPER_TABLE1_SE.get(n, {}).get(key)) if paper is not None else DASH)
         rows.append(row)
@@ -105,17 +117,13 @@ def mvn_sim_summary_table(recs: list[dict]) -> tuple[str, list[str], list[list[s
         row = [m]
         for n in sizes:
             v = by_n[n][1].get(m)
-            key = "NN" if m == "NN-paper" else ("" if m == "NN" else m)   # the tuned NN has no published row
-            paper = PAPER_TABLE1.get(n, {}).get(key)
+            paper = PAPER_TABLE1.get(n, {}).get(_paper_key(m))
             cell = pm(v.get("kl_pred_true_mean"), v.get("kl_pred_true_se")) if isinstance(v, dict) else DASH
             row.append(cell + (f" ({num(paper)})" if paper is not None else ""))
         rows.append(row)
     reps = sorted({by_n[n][0]["config"].get("reps") for n in sizes}, key=str)
-    chosen = [f"{r['NN-paper']['structure']} at N = {n}" for n in sizes
-              for r in [by_n[n][1]] if isinstance(r.get("NN-paper"), dict) and "structure" in r["NN-paper"]]
     cap = (f"mvn-sim, {'/'.join(map(str, reps))} replications per N, one run per N; KL(pred || true), mean \u00b1 s.e., "
-           "the paper's mean in parentheses" + (f"; NN-paper's structure (the paper's rule): {', '.join(chosen)}"
-                                               if chosen else ""))
+           "the paper's mean in parentheses" + _nn_paper_note({n: by_n[n][1] for n in sizes}))
     return cap, ["method", *(f"N = {n}" for n in sizes)], rows
 
 
@@ -195,10 +203,7 @@ def tables_for(study: str, recs: list[dict]) -> list[tuple[str, list[str], list[
     for rec in recs:
         cap = f"{study}, {protocol_note(rec)}"
         if study == "mvn-sim":
-            sizes = _mvn_sizes({**rec["result"], "config": rec["config"]})
-            chosen = [f"{r['NN-paper']['structure']} at N = {n}" for n, r in sizes.items()
-                      if isinstance(r.get("NN-paper"), dict) and "structure" in r["NN-paper"]]
-            note = f"; NN-paper's structure (the paper's rule): {', '.join(chosen)}" if chosen else ""
+            note = _nn_paper_note(_mvn_sizes({**rec["result"], "config": rec["config"]}))
             out.append((cap + "; KL(pred || true), mean \u00b1 s.e." + note, *mvn_sim_table(rec)))
         elif study == "drifters" and isinstance(rec["result"].get("paper"), dict):
             for part, what in (("paper", "the paper's protocol (grid chosen on validation NLL)"),
