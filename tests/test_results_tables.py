@@ -77,6 +77,36 @@ def test_mvn_summary_puts_every_size_in_one_table_with_the_latest_run_of_each():
     assert cap.startswith("mvn-sim, 5 replications per N")
 
 
+def test_mvn_summary_takes_a_later_run_of_some_methods_for_those_cells_only():
+    full, peer = _mvn_record(), _mvn_record()
+    peer["date"] = "2026-11-28T06:00:00+00:00"
+    peer["config"] = {**peer["config"], "methods": ["NGB", "ngboost"]}
+    outlier = {"kl_pred_true_mean": 7.46, "kl_pred_true_se": 7.38, "kl_pred_true_median": 0.0504}
+    peer["result"] = {"NGB": outlier, "ngboost": {**outlier, "kl_pred_true_mean": 7.34}}
+    _, header, rows = result_tables.mvn_sim_summary_table([peer, full])
+    table = {r[0]: dict(zip(header, r)) for r in rows}
+    assert list(table) == ["NGB", "NN", "NN-paper", "ngboost"]
+    # the later run replaces NGB's cell, with the median beside a mean more than twice it; NN keeps the full run's
+    assert table["NGB"]["N = 500"] == f"7.460 \u00b1 7.380, median 0.050 ({PAPER_TABLE1[500]['NGB']:.3f})"
+    assert table["ngboost"]["N = 500"] == "7.340 \u00b1 7.380, median 0.050"
+    assert table["NN"]["N = 500"] == "0.612 \u00b1 0.021"
+
+
+def test_mvn_cell_leaves_the_median_out_when_the_mean_is_not_carried_by_outliers():
+    assert result_tables._kl_cell({"kl_pred_true_mean": 0.09, "kl_pred_true_se": 0.01,
+                                   "kl_pred_true_median": 0.05}) == "0.090 \u00b1 0.010"
+
+
+def test_mvn_summary_keeps_each_replication_and_the_median():
+    from distviz.experiments.mvn_sim import _summary
+
+    res = _summary([{"kl_pred_true": v, "fit_seconds": 1.0} for v in (0.05, 368.9, 0.04)])
+    assert res["kl_pred_true_reps"] == [0.05, 368.9, 0.04]
+    assert res["kl_pred_true_median"] == 0.05
+    assert res["kl_pred_true_mean"] == pytest.approx((0.05 + 368.9 + 0.04) / 3)
+    assert "fit_seconds_median" not in res
+
+
 def test_docs_pages_carry_every_archived_number(tmp_path):
     """Each record's numbers, formatted independently here, appear on its study's generated page."""
     ext = _module(ROOT / "docs" / "_ext" / "distviz_results.py", "distviz_results_for_tables")

@@ -20,7 +20,10 @@ marginal start, still the best of six per replication.  ``NN-paper`` is the pape
 (``distviz.experiments.nn_paper``): the authors' inputs, initialisation, epoch cap and patience, all six
 structures fitted per replication and one structure per N kept, the one with the best test
 log-likelihood averaged over the replications (the paper's rule); the study ``mvn-nn-ablation`` says which
-part of its gap to ``NN`` each choice causes.  ``--variant vanilla`` drops the x and -x^2 terms of the means (Williams' original
+part of its gap to ``NN`` each choice causes.  ``ngboost`` is the peer itself: the ``ngboost`` package's
+``NGBRegressor`` with ``MultivariateNormal(2)`` (the authors' library; its default depth-3 scikit-learn trees), fitted
+and scored as NGB on the same split, so an odd NGB figure can be told apart from an odd draw.
+``--variant vanilla`` drops the x and -x^2 terms of the means (Williams' original
 simulation, the paper's supplement).  Trees split on every distinct x
 (``--max-bins exact``, the paper's scikit-learn trees); with 255-bin histogram trees GB fits far
 better than in Table 1 (the exact trees' splits around a few points are what stall it).
@@ -41,10 +44,11 @@ from distviz.errors import ConfigError
 from distviz.experiments import registry
 from distviz.experiments.parallel import map_units
 
-METHODS = ("NGB", "IndepNGB", "GB", "skGB", "NGB-pp", "NN", "NN-authors", "NN-paper")
+METHODS = ("NGB", "IndepNGB", "GB", "skGB", "NGB-pp", "NN", "NN-authors", "NN-paper", "ngboost")
 # paper protocol: (maximal rounds, or epochs for the networks, which rounds Table 1 scores)
 PAPER = {"NGB": (1000, "all"), "GB": (1000, "all"), "IndepNGB": (2000, "best"), "skGB": (1000, "best"),
-         "NGB-pp": (1000, "best"), "NN": (1000, "best"), "NN-authors": (1000, "best"), "NN-paper": (1000, "best")}
+         "NGB-pp": (1000, "best"), "NN": (1000, "best"), "NN-authors": (1000, "best"), "NN-paper": (1000, "best"),
+         "ngboost": (1000, "all")}
 DEFAULT_METHODS = "NGB,IndepNGB,GB,skGB,NN"
 SCORING = {"paper": None, "best-round": "best", "all-trees": "all"}
 #: PUBLISHED NUMBERS, O'Malley et al. (2023), Table 1 (Sec. 4, the simulation): mean KL(pred || true) over 50
@@ -113,6 +117,35 @@ def make_model(method: str, n_estimators: int, learning_rate: float, patience: i
     raise ConfigError(f"unknown method {method!r}; choose from {', '.join(METHODS)}.")
 
 
+class _PeerNGBoost:
+    """The ``ngboost`` package's multivariate NGBoost (``NGBRegressor(Dist=MultivariateNormal(2))``, its default
+    depth-3 scikit-learn trees and line search) with the study's cap, learning rate and patience: the peer that NGB
+    is checked against (``tests/test_ngboost.py`` matches their boosting paths on small data)."""
+
+    def __init__(self, n_estimators: int, learning_rate: float, patience: int, seed: int):
+        try:
+            from ngboost import NGBRegressor
+            from ngboost.distns import MultivariateNormal
+        except ImportError:
+            raise ConfigError("method 'ngboost' fits the ngboost package, which is not installed; "
+                              "pip install 'distviz[bench]' (or ngboost) first.") from None
+        self.model = NGBRegressor(Dist=MultivariateNormal(2), n_estimators=n_estimators, learning_rate=learning_rate,
+                                  verbose=False, random_state=seed)
+        self.patience = patience
+
+    def fit(self, X, y, eval_set):
+        self.model.fit(X, y, X_val=eval_set[0], Y_val=eval_set[1], early_stopping_rounds=self.patience)
+        self.n_iter_ = len(self.model.base_models)
+        best = self.model.best_val_loss_itr   # 0-based: the validation loss after tree `best`, i.e. best + 1 trees
+        self.best_iteration_ = self.n_iter_ if best is None else int(best) + 1
+        return self
+
+    def mean_cov(self, X, which: str):
+        """Mean (n, 2) and covariance (n, 2, 2) with the trees up to the best validation round or with all."""
+        d = self.model.pred_dist(X, max_iter=self.best_iteration_ if which == "best" else None)
+        return np.asarray(d.loc), np.asarray(d.cov)
+
+
 def run_once(method: str, split, n_estimators: int, learning_rate: float, patience: int, seed: int,
              max_bins="exact", scoring="paper", nn_hidden="auto") -> dict:
     """Fit one method on one simulated split; KL in both directions at the best round and with all trees.
@@ -129,14 +162,19 @@ def run_once(method: str, split, n_estimators: int, learning_rate: float, patien
     kl_pt, kl_tp = _kl_helpers()
     cap, headline = PAPER[method]
     headline = SCORING[scoring] or headline
-    model = make_model(method, n_estimators or cap, learning_rate, patience, seed, max_bins, nn_hidden)
+    if method == "ngboost":
+        model = _PeerNGBoost(n_estimators or cap, learning_rate, patience, seed)
+    else:
+        model = make_model(method, n_estimators or cap, learning_rate, patience, seed, max_bins, nn_hidden)
     t0 = time.perf_counter()
     model.fit(split.X_train, split.y_train, eval_set=(split.X_val, split.y_val))
     secs = time.perf_counter() - t0
     out = {"fit_seconds": secs}
     network = method.startswith("NN")
     for which in ("best", "all"):
-        if network:  # the network keeps only its best epoch's weights (paper Sec. 4)
+        if method == "ngboost":
+            mu, cov = model.mean_cov(split.X_test, which)
+        elif network:  # the network keeps only its best epoch's weights (paper Sec. 4)
             d = model.predict_dist(split.X_test)
             mu, cov = d.mean(), d.cov()
         else:
@@ -179,13 +217,20 @@ def _replication(r: int, *, names, n, n_val, n_test, seed, reps, variant, n_esti
 
 
 def _summary(rows: list[dict]) -> dict:
+    """Mean, standard deviation and standard error over the replications of every figure of `rows`; the headline
+    KL(pred || true) also per replication (``kl_pred_true_reps``, in replication order) and its median, so a mean
+    that rests on one replication shows as such."""
     keys = rows[0].keys()
-    res = {}
+    res: dict = {}
     for k in keys:
         v = np.array([r[k] for r in rows], dtype=float)
         res[f"{k}_mean"] = float(v.mean())
         res[f"{k}_sd"] = float(v.std(ddof=1)) if v.size > 1 else 0.0
         res[f"{k}_se"] = res[f"{k}_sd"] / np.sqrt(v.size)
+    if "kl_pred_true" in keys:
+        v = np.array([r["kl_pred_true"] for r in rows], dtype=float)
+        res["kl_pred_true_median"] = float(np.median(v))
+        res["kl_pred_true_reps"] = [float(x) for x in v]
     return res
 
 

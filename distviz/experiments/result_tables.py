@@ -68,6 +68,16 @@ def _nn_paper_note(sizes: dict[int, dict]) -> str:
     return f"; NN-paper's structure (the paper's rule): {', '.join(chosen)}" if chosen else ""
 
 
+def _kl_cell(v: dict) -> str:
+    """``mean ± s.e.`` of a method's KL(pred || true), with its median over the replications beside it where the
+    record keeps one and the mean is more than twice it (a mean carried by a few replications)."""
+    cell = pm(v.get("kl_pred_true_mean"), v.get("kl_pred_true_se"))
+    mean, median = v.get("kl_pred_true_mean"), v.get("kl_pred_true_median")
+    if _is_num(mean) and _is_num(median) and mean > 2 * median:
+        cell += f", median {num(median)}"
+    return cell
+
+
 def mvn_sim_table(rec: dict) -> tuple[list[str], list[list[str]]]:
     """Table 1 of the multivariate NGBoost paper beside the archived run: per method and N, the mean KL(pred || true)
     ± its standard error over the replications, then the paper's mean ± s.e. (``NN-paper`` is set beside the
@@ -87,7 +97,7 @@ def mvn_sim_table(rec: dict) -> tuple[list[str], list[list[str]]]:
         row = [m]
         for n, r in sizes.items():
             v = r.get(m, {})
-            row.append(pm(v.get("kl_pred_true_mean"), v.get("kl_pred_true_se")))
+            row.append(_kl_cell(v))
             key = _paper_key(m)
             paper = PAPER_TABLE1.get(n, {}).get(key)
             row.append(pm(paper, PAPER_TABLE1_SE.get(n, {}).get(key)) if paper is not None else DASH)
@@ -98,32 +108,35 @@ def mvn_sim_table(rec: dict) -> tuple[list[str], list[list[str]]]:
 def mvn_sim_summary_table(recs: list[dict]) -> tuple[str, list[str], list[list[str]]]:
     """(caption, header, rows): every archived mvn-sim size in one table, the README's form of Table 1.
 
-    One column per N (the latest record of each N when several hold it), one row per method; a cell is the mean
-    KL(pred || true) ± its standard error over the replications, with the paper's mean in parentheses (its standard
-    error is in the per-run tables of the docs, :func:`mvn_sim_table`)."""
+    One column per N, one row per method; a cell is the latest archived run of that method at that N (a later run
+    of some methods, e.g. NGB beside the ``ngboost`` package, replaces only those methods' cells): the mean
+    KL(pred || true) ± its standard error over the replications (with the median where the mean is more than twice
+    it, :func:`_kl_cell`), the paper's mean in parentheses (its standard error is in the per-run tables of the docs,
+    :func:`mvn_sim_table`)."""
     from distviz.experiments.mvn_sim import PAPER_TABLE1
 
-    by_n: dict[int, tuple[dict, dict]] = {}
+    cells: dict[tuple[int, str], tuple[dict, dict]] = {}   # (N, method) -> (record, that method's result)
+    methods: list[str] = []
     for rec in sorted(recs, key=lambda r: str(r.get("date", ""))):
         for n, r in _mvn_sizes({**rec["result"], "config": rec["config"]}).items():
-            by_n[n] = (rec, r)
-    sizes = sorted(by_n)
-    methods: list[str] = []
-    for n in sizes:
-        rec, r = by_n[n]
-        methods += [m for m in rec["config"].get("methods", []) if m in r and m not in methods]
+            for m in rec["config"].get("methods", []):
+                if isinstance(r.get(m), dict):
+                    cells[n, m] = (rec, r[m])
+                    methods += [] if m in methods else [m]
+    sizes = sorted({n for n, _ in cells})
     rows = []
     for m in methods:
         row = [m]
         for n in sizes:
-            v = by_n[n][1].get(m)
+            v = cells.get((n, m), (None, None))[1]
             paper = PAPER_TABLE1.get(n, {}).get(_paper_key(m))
-            cell = pm(v.get("kl_pred_true_mean"), v.get("kl_pred_true_se")) if isinstance(v, dict) else DASH
+            cell = _kl_cell(v) if isinstance(v, dict) else DASH
             row.append(cell + (f" ({num(paper)})" if paper is not None else ""))
         rows.append(row)
-    reps = sorted({by_n[n][0]["config"].get("reps") for n in sizes}, key=str)
-    cap = (f"mvn-sim, {'/'.join(map(str, reps))} replications per N, one run per N; KL(pred || true), mean \u00b1 s.e., "
-           "the paper's mean in parentheses" + _nn_paper_note({n: by_n[n][1] for n in sizes}))
+    reps = sorted({rec["config"].get("reps") for rec, _ in cells.values()}, key=str)
+    nn_paper = {n: {"NN-paper": cells[n, "NN-paper"][1]} for n in sizes if (n, "NN-paper") in cells}
+    cap = (f"mvn-sim, {'/'.join(map(str, reps))} replications per N; KL(pred || true), mean \u00b1 s.e., "
+           "the paper's mean in parentheses" + _nn_paper_note(nn_paper))
     return cap, ["method", *(f"N = {n}" for n in sizes)], rows
 
 
