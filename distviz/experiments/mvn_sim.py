@@ -37,6 +37,7 @@ from __future__ import annotations
 import functools
 import sys
 import time
+from typing import Any
 
 import numpy as np
 
@@ -162,6 +163,7 @@ def run_once(method: str, split, n_estimators: int, learning_rate: float, patien
     kl_pt, kl_tp = _kl_helpers()
     cap, headline = PAPER[method]
     headline = SCORING[scoring] or headline
+    model: Any
     if method == "ngboost":
         model = _PeerNGBoost(n_estimators or cap, learning_rate, patience, seed)
     else:

@@ -73,7 +73,7 @@ def _kl_cell(v: dict) -> str:
     record keeps one and the mean is more than twice it (a mean carried by a few replications)."""
     cell = pm(v.get("kl_pred_true_mean"), v.get("kl_pred_true_se"))
     mean, median = v.get("kl_pred_true_mean"), v.get("kl_pred_true_median")
-    if _is_num(mean) and _is_num(median) and mean > 2 * median:
+    if isinstance(mean, (int, float)) and isinstance(median, (int, float)) and mean > 2 * median:
         cell += f", median {num(median)}"
     return cell
 
