@@ -267,9 +267,11 @@ def test_mvn_sim_peer_method_is_the_ngboost_package_on_the_same_split():
     # The study's `ngboost` method fits the package itself; with exact splits our NGB follows the same path.
     from distviz.experiments.mvn_sim import mvn_sim
 
-    res = mvn_sim(n=200, reps=2, methods="NGB,ngboost", n_estimators=30, n_val=100, n_test=200, quiet=1)
+    res = mvn_sim(n=200, reps=2, methods="NGB,ngboost,GB,ngboost-GB", n_estimators=30, n_val=100, n_test=200, quiet=1)
     ours, peer = res["NGB"], res["ngboost"]
     assert len(peer["kl_pred_true_reps"]) == 2
     np.testing.assert_allclose(ours["kl_pred_true_reps"], peer["kl_pred_true_reps"], rtol=1e-4)
     np.testing.assert_allclose(ours["kl_true_pred_best_mean"], peer["kl_true_pred_best_mean"], rtol=1e-4)
     assert peer["iterations_mean"] == 30
+    np.testing.assert_allclose(res["GB"]["kl_pred_true_reps"], res["ngboost-GB"]["kl_pred_true_reps"], rtol=1e-4)
+    assert not np.allclose(res["GB"]["kl_pred_true_reps"], peer["kl_pred_true_reps"])   # the plain gradient differs

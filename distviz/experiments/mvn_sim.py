@@ -22,7 +22,8 @@ structures fitted per replication and one structure per N kept, the one with the
 log-likelihood averaged over the replications (the paper's rule); the study ``mvn-nn-ablation`` says which
 part of its gap to ``NN`` each choice causes.  ``ngboost`` is the peer itself: the ``ngboost`` package's
 ``NGBRegressor`` with ``MultivariateNormal(2)`` (the authors' library; its default depth-3 scikit-learn trees), fitted
-and scored as NGB on the same split, so an odd NGB figure can be told apart from an odd draw.
+and scored as NGB on the same split, so an odd NGB figure can be told apart from an odd draw; ``ngboost-GB`` is
+the same without the natural gradient, the peer of GB.
 ``--variant vanilla`` drops the x and -x^2 terms of the means (Williams' original
 simulation, the paper's supplement).  Trees split on every distinct x
 (``--max-bins exact``, the paper's scikit-learn trees); with 255-bin histogram trees GB fits far
@@ -45,11 +46,11 @@ from distviz.errors import ConfigError
 from distviz.experiments import registry
 from distviz.experiments.parallel import map_units
 
-METHODS = ("NGB", "IndepNGB", "GB", "skGB", "NGB-pp", "NN", "NN-authors", "NN-paper", "ngboost")
+METHODS = ("NGB", "IndepNGB", "GB", "skGB", "NGB-pp", "NN", "NN-authors", "NN-paper", "ngboost", "ngboost-GB")
 # paper protocol: (maximal rounds, or epochs for the networks, which rounds Table 1 scores)
 PAPER = {"NGB": (1000, "all"), "GB": (1000, "all"), "IndepNGB": (2000, "best"), "skGB": (1000, "best"),
          "NGB-pp": (1000, "best"), "NN": (1000, "best"), "NN-authors": (1000, "best"), "NN-paper": (1000, "best"),
-         "ngboost": (1000, "all")}
+         "ngboost": (1000, "all"), "ngboost-GB": (1000, "all")}
 DEFAULT_METHODS = "NGB,IndepNGB,GB,skGB,NN"
 SCORING = {"paper": None, "best-round": "best", "all-trees": "all"}
 #: PUBLISHED NUMBERS, O'Malley et al. (2023), Table 1 (Sec. 4, the simulation): mean KL(pred || true) over 50
@@ -121,9 +122,10 @@ def make_model(method: str, n_estimators: int, learning_rate: float, patience: i
 class _PeerNGBoost:
     """The ``ngboost`` package's multivariate NGBoost (``NGBRegressor(Dist=MultivariateNormal(2))``, its default
     depth-3 scikit-learn trees and line search) with the study's cap, learning rate and patience: the peer that NGB
-    is checked against (``tests/test_ngboost.py`` matches their boosting paths on small data)."""
+    is checked against (``tests/test_ngboost.py`` matches their boosting paths on small data); with
+    ``natural=False`` the plain gradient, the peer of GB."""
 
-    def __init__(self, n_estimators: int, learning_rate: float, patience: int, seed: int):
+    def __init__(self, n_estimators: int, learning_rate: float, patience: int, seed: int, natural: bool = True):
         try:
             from ngboost import NGBRegressor
             from ngboost.distns import MultivariateNormal
@@ -131,7 +133,7 @@ class _PeerNGBoost:
             raise ConfigError("method 'ngboost' fits the ngboost package, which is not installed; "
                               "pip install 'distviz[bench]' (or ngboost) first.") from None
         self.model = NGBRegressor(Dist=MultivariateNormal(2), n_estimators=n_estimators, learning_rate=learning_rate,
-                                  verbose=False, random_state=seed)
+                                  natural_gradient=natural, verbose=False, random_state=seed)
         self.patience = patience
 
     def fit(self, X, y, eval_set):
@@ -164,8 +166,8 @@ def run_once(method: str, split, n_estimators: int, learning_rate: float, patien
     cap, headline = PAPER[method]
     headline = SCORING[scoring] or headline
     model: Any
-    if method == "ngboost":
-        model = _PeerNGBoost(n_estimators or cap, learning_rate, patience, seed)
+    if method.startswith("ngboost"):
+        model = _PeerNGBoost(n_estimators or cap, learning_rate, patience, seed, natural=method == "ngboost")
     else:
         model = make_model(method, n_estimators or cap, learning_rate, patience, seed, max_bins, nn_hidden)
     t0 = time.perf_counter()
@@ -174,7 +176,7 @@ def run_once(method: str, split, n_estimators: int, learning_rate: float, patien
     out = {"fit_seconds": secs}
     network = method.startswith("NN")
     for which in ("best", "all"):
-        if method == "ngboost":
+        if method.startswith("ngboost"):
             mu, cov = model.mean_cov(split.X_test, which)
         elif network:  # the network keeps only its best epoch's weights (paper Sec. 4)
             d = model.predict_dist(split.X_test)
