@@ -118,3 +118,26 @@ def test_warm_figures_are_the_ones_the_pages_draw(fresh, monkeypatch):
     stop = threading.Event()
     stop.set()
     assert shared_views.warm_figures(lab, split, stop=stop) == 1   # the Lab's figures, then it stops
+
+
+def test_the_warm_thread_freezes_the_heap_when_done(monkeypatch, capsys):
+    """After its fits the server's heap is frozen (gc.freeze), so full collections stop walking it; the frozen
+    objects are no longer in any generation the collector walks."""
+    import gc
+
+    order = []
+    monkeypatch.setattr(warm_start, "warm_start", lambda: order.append("fits") or warm_start.WarmReport(fits=1))
+    monkeypatch.setattr(warm_start, "freeze_heap", lambda: order.append("freeze"))
+    warm_start.start_warm_start(True).join(10)
+    assert order == ["fits", "freeze"]
+    assert "warm start: 1 fits" in capsys.readouterr().out
+
+    monkeypatch.undo()
+    probe = [[]]   # a container the collector tracks
+    try:
+        warm_start.freeze_heap()
+        assert gc.get_freeze_count() > 0
+        assert not any(o is probe for o in gc.get_objects())   # frozen: outside every generation
+    finally:
+        gc.unfreeze()
+    assert any(o is probe for o in gc.get_objects())
