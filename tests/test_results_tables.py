@@ -107,6 +107,19 @@ def test_mvn_summary_keeps_each_replication_and_the_median():
     assert "fit_seconds_median" not in res
 
 
+def test_mvn_peer_note_names_the_replication_that_carries_ngbs_mean():
+    rec = _mvn_record()
+    rec["config"] = {**rec["config"], "methods": ["NGB", "ngboost"]}
+    reps, peer = [0.05, 368.9, 0.04, 0.06], [0.05, 367.3, 0.045, 0.06]
+    row = {"kl_pred_true_mean": sum(reps) / 4, "kl_pred_true_median": 0.055, "kl_pred_true_reps": reps}
+    rec["result"] = {"NGB": row, "ngboost": {**row, "kl_pred_true_reps": peer, "kl_pred_true_median": 0.055}}
+    [note] = result_tables.mvn_sim_peer_notes([rec])
+    assert note.startswith("At N = 500, NGB's mean rests on replication 2 of 4 (KL 368.9; the other 3 average 0.050")
+    assert "367.3 for that replication, 0.052 for the others, median 0.055" in note
+    rec["result"]["NGB"] = {**row, "kl_pred_true_mean": 0.06}   # a mean not carried by one replication: no note
+    assert result_tables.mvn_sim_peer_notes([rec]) == []
+
+
 def test_docs_pages_carry_every_archived_number(tmp_path):
     """Each record's numbers, formatted independently here, appear on its study's generated page."""
     ext = _module(ROOT / "docs" / "_ext" / "distviz_results.py", "distviz_results_for_tables")

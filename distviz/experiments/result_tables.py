@@ -140,6 +140,29 @@ def mvn_sim_summary_table(recs: list[dict]) -> tuple[str, list[str], list[list[s
     return cap, ["method", *(f"N = {n}" for n in sizes)], rows
 
 
+def mvn_sim_peer_notes(recs: list[dict]) -> list[str]:
+    """One sentence per archived N where NGB's mean KL is carried by few replications (mean > 2 x median) and the
+    same record ran the ``ngboost`` package on the same draws: NGB's worst replication and the rest, then the
+    package's figures for that replication and the rest (the README's note under the Table 1 summary)."""
+    import numpy as np
+
+    notes = []
+    for rec in sorted(recs, key=lambda r: str(r.get("date", ""))):
+        for n, r in _mvn_sizes({**rec["result"], "config": rec["config"]}).items():
+            ours, peer = r.get("NGB"), r.get("ngboost")
+            if not (isinstance(ours, dict) and isinstance(peer, dict) and "kl_pred_true_reps" in ours
+                    and "kl_pred_true_reps" in peer and ours["kl_pred_true_mean"] > 2 * ours["kl_pred_true_median"]):
+                continue
+            a, b = np.asarray(ours["kl_pred_true_reps"]), np.asarray(peer["kl_pred_true_reps"])
+            k = int(a.argmax())
+            notes.append(f"At N = {n}, NGB's mean rests on replication {k + 1} of {a.size} (KL {num(a[k], 1)}; the "
+                         f"other {a.size - 1} average {num(np.delete(a, k).mean())}, the median of all is "
+                         f"{num(float(np.median(a)))}). The ngboost package on the same draws: {num(b[k], 1)} for "
+                         f"that replication, {num(np.delete(b, k).mean())} for the others, median "
+                         f"{num(float(np.median(b)))}.")
+    return notes
+
+
 # -------------------------------------------------------------------------------------------- wgboost-uci
 
 
@@ -251,5 +274,8 @@ def readme_block(records: list[tuple[object, dict]]) -> str:
         if rows:
             parts += ["", f"*{cap}* (archived in `results/`; the paper's numbers beside ours):", "",
                       markdown_table(header, rows)]
+    notes = mvn_sim_peer_notes(by_study.get("mvn-sim", []))
+    if notes:
+        parts += ["", " ".join(notes)]
     parts += ["", README_END]
     return "\n".join(parts)
