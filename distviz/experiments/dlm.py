@@ -287,6 +287,8 @@ PAPER_M = {"twonorm": 74, "ringnorm": 74}
 #: the paper's regression split (train / validation / test) and its test-row cap for classification and counts
 PAPER_SPLIT = (0.67, 0.08, 0.25)
 PAPER_MAX_TEST = 1000
+#: classification and counts: the share of all rows that validates (Appendix D)
+PAPER_VAL_FRACTION = 0.1
 
 
 def _task(data: str) -> str:
@@ -369,7 +371,7 @@ def dlm_vs_elbo_paper(data="ringnorm", size=2000, seed=0, likelihood=None, n_ind
         n_tr, n_va = int(round(PAPER_SPLIT[0] * n_all)), int(round(PAPER_SPLIT[1] * n_all))
         tr, va, te = perm[:n_tr], perm[n_tr:n_tr + n_va], perm[n_tr + n_va:]
     else:
-        n_va = int(round(0.1 * n_all))
+        n_va = int(round(PAPER_VAL_FRACTION * n_all))
         if size < 2 or size + n_va >= n_all:
             raise ConfigError(f"{data} has {n_all} rows, {n_va} of them validation; ask for 2 to "
                               f"{n_all - n_va - 1} training rows, got {size}.")
@@ -470,7 +472,7 @@ def dlm_vs_elbo_paper_runs(sizes=(2000,), seeds=range(5), *, data="ringnorm", **
     full = (d["task"] == "binary" and info["window"] == d["window"] and info["max_iter"] == d["cap"]
             and info["n_inducing"] == d["n_inducing"] and len(seeds) >= 5 and max(sizes) <= 2000)
     info.update({"study_protocol": "paper", "optimizer": "adam", **PAPER_ADAM, "grid_factor": 2.0,
-                 "val_fraction": 0.1 if d["task"] != "regression" else PAPER_SPLIT[1],
+                 "val_fraction": PAPER_VAL_FRACTION if d["task"] != "regression" else PAPER_SPLIT[1],
                  "sizes": [int(k) for k in by_size], "splits": seeds, "max_train": None,
                  "data_source": _DATA_SOURCE.get(data, "UCI set from ../shared/data/uci (not one of the paper's)"),
                  # paper data only in law (Breiman's generators, not the DELVE files): 'partial' at best
