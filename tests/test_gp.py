@@ -189,3 +189,49 @@ def test_config_validation():
         SparseGP(beta=-1.0).fit(X, y)
     with pytest.raises(ConfigError, match="not fitted"):
         SparseGP().predict_latent(X)
+
+
+def _easy_regression(n=80, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-3, 3, (n, 1))
+    return X, np.sin(X[:, 0]) + 0.1 * rng.standard_normal(n)
+
+
+def test_adam_convergence_window_stops_early_and_records_it():
+    """The paper's rule (Appendix D): stop when the loss's range over the last I steps is <= tol, else at the cap."""
+    X, y = _easy_regression()
+    # q(u) alone (fixed hyperparameters and inducing inputs): a convex problem that Adam at 0.1 settles
+    kw = dict(n_inducing=5, optimizer="adam", learning_rate=0.1, max_iter=3000, random_state=0,
+              fit_hyperparameters=False, learn_inducing=False, lengthscale=1.0, noise=0.01)
+    gp = SparseGP(convergence_window=20, tol=1e-4, **kw).fit(X, y)
+    assert gp.converged_ and 20 <= gp.n_iter_ < 3000
+    assert gp.history_.shape == (gp.n_iter_,)
+    last = gp.history_[-20:]
+    assert last.max() - last.min() <= 1e-4
+    if gp.n_iter_ > 20:   # one step earlier the rule did not hold yet
+        prev = gp.history_[-21:-1]
+        assert prev.max() - prev.min() > 1e-4
+    capped = SparseGP(convergence_window=20, tol=0.0, **{**kw, "max_iter": 120}).fit(X, y)
+    assert capped.n_iter_ == 120 and not capped.converged_ and capped.history_.shape == (120,)
+    plain = SparseGP(**{**kw, "max_iter": 120}).fit(X, y)   # the default: every step, as before
+    assert plain.n_iter_ == 120 and plain.converged_
+    np.testing.assert_array_equal(plain.history_, capped.history_)
+    # L-BFGS ignores the window
+    lb = SparseGP(n_inducing=5, max_iter=30, convergence_window=20, tol=1e-6, random_state=0).fit(X, y)
+    ref = SparseGP(n_inducing=5, max_iter=30, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(lb.predict(X), ref.predict(X))
+
+
+def test_zero_mean_function_keeps_the_prior_mean_at_zero():
+    X, y = _easy_regression()
+    y = y + 3.0
+    const = SparseGP(n_inducing=5, max_iter=40, random_state=0).fit(X, y)
+    zero = SparseGP(n_inducing=5, max_iter=40, mean_function="zero", random_state=0).fit(X, y)
+    assert zero.hyperparameters_["mean"] == 0.0 and zero.params_["mean"] == 0.0
+    assert abs(const.hyperparameters_["mean"]) > 0.5
+    with pytest.raises(ConfigError, match="mean_function='zero'"):
+        SparseGP(mean_function="zero", mean=1.0).fit(X, y)
+    with pytest.raises(ValueError):
+        SparseGP(mean_function="linear").fit(X, y)
+    with pytest.raises(ValueError):
+        SparseGP(convergence_window=1).fit(X, y)

@@ -193,3 +193,70 @@ def test_drifter_guide_states_the_shipped_comparison():
     assert f"{table['NGB']['n']:,} test rows" in text
     assert (f"NGB a test NLL of {table['NGB']['NLL']:.3f} against IndepNGB's {table['IndepNGB']['NLL']:.3f}, "
             f"where the true law scores {table['Oracle']['NLL']:.3f}") in text
+
+
+def _dlm_paper_record():
+    def row(ll, se, err=0.02, beta=0.5):
+        return {"test_log_loss": ll, "test_log_loss_se": se, "test_sq_error": 0.01, "test_sq_error_se": 0.001,
+                "test_error": err, "test_error_se": 0.002, "beta": beta, "n_iter": 800.0, "converged": 5, "runs": 5,
+                "grid_converged": 90, "grid_fits": 95, "seconds": 1.0}
+    elbo = {k: v for k, v in row(0.30, 0.01, beta=1.0).items() if not k.startswith("grid_")}   # one fit, no grid
+    sizes = {"500": {"ELBO": {**elbo, "converged": 3}, "beta-ELBO": row(0.25, 0.01),
+                     "DLM-log (joint)": row(0.20, 0.01), "DLM-log (fixed)": row(0.24, 0.02),
+                     "n_val": 740, "n_test": 1000},
+             "250": {"ELBO": row(0.30, 0.01, beta=1.0), "beta-ELBO": row(0.31, 0.02),
+                     "DLM-log (joint)": row(0.33, 0.01), "DLM-log (fixed)": row(0.45, 0.02),
+                     "n_val": 740, "n_test": 1000}}
+    return {"study": "dlm-vs-elbo", "command": "python scripts/archive_study.py dlm-vs-elbo --protocol paper",
+            "date": "2026-11-28T04:00:00+00:00", "commit": "abc", "load": {"start": [1, 1, 1], "end": [1, 1, 1]},
+            "config": {"data": "ringnorm", "likelihood": "logistic", "task": "binary", "splits": [0, 1, 2, 3, 4],
+                       "sizes": [500, 250], "learning_rate": 0.1, "tol": 1e-4, "window": 20, "max_iter": 3000,
+                       "n_inducing": 74, "mean_function": "constant", "protocol": "partial"},
+            "result": {"sizes": sizes, "info": {}}}
+
+
+def test_dlm_paper_tables_and_the_papers_statement():
+    rec = archive.check_record(_dlm_paper_record())
+    tables = result_tables.tables_for("dlm-vs-elbo", [rec])
+    assert len(tables) == 4
+    (cap, header, rows), (_, _, err), (_, _, steps), (ccap, cheader, claim) = tables
+    assert header == ["method", "n = 500", "n = 250"] and "protocol: partial; splits 0..4 (5)" in cap
+    assert rows[2] == ["DLM-log (joint)", "0.2000 \u00b1 0.0100", "0.3300 \u00b1 0.0100"]
+    assert err[0][1] == "0.0200 \u00b1 0.0020" and steps[0][1] == "1; 800; 3/5" and steps[1][1] == "0.5; 800; 90/95"
+    assert result_tables.DLM_PAPER_CLAIM in ccap
+    # n = 500: joint DLM 0.20 against 0.30 and 0.25 (s.e. of the difference 0.014): lower than both
+    assert claim[0] == ["500", "DLM-log (joint)", "-0.1000 \u00b1 0.0141 (lower)", "-0.0500 \u00b1 0.0141 (lower)"]
+    # n = 250: joint DLM 0.33 against 0.30 (higher by 0.03 > 2 x 0.014) and 0.31 (within 2 s.e. of 0.022)
+    assert claim[1] == ["250", "DLM-log (joint)", "0.0300 \u00b1 0.0141 (higher)",
+                        "0.0200 \u00b1 0.0224 (within 2 s.e.)"]
+    block = result_tables.readme_block([(None, rec)])
+    assert "| method | ringnorm, n = 250 | ringnorm, n = 500 |" in block
+    assert "| DLM-log (joint) | 0.3300 \u00b1 0.0100 | 0.2000 \u00b1 0.0100 |" in block
+
+
+def test_readme_sets_every_dlm_paper_run_in_one_table_with_the_latest_per_data_set_and_size():
+    old, new, other = _dlm_paper_record(), _dlm_paper_record(), _dlm_paper_record()
+    new["date"] = "2026-11-28T05:00:00+00:00"
+    new["config"] = {**new["config"], "sizes": [500]}
+    new["result"] = {"sizes": {"500": {**old["result"]["sizes"]["500"],
+                                       "ELBO": {"test_log_loss": 0.11, "test_log_loss_se": 0.01}}}, "info": {}}
+    other["config"] = {**other["config"], "data": "twonorm"}
+    cap, header, rows = result_tables.dlm_paper_summary_table([new, other, old])
+    assert header == ["method", "ringnorm, n = 250", "ringnorm, n = 500", "twonorm, n = 250", "twonorm, n = 500"]
+    table = {r[0]: r[1:] for r in rows}
+    assert table["ELBO"] == ["0.3000 \u00b1 0.0100", "0.1100 \u00b1 0.0100", "0.3000 \u00b1 0.0100",
+                             "0.3000 \u00b1 0.0100"]   # the later ringnorm run replaces its n = 500 column only
+    assert "logistic likelihood" in cap and "protocol: partial" in cap
+
+
+def test_archived_dlm_paper_runs_are_on_their_page(tmp_path):
+    ext = _module(ROOT / "docs" / "_ext" / "distviz_results.py", "distviz_results_for_dlm")
+    for _, rec in archive.load_records(study="dlm-vs-elbo"):
+        if "sizes" not in rec["result"]:
+            continue
+        page = ext.archived_pages(tmp_path, [(None, rec)])["archived_dlm-vs-elbo"]
+        for rows in rec["result"]["sizes"].values():
+            for r in rows.values():
+                if isinstance(r, dict):
+                    assert f"{r['test_log_loss']:.4f} \u00b1 {r['test_log_loss_se']:.4f}" in page
+                    assert f"{r['test_error']:.4f}" in page

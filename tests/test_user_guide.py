@@ -283,6 +283,12 @@ def _partial_label() -> str:
 
 
 #: file -> {number as written: a check that it is true}
+def _dlm():
+    from distviz.experiments import dlm
+
+    return dlm
+
+
 CHECKED = {
     "app.rst": {"560": lambda: _step_view_chart_height() == 560},
     "drifters.rst": {
@@ -302,6 +308,16 @@ CHECKED = {
         "5%": lambda: abs(math.erfc(_grid().SIG_Z / math.sqrt(2)) - 0.05) < 0.005,   # two-sided, "about"
     },
     "studies.rst": {"5": lambda: _partial_label() == "partial", "20": lambda: _uci("repeats") == 20},
+    "sparse_gp.rst": {   # the DLM paper's protocol (Appendix D) as dlm-vs-elbo --protocol paper runs it
+        "0.1": lambda: _dlm().PAPER_ADAM["learning_rate"] == 0.1,
+        "1e-4": lambda: _dlm().PAPER_ADAM["tol"] == 1e-4,
+        "50": lambda: _dlm().PAPER_WINDOW["regression"] == 50,
+        "20": lambda: _dlm().PAPER_WINDOW["other"] == 20,
+        "5000": lambda: _dlm().PAPER_CAP["regression"] == 5000,
+        "3000": lambda: _dlm().PAPER_CAP["other"] == 3000,
+        "10": lambda: _dlm().PAPER_VAL_FRACTION == 0.1,
+        "1000": lambda: _dlm().PAPER_MAX_TEST == 1000,
+    },
     "wgboost.rst": {
         "0.1": lambda: _uci("learning_rate") == 0.1 and _uci("bandwidth") == 0.1,
         "10": lambda: _uci("n_particles") == 10 and _authors_fold_sizes()[1] == 10,

@@ -202,6 +202,86 @@ def wgboost_uci_table(recs: list[dict]) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+# ---------------------------------------------------------------------------------- dlm-vs-elbo, paper protocol
+
+#: the paper's statement that the comparison table checks (dlm_sparse_gp.txt, Section 6.2, on ringnorm's Figure 1(d))
+DLM_PAPER_CLAIM = "log-loss DLM is comparable to or better than ELBO and \u03b2-ELBO"
+#: the paper's log-loss DLM variants and the references they are compared with
+DLM_VARIANTS = ("DLM-log (joint)", "DLM-log (fixed)")
+DLM_REFERENCES = ("ELBO", "beta-ELBO")
+
+
+def _dlm_methods(by_size: dict) -> list[str]:
+    out: list[str] = []
+    for rows in by_size.values():
+        out += [k for k, v in rows.items() if isinstance(v, dict) and k not in out]
+    return out
+
+
+def dlm_paper_tables(rec: dict) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(caption, header, rows) of a dlm-vs-elbo run under the paper's protocol (``result["sizes"]``): the test
+    log-loss and the test error per method and training size (mean \u00b1 s.e. over the repetitions); the median beta
+    chosen, the median Adam steps of the chosen fits and how many of the beta grid's fits the convergence rule
+    stopped; and the log-loss of the better DLM-log variant minus ELBO's and beta-ELBO's, set against the paper's
+    statement."""
+    c, by_size = rec["config"], rec["result"]["sizes"]
+    sizes = list(by_size)
+    methods = _dlm_methods(by_size)
+    err = {"binary": "classification error", "count": "mean relative error"}.get(c.get("task"), "squared error")
+    base = (f"dlm-vs-elbo on {c.get('data')} ({c.get('likelihood')}), the paper's protocol (Appendix D: Adam, "
+            f"learning rate {c.get('learning_rate')}, stop at a loss range <= {c.get('tol')} over {c.get('window')} "
+            f"steps or at {c.get('max_iter')}; M = {c.get('n_inducing')}, {c.get('mean_function')} mean); "
+            f"{protocol_note(rec)}")
+
+    def cells(metric: str) -> list[list[str]]:
+        return [[m, *(pm(by_size[n][m][metric], by_size[n][m].get(metric + "_se"), 4) if m in by_size[n] else DASH
+                      for n in sizes)] for m in methods]
+
+    head = ["method", *(f"n = {n}" for n in sizes)]
+    out = [(f"{base}; test log-loss, mean \u00b1 s.e. over the repetitions", head, cells("test_log_loss")),
+           (f"{base}; test {err}, mean \u00b1 s.e.", head, cells("test_error"))]
+    rows = []
+    for m in methods:
+        row = [m]
+        for n in sizes:
+            r = by_size[n].get(m)
+            if not isinstance(r, dict):
+                row.append(DASH)
+                continue
+            beta = DASH if r.get("beta") is None else f"{r['beta']:.3g}"
+            conv = (f"{r['grid_converged']}/{r['grid_fits']}" if "grid_fits" in r else f"{r['converged']}/{r['runs']}")
+            row.append(f"{beta}; {r['n_iter']:g}; {conv}")
+        rows.append(row)
+    out.append((f"{base}; per cell: median beta chosen; median Adam steps of the chosen fits; fits stopped by the "
+                "convergence rule / fits (every beta of the grid, all repetitions; ELBO: its fits)", head, rows))
+    comp = dlm_claim_rows(by_size)
+    if comp:
+        out.append((f"{base}; the paper (Sec. 6.2): \u201c{DLM_PAPER_CLAIM}\u201d. Test log-loss of the better "
+                    "DLM-log variant minus the reference's, \u00b1 the s.e. of the difference (the two s.e. combined); "
+                    "lower: below by more than 2 s.e., higher: above by more than 2 s.e.",
+                    ["n", "better DLM-log", *(f"minus {r}" for r in DLM_REFERENCES)], comp))
+    return out
+
+
+def dlm_claim_rows(by_size: dict) -> list[list[str]]:
+    """Per training size: the DLM-log variant with the lower mean test log-loss and its difference from each reference
+    (``d \u00b1 s`` with s = sqrt(se_a^2 + se_b^2), then 'lower', 'within 2 s.e.' or 'higher')."""
+    rows = []
+    for n, r in by_size.items():
+        dlm = [v for v in DLM_VARIANTS if isinstance(r.get(v), dict)]
+        if not dlm or not all(isinstance(r.get(ref), dict) for ref in DLM_REFERENCES):
+            continue
+        best = min(dlm, key=lambda v: r[v]["test_log_loss"])
+        row = [str(n), best]
+        for ref in DLM_REFERENCES:
+            d = r[best]["test_log_loss"] - r[ref]["test_log_loss"]
+            s = math.hypot(r[best].get("test_log_loss_se") or 0.0, r[ref].get("test_log_loss_se") or 0.0)
+            word = "lower" if d < -2 * s else ("higher" if d > 2 * s else "within 2 s.e.")
+            row.append(f"{pm(d, s, 4)} ({word})")
+        rows.append(row)
+    return rows
+
+
 # ------------------------------------------------------------------------------------------------ generic
 
 
@@ -241,6 +321,8 @@ def tables_for(study: str, recs: list[dict]) -> list[tuple[str, list[str], list[
         if study == "mvn-sim":
             note = _nn_paper_note(_mvn_sizes({**rec["result"], "config": rec["config"]}))
             out.append((cap + "; KL(pred || true), mean \u00b1 s.e." + note, *mvn_sim_table(rec)))
+        elif study == "dlm-vs-elbo" and isinstance(rec["result"].get("sizes"), dict):
+            out += dlm_paper_tables(rec)
         elif study == "drifters" and isinstance(rec["result"].get("paper"), dict):
             for part, what in (("paper", "the paper's protocol (grid chosen on validation NLL)"),
                                ("defaults", "the study's defaults on the same splits")):
@@ -260,22 +342,50 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def dlm_paper_summary_table(recs: list[dict]) -> tuple[str, list[str], list[list[str]]]:
+    """(caption, header, rows): the test log-loss of every dlm-vs-elbo run under the DLM paper's protocol in one
+    table, the README's form: a column per (data set, training size), the latest run of each, a row per method
+    (mean ± s.e. over the repetitions; the per-run tables of the docs hold the errors, betas and steps)."""
+    cols: dict[tuple[str, str], tuple[dict, dict]] = {}
+    for rec in sorted(recs, key=lambda r: str(r.get("date", ""))):
+        if isinstance(rec["result"].get("sizes"), dict):
+            for n, by_method in rec["result"]["sizes"].items():
+                cols[str(rec["config"].get("data")), str(n)] = (rec, by_method)
+    cols = dict(sorted(cols.items(), key=lambda kv: (kv[0][0], int(kv[0][1]))))   # by data set, then size
+    methods: list[str] = []
+    for _, by_method in cols.values():
+        methods += [m for m in _dlm_methods({"n": by_method}) if m not in methods]
+    rows = [[m, *(pm(v[m]["test_log_loss"], v[m].get("test_log_loss_se"), 4) if isinstance(v.get(m), dict) else DASH
+                  for _, v in cols.values())] for m in methods]
+    recs_used = {id(rec): rec for rec, _ in cols.values()}.values()
+    likelihoods = sorted({str(rec["config"].get("likelihood")) for rec in recs_used})
+    notes = sorted({protocol_note(rec) for rec in recs_used})
+    cap = (f"DLM vs ELBO by the DLM paper's protocol (Appendix D; {'; '.join(notes)}; {', '.join(likelihoods)} "
+           "likelihood): test log-loss, mean ± s.e. over the repetitions")
+    return cap, ["method", *(f"{d}, n = {n}" for d, n in cols)], rows
+
+
 def readme_block(records: list[tuple[object, dict]]) -> str:
     """The README's generated results section (between README_BEGIN and README_END): the WGBoost UCI table of the
-    archived runs with its protocol, and every mvn-sim size in one table (:func:`mvn_sim_summary_table`)."""
+    archived runs with its protocol, every mvn-sim size in one table (:func:`mvn_sim_summary_table`) with the
+    sentences of :func:`mvn_sim_peer_notes` under it, and the test log-loss of the dlm-vs-elbo runs under the DLM
+    paper's protocol in one table (:func:`dlm_paper_summary_table`; their other tables are on the docs' page)."""
     by_study: dict[str, list[dict]] = {}
     for _, rec in records:
         by_study.setdefault(rec["study"], []).append(rec)
-    tables = tables_for("wgboost-uci", by_study.get("wgboost-uci", []))
+    beside = "the paper's numbers beside ours"
+    tables = [(*t, beside, "") for t in tables_for("wgboost-uci", by_study.get("wgboost-uci", []))]
     if by_study.get("mvn-sim"):
-        tables.append(mvn_sim_summary_table(by_study["mvn-sim"]))
+        tables.append((*mvn_sim_summary_table(by_study["mvn-sim"]), beside,
+                       " ".join(mvn_sim_peer_notes(by_study["mvn-sim"]))))
+    paper_runs = [rec for rec in by_study.get("dlm-vs-elbo", []) if isinstance(rec["result"].get("sizes"), dict)]
+    if paper_runs:
+        tables.append((*dlm_paper_summary_table(paper_runs),
+                       "the paper gives figures only; more tables on the docs' results page", ""))
     parts = [README_BEGIN]
-    for cap, header, rows in tables:
+    for cap, header, rows, note, after in tables:
         if rows:
-            parts += ["", f"*{cap}* (archived in `results/`; the paper's numbers beside ours):", "",
-                      markdown_table(header, rows)]
-    notes = mvn_sim_peer_notes(by_study.get("mvn-sim", []))
-    if notes:
-        parts += ["", " ".join(notes)]
+            parts += ["", f"*{cap}* (archived in `results/`; {note}):", "", markdown_table(header, rows)]
+            parts += ["", after] if after else []
     parts += ["", README_END]
     return "\n".join(parts)

@@ -82,10 +82,19 @@ class SparseGP(Estimator):
     learn_inducing : learn the inducing inputs Z.
     ard : one lengthscale per feature.
     optimizer : "auto" (L-BFGS for exact gradients, Adam for sampled ones) | "lbfgs" | "adam".
-    max_iter : L-BFGS iterations or Adam steps.
+    max_iter : L-BFGS iterations or Adam steps (with ``convergence_window``: the cap on Adam's steps).
     batch_size : Adam minibatch size (None = full batch).
     learning_rate : Adam step size.
-    tol : L-BFGS gradient tolerance.
+    tol : L-BFGS gradient tolerance; with Adam and a ``convergence_window``, the largest range of the loss over
+        the window that counts as converged.
+    convergence_window : None (default: Adam runs all ``max_iter`` steps) or I >= 2: Adam stops after step t >= I
+        when the objective (divided by n) over the last I steps has max - min <= ``tol``, the stopping rule of the
+        paper's Appendix D (I = 50 for regression, I = 20 for classification and counts, tolerance 1e-4, caps 5000
+        and 3000 steps). ``n_iter_`` is the steps run and ``converged_`` whether the rule stopped them. L-BFGS
+        ignores it.
+    mean_function : "constant" (default: a constant prior mean c, learnt with the hyperparameters) | "zero" (c = 0,
+        never learnt). The paper's Appendix D uses a constant mean for binary prediction and a zero mean for
+        regression and counts.
     normalize_X : standardise inputs internally (Z, lengthscales live in the standardised space).
     input_scaling : (mean, scale) to standardise with instead of the training data's own (None = compute).
     lengthscale, variance, noise, mean, inducing : initial values (None = data-based defaults).
@@ -96,8 +105,9 @@ class SparseGP(Estimator):
 
     def __init__(self, likelihood="gaussian", *, objective="elbo", beta=1.0, n_inducing=20, gradient="exact",
                  n_samples=10, bmc_form="reparam", fit_hyperparameters=True, learn_inducing=True, ard=False, optimizer="auto",
-                 max_iter=500, batch_size=None, learning_rate=0.01, tol=1e-6, normalize_X=True, input_scaling=None,
-                 lengthscale=None, variance=None, noise=None, mean=None, inducing=None, q_mean=None,
+                 max_iter=500, batch_size=None, learning_rate=0.01, tol=1e-6, convergence_window=None,
+                 mean_function="constant", normalize_X=True, input_scaling=None, lengthscale=None, variance=None,
+                 noise=None, mean=None, inducing=None, q_mean=None,
                  q_chol=None, jitter=1e-6, random_state=None):
         self.likelihood = likelihood
         self.objective = objective
@@ -114,6 +124,8 @@ class SparseGP(Estimator):
         self.batch_size = batch_size
         self.learning_rate = learning_rate
         self.tol = tol
+        self.convergence_window = convergence_window
+        self.mean_function = mean_function
         self.normalize_X = normalize_X
         self.input_scaling = input_scaling
         self.lengthscale = lengthscale
@@ -148,6 +160,8 @@ class SparseGP(Estimator):
         "batch_size": [Interval(Integral, 1, None, closed="left"), None],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "tol": [Interval(Real, 0, None, closed="left")],
+        "convergence_window": [Interval(Integral, 2, None, closed="left"), None],
+        "mean_function": [StrOptions({"constant", "zero"})],
         "normalize_X": ["boolean"],
         "input_scaling": ["array-like", None],
         "lengthscale": [Interval(Real, 0, None, closed="neither"), "array-like", None],
@@ -177,6 +191,9 @@ class SparseGP(Estimator):
         if self.optimizer == "lbfgs" and stochastic:
             raise ConfigError("L-BFGS needs exact full-batch gradients; use optimizer='adam' with "
                               "gradient='bmc'/'ups' or with a batch_size.")
+        if self.mean_function == "zero" and self.mean is not None and float(self.mean) != 0.0:
+            raise ConfigError(f"mean_function='zero' fixes the prior mean at 0; got mean={self.mean}. Use "
+                              "mean_function='constant' or leave mean=None.")
         return "adam" if (self.optimizer == "adam" or (self.optimizer == "auto" and stochastic)) else "lbfgs"
 
     # ------------------------------------------------------------------ fitting
@@ -199,7 +216,10 @@ class SparseGP(Estimator):
         if np.any(ell <= 0):
             raise ConfigError("lengthscale must be positive.")
         sf2 = float(self.variance) if self.variance is not None else lik.init_variance(y)
-        c = float(self.mean) if self.mean is not None else lik.init_mean(y)
+        if self.mean_function == "zero":
+            c = 0.0
+        else:
+            c = float(self.mean) if self.mean is not None else lik.init_mean(y)
         par = lik.init_par(y)
         if self.noise is not None and lik.n_par:
             par = np.array([np.log(float(self.noise))])
@@ -212,6 +232,8 @@ class SparseGP(Estimator):
         target = free if self.fit_hyperparameters else fixed
         if self.objective == "dlm_square" and self.likelihood == "gaussian":
             fixed["lik"] = hyp.pop("lik")  # the noise does not enter the square loss
+        if self.mean_function == "zero":
+            fixed["mean"] = hyp.pop("mean")   # c = 0, never learnt
         target.update(hyp)
         return free, fixed
 
@@ -331,7 +353,10 @@ class SparseGP(Estimator):
         s = np.zeros_like(x)
         bs = n if self.batch_size is None else min(self.batch_size, n)
         hist = np.empty(self.max_iter)
+        window = self.convergence_window
+        stopped = False
         perm, pos = rng.permutation(n), 0
+        t = 0
         for t in range(1, self.max_iter + 1):
             if bs == n:
                 idx = np.arange(n)
@@ -350,10 +375,16 @@ class SparseGP(Estimator):
             hist[t - 1] = val
             if progress is not None:
                 progress(t, self.max_iter)
+            if window is not None and t >= window:   # the paper's rule (Appendix D): the loss's range over I steps
+                last = hist[t - window:t]
+                if np.all(np.isfinite(last)) and float(last.max() - last.min()) <= self.tol:
+                    stopped = True
+                    break
+        hist = hist[:t]
         self.flat_ = x
-        self.objective_ = float(np.mean(hist[-max(1, self.max_iter // 20):]))
-        self.n_iter_ = self.max_iter
-        self.converged_ = True
+        self.objective_ = float(np.mean(hist[-max(1, t // 20):]))
+        self.n_iter_ = t
+        self.converged_ = stopped if window is not None else True
         self.history_ = hist
         self.path_ = None
 
@@ -782,7 +813,7 @@ def warm_start_params(model: SparseGP) -> dict:
 
 
 def select_beta(estimator: SparseGP, X, y, X_val, y_val, grid=None, metric=None, refit=True, warm_start=False,
-                progress=None):
+                progress=None, on_fit=None):
     """Pick beta on a validation split (dlm_sparse_gp.txt Section 6.1) by log-loss or squared error.
 
     For every beta of the grid, a copy of `estimator` (its ``get_params()`` with that ``beta``) is fitted
@@ -820,6 +851,8 @@ def select_beta(estimator: SparseGP, X, y, X_val, y_val, grid=None, metric=None,
         ``fit_hyperparameters=False`` only q(u) and the inducing inputs are carried over.
     progress : callable, optional
         Called as ``progress(done, total)`` after each grid value.
+    on_fit : callable, optional
+        Called with each grid value's fitted estimator (e.g. to count the fits that converged, ``converged_``).
 
     Returns
     -------
@@ -875,6 +908,8 @@ def select_beta(estimator: SparseGP, X, y, X_val, y_val, grid=None, metric=None,
             target = est.lik_.target_mean(est.lik_.validate(y_val))
             scores[b] = float(np.mean((est.predict_mean(X_val) - target) ** 2))
         models[b] = est
+        if on_fit is not None:
+            on_fit(est)
         prev = est if np.isfinite(scores[b]) else prev
         if progress is not None:
             progress(k + 1, len(grid))
