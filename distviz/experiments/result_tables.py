@@ -359,9 +359,11 @@ def dlm_paper_summary_table(recs: list[dict]) -> tuple[str, list[str], list[list
                   for _, v in cols.values())] for m in methods]
     recs_used = {id(rec): rec for rec, _ in cols.values()}.values()
     likelihoods = sorted({str(rec["config"].get("likelihood")) for rec in recs_used})
-    notes = sorted({protocol_note(rec) for rec in recs_used})
-    cap = (f"DLM vs ELBO by the DLM paper's protocol (Appendix D; {'; '.join(notes)}; {', '.join(likelihoods)} "
-           "likelihood): test log-loss, mean ± s.e. over the repetitions")
+    labels = sorted({str(rec["config"].get("protocol")) for rec in recs_used})
+    reps = sorted({len(rec["config"].get("splits", [])) for rec in recs_used})
+    cap = (f"DLM vs ELBO by the DLM paper's protocol (Appendix D; protocol: {', '.join(labels)}; "
+           f"{'/'.join(map(str, reps))} repetitions per column; {', '.join(likelihoods)} likelihood): test log-loss, "
+           "mean ± s.e. over the repetitions")
     return cap, ["method", *(f"{d}, n = {n}" for d, n in cols)], rows
 
 
