@@ -222,6 +222,19 @@ def _one_split(sp, *, kw: dict) -> dict:
     return dlm_vs_elbo(**(dict(kw, seed=int(sp)) if drawn else dict(kw, split=int(sp))))
 
 
+def _over_runs(runs: list[dict], method: str, metrics) -> dict[str, Any]:
+    """`method`'s row over several runs (splits or repetitions): each metric's mean and standard error (None for one
+    run) and the median beta chosen (None when a run has none)."""
+    row: dict[str, Any] = {}
+    for metric in metrics:
+        vals = np.array([r[method][metric] for r in runs])
+        row[metric] = float(vals.mean())
+        row[metric + "_se"] = float(vals.std(ddof=1) / np.sqrt(len(vals))) if len(vals) > 1 else None
+    betas = [r[method]["beta"] for r in runs]
+    row["beta"] = None if None in betas else float(np.median(betas))
+    return row
+
+
 def dlm_vs_elbo_splits(splits=(0,), **kw) -> dict:
     """Run :func:`dlm_vs_elbo` on several UCI splits (randhie, twonorm, ringnorm: seeds); mean and standard error."""
     if is_distributed():  # a progress callback lives in this process only
@@ -233,13 +246,7 @@ def dlm_vs_elbo_splits(splits=(0,), **kw) -> dict:
     for k in runs[0]:
         if k == "info":
             continue
-        row: dict[str, Any] = {}
-        for metric in ("test_log_loss", "test_sq_error"):
-            vals = np.array([r[k][metric] for r in runs])
-            row[metric] = float(vals.mean())
-            row[metric + "_se"] = float(vals.std(ddof=1) / np.sqrt(len(vals)))
-        betas = [r[k]["beta"] for r in runs]
-        row["beta"] = None if None in betas else float(np.median(betas))
+        row = _over_runs(runs, k, ("test_log_loss", "test_sq_error"))
         row["seconds"] = float(np.sum([r[k]["seconds"] for r in runs]))
         out[k] = row
     out["info"] = {**runs[0]["info"], "splits": list(map(int, splits)),
@@ -450,13 +457,7 @@ def dlm_vs_elbo_paper_runs(sizes=(2000,), seeds=range(5), *, data="ringnorm", **
         for k in rs[0]:
             if k == "info":
                 continue
-            row: dict[str, Any] = {}
-            for metric in ("test_log_loss", "test_sq_error", "test_error"):
-                vals = np.array([r[k][metric] for r in rs])
-                row[metric] = float(vals.mean())
-                row[metric + "_se"] = float(vals.std(ddof=1) / np.sqrt(len(vals))) if len(vals) > 1 else None
-            betas = [r[k]["beta"] for r in rs]
-            row["beta"] = None if None in betas else float(np.median(betas))
+            row = _over_runs(rs, k, ("test_log_loss", "test_sq_error", "test_error"))
             row["n_iter"] = float(np.median([r[k]["n_iter"] for r in rs]))
             row["converged"] = int(sum(r[k]["converged"] for r in rs))
             row["runs"] = len(rs)
