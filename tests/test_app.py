@@ -7,7 +7,7 @@ import pytest
 st_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = st_testing.AppTest
 
-from apptest_pages import APP, page  # noqa: E402  (tests/ is on sys.path)
+from apptest_pages import APP, address, page  # noqa: E402  (tests/ is on sys.path)
 
 
 def specs(at):
@@ -34,12 +34,12 @@ def test_explorer_renders_and_reacts_to_family_and_sliders():
     assert first, "the explorer shows a plotly figure"
     assert any("natural η" in t for t in tables(at)), "the explorer shows the parameter table"
     for name in ["poisson", "gamma", "categorical", "mvn"]:
-        at.sidebar.selectbox(key="explore.family").set_value(name).run()
+        at.sidebar.selectbox(key="family").set_value(name).run()
         assert not at.exception, name
         now = specs(at)
         assert now != first, name
         first = now
-    at.sidebar.selectbox(key="explore.family").set_value("normal").run()
+    at.sidebar.selectbox(key="family").set_value("normal").run()
     before = specs(at)
     at.sidebar.slider(key="normal.sigma").set_value(2.5).run()
     assert not at.exception
@@ -47,13 +47,13 @@ def test_explorer_renders_and_reacts_to_family_and_sliders():
 
 
 def test_explorer_reads_state_from_url():
-    at = AppTest.from_file(APP, default_timeout=60).run()
+    at = AppTest.from_file(APP, default_timeout=60)   # a new session at the explorer's address (a link, a reload)
     at.switch_page("app_pages/explorer.py")
-    at.query_params["family"] = "poisson"
+    at.query_params["family"] = "poisson — counts"   # the text the family select shows
     at.query_params["poisson.rate"] = "12.5"
     at.run()
     assert not at.exception
-    assert at.sidebar.selectbox(key="explore.family").value == "poisson"
+    assert at.sidebar.selectbox(key="family").value == "poisson"
     assert at.sidebar.slider(key="poisson.rate").value == pytest.approx(12.5)
 
 
@@ -64,15 +64,15 @@ def test_lab_default_fit_then_family_and_algorithm_change_the_figures():
     assert not at.error
     first = specs(at)
     assert len(first) >= 2, "fitted distribution and NLL curves"
-    at.sidebar.selectbox(key="lab.family").set_value("poisson").run()
+    at.sidebar.selectbox(key="family").set_value("poisson").run()
     assert not at.exception and not at.error
     second = specs(at)
     assert second != first
-    at.sidebar.selectbox(key="lab.algo").set_value("ngd").run()
+    at.sidebar.selectbox(key="algo").set_value("ngd").run()
     assert not at.exception and not at.error
     third = specs(at)
     assert third != second
-    assert at.query_params["algo"] in ("ngd", ["ngd"])
+    assert address(at)["algo"] == "NGD (natural, in η)"   # the address holds the text the select shows
 
 
 def test_lab_sparse_gp_baseline():
@@ -80,7 +80,7 @@ def test_lab_sparse_gp_baseline():
     assert not at.exception and not at.error
     first = specs(at)
     assert any("sparse-GP" in s["layout"].get("title", {}).get("text", "") for s in first)
-    at.sidebar.selectbox(key="lab.family").set_value("bernoulli").run()
+    at.sidebar.selectbox(key="family").set_value("bernoulli").run()
     assert not at.exception and not at.error
     assert specs(at) != first
 
@@ -96,9 +96,9 @@ def test_lab_wgboost_particles():
 def test_lab_incompatible_choice_is_not_offered_and_explained_before_fitting():
     at = page(n="200", rounds="20")
     assert not at.exception
-    at.sidebar.selectbox(key="lab.family").set_value("gamma").run()
+    at.sidebar.selectbox(key="family").set_value("gamma").run()
     assert not at.exception and not at.error
-    box = at.sidebar.selectbox(key="lab.algo")
+    box = at.sidebar.selectbox(key="algo")
     assert "WGBoost SKA" not in box.options and "MGD (mirror, in η*)" in box.options   # options are the labels
     assert "WGBoost (fits the Normal, Poisson and Categorical families)" in box.help
 
@@ -152,7 +152,7 @@ def test_evolution_round_slider_changes_figures_without_refit():
         "the fit settings start folded (a one-line summary)"
     assert any("MGD" in c.value and "100 rounds" not in c.value for c in at.sidebar.caption)
     open_tab(at, "evo.settings_open", True)
-    at.sidebar.selectbox(key="lab.algo").set_value("wg_fka").run()
+    at.sidebar.selectbox(key="algo").set_value("wg_fka").run()
     assert not at.exception and not at.error
     assert any("particles" in s["layout"].get("title", {}).get("text", "") for s in specs(at))
 
@@ -167,7 +167,7 @@ def test_split_gains_round_and_family_change_the_tree():
     assert not at.exception
     assert specs(at)[0] != first[0], "the tree of another round is drawn"
     open_tab(at, "split.settings_open", True)
-    at.sidebar.selectbox(key="lab.family").set_value("poisson").run()
+    at.sidebar.selectbox(key="family").set_value("poisson").run()
     assert not at.exception and not at.error
     assert specs(at) != first
     for view, n in [("Gain^NGD vs Gain^ent", 2), ("Top splits", 0), ("Entropy and NLL", 1), ("Standalone trees", 1)]:
@@ -185,16 +185,16 @@ def test_split_gains_round_and_family_change_the_tree():
 def test_drifters_page_maps_table_and_trajectory():
     at = page("app_pages/drifters.py")
     assert not at.exception and not at.error
-    assert at.sidebar.selectbox(key="drift.source").value == "sample", "the synthetic sample is the default"
+    assert at.sidebar.selectbox(key="source").value == "sample", "the synthetic sample is the default"
     assert any("Synthetic data" in el.value for el in at.info), "the page says the sample is synthetic"
     assert any("Precomputed" in el.value for el in at.caption), "first paint comes from the shipped result"
     assert any("NLL (nats)" in t for t in tables(at)), "metrics table"
     first = specs(at)
     assert len(first) == 2, "binned map and trajectory with ellipses"
-    at.radio(key="drift.map").set_value("rho").run()
+    at.radio(key="map").set_value("rho").run()
     assert not at.exception
     assert specs(at)[0] != first[0]
-    at.sidebar.selectbox(key="drift.source").set_value("upload").run()
+    at.sidebar.selectbox(key="source").set_value("upload").run()
     assert not at.exception
     from distviz.ui.drifters import UPLOAD_PROMPT
 
@@ -209,7 +209,7 @@ def test_drifters_real_subset_fits_when_present():
     if shared_data_path(*REAL_SUBSET) is None:
         pytest.skip("the real GDP subset is not in ../shared/data")
     at = page("app_pages/drifters.py")
-    at.sidebar.selectbox(key="drift.source").set_value("real").run()
+    at.sidebar.selectbox(key="source").set_value("real").run()
     assert not at.exception and not at.error
     assert not at.info and not any("Precomputed" in el.value for el in at.caption)
     assert len(specs(at)) == 2
@@ -219,20 +219,20 @@ def test_split_gains_defaults_to_noise_features_without_touching_the_lab():
     at = page("app_pages/split_gains.py", n="200")
     assert not at.exception and not at.error
     open_tab(at, "split.settings_open", True)
-    assert at.sidebar.slider(key="lab.sp").value == 3, "x1 plus two noise features by default on this page"
-    assert at.sidebar.selectbox(key="lab.salgo").value == "ngd" and not at.warning, "a stable default fit"
-    assert at.sidebar.select_slider(key="lab.srounds").value == 50
+    assert at.sidebar.slider(key="sp").value == 3, "x1 plus two noise features by default on this page"
+    assert at.sidebar.selectbox(key="salgo").value == "ngd" and not at.warning, "a stable default fit"
+    assert at.sidebar.select_slider(key="srounds").value == 50
     open_tab(at, "view", "Gain^NGD vs Gain^ent")  # the tab is named after the NGD default's gain (#17 item 9)
     imp = [s for s in specs(at) if "importance" in s["layout"].get("title", {}).get("text", "")]
     assert imp and len({t.get("name") for t in imp[0]["data"] if t.get("name")} & {"x1", "x2", "x3"}) == 3
     lab = open_tab(page(n="200"), "lab.more_open", True)
-    assert lab.sidebar.slider(key="lab.p").value == 1, "the Lab keeps p = 1"
-    assert lab.sidebar.selectbox(key="lab.algo").value == "mgd", "and MGD"
+    assert lab.sidebar.slider(key="p").value == 1, "the Lab keeps p = 1"
+    assert lab.sidebar.selectbox(key="algo").value == "mgd", "and MGD"
 
 
 # ------------------------------------------------------------------------------------------- posterior
 def test_posterior_page_sections():
-    at = page("app_pages/posterior.py", rounds="50")
+    at = page("app_pages/posterior.py", prounds="50")
     assert not at.exception and not at.error
     first = specs(at)
     assert len(first) == 1 and "density" in first[0]["layout"].get("title", {}).get("text", "")
@@ -240,7 +240,7 @@ def test_posterior_page_sections():
         open_tab(at, "view", view)
         assert not at.exception and not at.error, view
         assert len(specs(at)) == n, view
-    at.sidebar.selectbox(key="post.method").set_value("fka").run()
+    at.sidebar.selectbox(key="method").set_value("fka").run()
     assert not at.exception and not at.error
     assert specs(at) != first
     at.radio(key="section").set_value("method comparison").run()
@@ -259,14 +259,14 @@ def test_lab_gd_defaults_to_a_stable_rate_and_a_diverging_fit_shows_a_warning():
         "the Lab folds rows, rounds, rate and depth under More settings"
     assert any("ν = 0.01" in c.value for c in at.sidebar.caption), "the folded summary names the rate"
     open_tab(at, "lab.more_open", True)
-    assert at.sidebar.select_slider(key="lab.lr").value == pytest.approx(0.01)
+    assert at.sidebar.select_slider(key="lr").value == pytest.approx(0.01)
     assert not [w for w in at.warning if "diverged" in w.value]
-    at.sidebar.select_slider(key="lab.lr").set_value(0.1).run()
+    at.sidebar.select_slider(key="lr").set_value(0.1).run()
     assert not at.exception
     msgs = [w.value for w in at.warning]
     assert any("GD diverged" in m and "learning rate" in m for m in msgs), msgs
-    at.sidebar.selectbox(key="lab.algo").set_value("ngd").run()   # a user-set rate is kept when the law changes
-    assert at.sidebar.select_slider(key="lab.lr").value == pytest.approx(0.1)
+    at.sidebar.selectbox(key="algo").set_value("ngd").run()   # a user-set rate is kept when the law changes
+    assert at.sidebar.select_slider(key="lr").value == pytest.approx(0.1)
 
 
 def test_fit_warnings_report_domain_exits_and_projection_blow_up():
@@ -290,11 +290,11 @@ def test_lab_domain_choice_from_url_shows_the_projection_blow_up():
     assert not at.exception
     assert any("projected to within 1e-6" in w.value for w in at.warning), "the URL's domain applies while folded"
     open_tab(at, "lab.more_open", True)
-    assert at.sidebar.selectbox(key="lab.domain").value == "project"
+    assert at.sidebar.selectbox(key="domain").value == "project"
     msgs = [w.value for w in at.warning]
     assert any("projected to within 1e-6" in m for m in msgs), msgs
     assert any("e+03" in m for m in msgs if "diverged" in m), msgs            # train NLL in the thousands
-    at.sidebar.selectbox(key="lab.domain").set_value("backtrack").run()
+    at.sidebar.selectbox(key="domain").set_value("backtrack").run()
     assert not at.exception
     msgs = [w.value for w in at.warning]
     assert any("shortened" in m for m in msgs) and not any("e+03" in m for m in msgs), msgs

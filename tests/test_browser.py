@@ -180,7 +180,8 @@ STEP_BOXES = """([root, chart]) => {
   const main = document.querySelector('[data-testid="stMain"]');
   const plot = chart ? main.querySelector('.st-key-' + chart + ' .js-plotly-plot') : main.querySelector('.js-plotly-plot');
   const out = {title: ink(q('h3')), text: ink(q('[data-testid="stMarkdown"]')), question: box(q('[data-testid="stAlert"]')),
-    previous: box(q('[class*="-prev"] :is(a, button)')), next: box(q('[class*="-next"] :is(a, button)')),
+    previous: box(q('[class*="-prev"] :is(a, button, .distviz-link)')),
+    next: box(q('[class*="-next"] :is(a, button, .distviz-link)')),
     show: box(q('[class*="-show"] a')),
     header: box(document.querySelector('[data-testid="stHeader"]')), panel: box(document.querySelector('.st-key-tour-panel'))};
   if (root.includes('tour')) { out.chart = box(plot); out.overflow = R.scrollHeight - R.clientHeight;
@@ -224,16 +225,6 @@ def _check_boxes(boxes: dict, where: str, width: int = 1280, height: int = 720) 
             assert boxes["charttitle"][1] >= boxes["chart"][1] - 1, (where, "the chart's title is cut off at the top")
             assert boxes["charttitle"][2] <= boxes["chart"][2] + 1, (where, "the chart's title runs off its right edge")
         assert boxes.get("overflow", 0) <= 1, (where, "the step's panel scrolls")
-
-
-def _bound(page: str, name: str) -> bool:
-    """Whether `page` binds the URL parameter `name` to its widget through Streamlit (distviz.ui.state.bound, also
-    the tabs of distviz.ui.layout.lazy_tabs): the browser then leaves it out of the address at the widget's default
-    (tests/test_lessons.py checks its value)."""
-    import re
-
-    src = "\n".join(f.read_text(encoding="utf-8") for f in (ROOT / "distviz" / "ui").rglob("*.py"))
-    return name in re.findall(r'(?:bound|lazy_tabs)\(\s*"([^"]+)"', src) or (page == "explorer" and "." in name)
 
 
 def test_every_lesson_step_fits_a_1280x720_projector_in_presenter_mode(server, browser):
@@ -287,9 +278,9 @@ def test_every_lesson_step_fits_a_1280x720_projector_in_presenter_mode(server, b
                 assert not errors, (where, errors)
                 got = {key: v[0] for key, v in parse_qs(urlparse(page.url).query).items()}
                 assert urlparse(page.url).path.strip("/") == ("" if step.page == "lab" else step.page), (where, page.url)
-                for key, v in step.query(present=True).items():
-                    if key != "apply" and not (key not in got and _bound(step.page, key)):
-                        assert got.get(key) == v, (where, key, v, got.get(key))
+                for key, v in step.query(present=True).items():   # (a value at its widget's default is left out)
+                    if key in got:
+                        assert got[key] == v, (where, key, v, got[key])
                 assert got.get(TOUR) == f"{n}.{i}", (where, page.url)
                 if i > 1:
                     page.keyboard.press("ArrowLeft")

@@ -47,7 +47,7 @@ def test_explorer_header_cards_zeros_and_titles():
     metrics = at.get("metric")
     assert [m.label for m in metrics] == ["A(η)", "A*(η*)"]
     assert all(len(m.value) <= 7 for m in metrics), "short numbers that fit a card"
-    at.sidebar.selectbox(key="explore.family").set_value("poisson").run()
+    at.sidebar.selectbox(key="family").set_value("poisson").run()
     header = next(m.value for m in at.markdown if m.value.startswith("**poisson family"))
     assert "1 natural parameter," in header
     assert specs(at)[0]["layout"]["title"]["text"] == "poisson: probability mass function<br><sup>at the chosen parameters</sup>"
@@ -88,7 +88,7 @@ def test_missing_real_data_set_is_not_offered(tmp_path, monkeypatch):
     monkeypatch.setenv("DISTVIZ_DATA", str(tmp_path))
     at = page(n="200", rounds="5", data="bone")
     assert not at.exception and not at.error
-    box = at.sidebar.selectbox(key="lab.data")
+    box = at.sidebar.selectbox(key="data")
     assert "bone" not in box.options and "bone density vs age" not in box.options
     assert box.value == "synthetic", "a link naming an absent set opens the default"
     assert "DISTVIZ_DATA" in box.help and "cde/bmd.tsv" in box.help

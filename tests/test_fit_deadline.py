@@ -17,7 +17,7 @@ import pytest
 from distviz.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
-NKA_LINK = "family=normal&algo=wg_nka&n=5000&p=5&rounds=100&depth=6&particles=30"
+NKA_LINK = "family=normal+%E2%80%94+real+line&algo=WGBoost+NKA&n=5000&p=5&rounds=100&depth=6&particles=30"   # shown texts
 
 
 def _burn(seconds: float) -> None:

@@ -12,7 +12,7 @@ from distviz.errors import DataError, DistvizError
 st_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = st_testing.AppTest
 
-from apptest_pages import APP  # noqa: E402  (tests/ is on sys.path)
+from apptest_pages import APP, as_address  # noqa: E402  (tests/ is on sys.path)
 
 HEAVY = dict(family="categorical", K="6", algo="wg_nka", n="5000", p="5", rounds="500", depth="6", particles="30")
 
@@ -80,7 +80,7 @@ def test_heavy_url_is_refused_in_one_sentence_before_any_data_or_fit(monkeypatch
     real_load = fits.load_data
     monkeypatch.setattr(fits, "load_data", lambda *a, **k: loads.append(a) or real_load(*a, **k))
     at = AppTest.from_file(APP, default_timeout=60)
-    for k, v in HEAVY.items():
+    for k, v in as_address(HEAVY).items():   # the selects' shown texts, as in a browser's address
         at.query_params[k] = v
     at.run()
     assert not at.exception
@@ -350,7 +350,7 @@ def test_any_exception_from_a_fit_is_one_sentence_and_the_last_chart_stays(monke
     n_charts = len(at.get("plotly_chart"))
     assert n_charts >= 2
     fake_estimators(monkeypatch, rounds=2, error=np.linalg.LinAlgError("Singular matrix"))
-    at.sidebar.selectbox(key="lab.family").set_value("poisson").run()
+    at.sidebar.selectbox(key="family").set_value("poisson").run()
     assert not at.exception
     assert len(at.error) == 1, [e.value for e in at.error]
     msg = at.error[0].value

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from urllib.parse import parse_qsl
 
 import pytest
 
@@ -12,10 +13,11 @@ st_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = st_testing.AppTest
 
 from distviz.ui import lessons as L  # noqa: E402
+from distviz.ui.params import url_text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = "distviz/ui/app/app_pages"   # the page scripts, relative to ROOT
-from apptest_pages import address, open_page  # noqa: E402  (tests/ is on sys.path)
+from apptest_pages import address, open_page, plain_links  # noqa: E402  (tests/ is on sys.path)
 
 SCRIPT = {"lab": None, **{p: f"app_pages/{p}.py" for p in L.PAGES if p != "lab"}}
 LESSONS, PROBLEMS = L.load_lessons()
@@ -72,7 +74,7 @@ def test_malformed_lesson_files_give_one_sentence_naming_the_file_and_the_rest_s
 def test_page_parameter_table_matches_the_pages_sources():
     """Every name a page registers literally in its source is in distviz.ui.lessons.PAGES, and nothing else is
     (so a lesson can be checked before it is opened, and a renamed parameter is noticed here)."""
-    literal = re.compile(r'(?:qp_key\(\s*\w+,\s*(?:\*_par\(\s*)?|lazy_tabs\(\s*|bound\(\s*)"([^"]+)"')
+    literal = re.compile(r'(?:_par\(\s*|lazy_tabs\(\s*|bound\(\s*)"([^"]+)"')
 
     def names(*files):
         return {m for f in files for m in literal.findall((ROOT / f).read_text(encoding="utf-8"))}
@@ -102,10 +104,8 @@ def test_every_show_me_link_is_accepted_by_its_page(lesson, step_no, step):
     if step.chart:   # the chart the step is about (presenter mode scrolls to it) is one the page draws
         assert any(el.proto.id.endswith(f"-{step.chart}") for el in at.get("plotly_chart")), step.chart
     url = address(at)   # with the bound widgets' values, which a browser writes itself
-    assert "apply" not in url
     for k, v in step.query().items():
-        if k != "apply":
-            assert url.get(k) == v, (k, v, url.get(k))
+        assert url.get(k) == v, (k, v, url.get(k))
     fitted = _check_view_fit(step)
     if fitted is not None:   # the lesson check fits the very settings the page fitted (distviz.ui.lesson_check)
         from distviz.ui.jobs import result_store
@@ -123,34 +123,36 @@ def _check_view_fit(step):
     return None
 
 
-def test_show_me_overrides_what_the_session_already_had():
-    """A session on Evolution with its own settings follows a "show me" link exactly (also the settings the link
-    leaves out return to their defaults), and afterwards the session's own changes stick again."""
-    at = open_page("app_pages/evolution.py", {"algo": "mgd", "depth": "2", "round": "7"})
-    assert dict(at.query_params)["depth"] == "2"
-    step = next(s for _, _, s in STEPS if s.page == "evolution" and s.params.get("algo") == "ngd")
-    at = open_page("app_pages/evolution.py", step.query(), at)
-    url = address(at)
-    assert url["algo"] == "ngd" and url["round"] == str(step.params["round"]) and url["depth"] == "3", url
-    assert not at.exception and not at.error
-    at.slider(key="round").set_value(3).run()   # the marker is spent: the user's own change is kept
-    assert address(at)["round"] == "3" and address(at)["algo"] == "ngd"
+def test_show_me_is_a_plain_link_whose_address_sets_every_setting():
+    """The "show me" link is a plain link (a new session in the same tab), so the view is the step's whatever the
+    session showed: its address names the step's settings as the widgets write them (a select's shown text) and
+    the settings it leaves out take their defaults in the new session."""
+    at = open_page("app_pages/lessons.py", {"lesson": "2", "step": "3"})
+    step = LESSONS[1].steps[2]
+    href = plain_links(at)[f"Show me: {L.PAGES[step.page][0]} →"]
+    path, _, query = href.partition("?")
+    assert path == step.page and "apply" not in query
+    params = dict(parse_qsl(query))
+    assert params == step.query() and params["algo"] == url_text("algo", step.params["algo"]) != step.params["algo"]
+    fresh = open_page(SCRIPT[step.page], params)   # what the browser opens: a new session with that address
+    url = address(fresh)
+    assert url["algo"] == params["algo"] and url["round"] == str(step.params["round"]) and url["depth"] == "3", url
+    assert not fresh.exception and not fresh.error
 
 
-def test_show_me_also_sets_the_settings_streamlit_binds_to_the_url():
-    """A widget bound by Streamlit (bind="query-params") follows a "show me" link too: a value the session had is
-    replaced by the link's, and one the link leaves out returns to its default; a plain address does the same
-    only for the values it names."""
-    at = open_page("app_pages/drifters.py", {"dbin": "1", "map": "rho"})
-    assert at.number_input(key="dbin").value == 1.0 and address(at)["dbin"] == "1"
-    at = open_page("app_pages/drifters.py", {"map": "count"}, at)   # a plain address keeps the session's box
-    assert at.number_input(key="dbin").value == 1.0
-    step = next(s for _, _, s in STEPS if s.page == "drifters" and "dbin" not in s.params)
-    at = open_page("app_pages/drifters.py", step.query(), at)
-    assert not at.exception and not at.error
-    assert at.number_input(key="dbin").value == 2.0 and address(at)["map"] == step.params["map"]
-    at = open_page("app_pages/drifters.py", {**step.query(), "dbin": "3"}, at)
-    assert at.number_input(key="dbin").value == 3.0
+def test_a_plain_address_sets_the_bound_settings_and_the_session_keeps_its_changes():
+    """A new session reads every bound widget from its address (the others take their defaults); the session's
+    own changes then stick, on its page and on the pages that share the Lab's settings."""
+    at = open_page("app_pages/evolution.py", {"depth": "2", "round": "7", "algo": "NGD (natural, in η)"})
+    assert address(at)["depth"] == "2" and address(at)["round"] == "7" and address(at)["algo"] == "NGD (natural, in η)"
+    at.slider(key="round").set_value(3).run()
+    assert address(at)["round"] == "3"
+    at = open_page("app_pages/split_gains.py", {}, at)   # the Lab's settings are the same widgets on every page
+    assert address(at)["depth"] == "2" and not at.exception
+    at = open_page("app_pages/drifters.py", {"dbin": "1", "map": "(c) predicted ρ"})
+    assert at.number_input(key="dbin").value == 1.0 and address(at)["dbin"] == "1" and address(at)["map"] == "(c) predicted ρ"
+    at = open_page("app_pages/drifters.py", {"map": "(z) no such map"})   # not a shown text: the default
+    assert address(at)["map"] == "(b) NLL NGB − IndepNGB" and not at.exception
 
 
 def test_lessons_page_steps_previous_next_and_links():
@@ -159,18 +161,14 @@ def test_lessons_page_steps_previous_next_and_links():
     lesson = LESSONS[1]
     assert lesson.steps[2].title in at.subheader[0].value
     assert any(lesson.steps[2].question in i.value for i in at.info)
-    link = at.get("page_link")[0].proto
-    assert link.page == lesson.steps[2].page
-    assert "apply=1" in link.query_string and "round=5" in link.query_string
+    href = next(h for t, h in plain_links(at).items() if t.startswith("Show me"))
+    assert href.startswith(lesson.steps[2].page + "?") and "round=5" in href and "apply" not in href
     at.button(key="lesson.next").click().run()
     assert address(at) == {"lesson": "2", "step": "4", "present": "false"}   # the presenter switch: off
     at.button(key="lesson.prev").click().run()
     at.button(key="lesson.prev").click().run()
     assert address(at)["step"] == "2"
-    # a link back to a lesson's first step (the sidebar's, the step view's: apply=1) wins over the step the session had
-    at = open_page("app_pages/lessons.py", {"lesson": "2", "step": "1", "apply": "1"}, at)
-    assert address(at)["step"] == "1" and "Step 1 of" in at.subheader[0].value
-    at.selectbox(key="lesson.lesson").set_value(5).run()   # another lesson starts at its first step
+    at.button_group(key="lesson").set_value(5).run()   # another lesson starts at its first step
     assert address(at) == {"lesson": "5", "step": "1", "present": "false"}
     at = open_page("app_pages/lessons.py", {"lesson": "99", "step": "-3"})   # a stale link: the first lesson
     assert address(at) == {"lesson": "1", "step": "1", "present": "false"} and not at.exception
@@ -180,5 +178,4 @@ def test_other_pages_link_back_to_the_lesson_step():
     at = open_page("app_pages/lessons.py", {"lesson": "1", "step": "2"})
     step = LESSONS[0].steps[1]
     at = open_page("app_pages/explorer.py", step.query(), at)
-    back = [p.proto for p in at.get("page_link") if p.proto.page == "lessons"]
-    assert back and back[0].page == "lessons" and back[0].query_string == "lesson=1&step=2&apply=1"
+    assert plain_links(at)["↩ Lesson 1, step 2"] == "lessons?lesson=1&step=2"

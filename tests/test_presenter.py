@@ -11,7 +11,7 @@ import pytest
 st_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = st_testing.AppTest
 
-from apptest_pages import address, open_page  # noqa: E402  (tests/ is on sys.path)
+from apptest_pages import address, open_page, plain_links  # noqa: E402  (tests/ is on sys.path)
 
 from distviz.viz import style  # noqa: E402
 
@@ -82,11 +82,11 @@ def test_presenter_mode_thickens_lines_and_persists_across_pages_and_lessons():
     assert address(at).get("present") == "true"
     assert_presenter_look(specs(at)[0], "split gains after a page switch")
     at = open_page("app_pages/lessons.py", {"lesson": "1", "step": "1"}, at)
-    link = at.get("page_link")[0].proto   # "show me" keeps presenter mode on the page it opens
-    assert "present=true" in link.query_string
+    show = next(h for t, h in plain_links(at).items() if t.startswith("Show me"))   # keeps presenter mode on
+    assert "present=true" in show
     at.toggle(key="present").set_value(False).run()   # switched off: gone from the address and the links
     assert address(at).get("present") == "false"
-    assert "present" not in at.get("page_link")[0].proto.query_string
+    assert "present" not in next(h for t, h in plain_links(at).items() if t.startswith("Show me"))
 
 
 def test_show_me_in_presenter_mode_opens_the_step_view_with_its_panel_and_charts_that_fit():
@@ -100,24 +100,24 @@ def test_show_me_in_presenter_mode_opens_the_step_view_with_its_panel_and_charts
     last = lessons[4]
     k = len(last.steps)
     at = open_page("app_pages/lessons.py", {"lesson": "5", "step": str(k), "present": "true"})
-    show = [p.proto for p in at.get("page_link") if p.proto.label.startswith("Show me")][0]
-    assert f"tour=5.{k}" in show.query_string and "present=true" in show.query_string
-    at = open_page("app_pages/drifters.py", presenter.step_query(last, k), at)
+    show = next(h for t, h in plain_links(at).items() if t.startswith("Show me"))
+    assert show == presenter.step_href(last, k) and f"tour=5.{k}" in show and "present=true" in show
+    at = open_page("app_pages/drifters.py", presenter.step_query(last, k))   # the link opens a new session
     assert not at.exception and not at.error
     assert dict(at.query_params)["tour"] == f"5.{k}"
-    links = {p.proto.label: p.proto for p in at.get("page_link")}
-    assert links["Previous"].page == "drifters" and f"tour=5.{k - 1}" in links["Previous"].query_string
-    assert links["Next"].disabled
-    assert links["Show me"].query_string.endswith(f"tour=5.{k}") and "apply=1" in links["Show me"].query_string
-    assert links[f"Lesson 5 · step {k} of {k}"].page == "lessons"
+    links = plain_links(at)
+    assert links["← Previous"].startswith("drifters?") and f"tour=5.{k - 1}" in links["← Previous"]
+    assert "Next →" not in links and any('aria-disabled="true">Next →' in el.value for el in at.get("html"))
+    assert links["Show me"].endswith(f"tour=5.{k}") and "apply" not in links["Show me"]
+    assert links[f"Lesson 5 · step {k} of {k}"] == f"lessons?lesson=5&step={k}&present=true"
     heights = [json.loads(s.proto.spec)["layout"]["height"] for s in at.get("plotly_chart")]
     assert heights and max(heights) <= presenter.CHART_HEIGHT, heights
     assert any(last.steps[k - 1].chart in s.proto.id for s in at.get("plotly_chart"))   # the chart the step names
     at.switch_page("app_pages/explorer.py")
     at.query_params.clear()
     at.run()
-    assert "tour" not in dict(at.query_params) and "Previous" not in [p.proto.label for p in at.get("page_link")]
+    assert "tour" not in dict(at.query_params) and "← Previous" not in plain_links(at)
     at = open_page("app_pages/explorer.py", {"present": "1", "tour": "9.9"})
     assert "tour" not in dict(at.query_params) and not at.exception
     at = open_page("app_pages/explorer.py", {"tour": "1.1"})   # no presenter mode: the ordinary page
-    assert "tour" not in dict(at.query_params) and "Previous" not in [p.proto.label for p in at.get("page_link")]
+    assert "tour" not in dict(at.query_params) and "← Previous" not in plain_links(at)

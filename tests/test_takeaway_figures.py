@@ -70,7 +70,7 @@ def test_pages_charts_carry_the_export_config_and_the_view_records_them():
     assert all(json.loads(c.proto.config)["toImageButtonOptions"]["format"] == "svg" for c in at.get("plotly_chart"))
     view = at.session_state["_takeaway_view"]
     assert set(view.figures) == {"drift.mapfig", "drift.trajfig"}
-    assert view.settings.get("map") == "nll_diff" and view.settings.get("train") == "30000"
+    assert view.settings.get("map") == "(b) NLL NGB − IndepNGB" and view.settings.get("train") == "30000"   # as in the address
     html = view.report()
     assert html.count("Plotly.newPlot(") == 2 and "<td>drounds</td><td>300</td>" in html
     assert view.file_name() == "distviz-drifters.html" and "<h1>distviz view: Drifters</h1>" in html

@@ -107,7 +107,7 @@ def test_a_second_upload_with_other_columns_gets_sensible_pickers():
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_function(_picker_app, default_timeout=60)
-    at.query_params["data"] = "upload"
+    at.query_params["data"] = "upload a CSV"   # the text the data-set select shows
     at.run()
     at.sidebar.file_uploader[0].set_value(("one.csv", b"a,b,c\n" + b"1,2,3\n" * 12, "text/csv")).run()
     assert not at.exception and at.text[0].value == "x=a y=c"

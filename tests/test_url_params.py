@@ -2,9 +2,8 @@
 its URL parameters shows no exception and rewrites the address to its default state (issue 14, item 2).
 
 The parameters are not listed here: each page is opened once per *context* (the few settings that make
-conditional widgets appear: a family, an algorithm, a tab) and the names it then writes into its address
-(`sync_query_params` writes every parameter a page registered in the run, and the widgets bound to the URL with
-bind="query-params" are named in the session, distviz.ui.state.bound) are what the hostile runs fill.  Every
+conditional widgets appear: a family, an algorithm, a tab) and the names of the widgets it then binds to its address
+(bind="query-params", named in the session: distviz.ui.state.bound) are what the hostile runs fill.  Every
 parameter gets a non-finite number (inf, -inf, nan and 1e999 in turn across the parameters), "0x10" and the
 100 kB string, each in a different run; the value parsing itself is checked value by value below.  A coverage
 check makes sure every parameter name written literally in a page's source is reached by one of its contexts, so a
@@ -24,6 +23,7 @@ AppTest = st_testing.AppTest
 
 from distviz import families  # noqa: E402
 from distviz.ui import state  # noqa: E402
+from distviz.ui.params import url_text  # noqa: E402
 from distviz.ui.serve import app_script  # noqa: E402
 from tests.apptest_pages import address  # noqa: E402
 
@@ -39,15 +39,16 @@ CHEAP = {"n": "200", "rounds": "20"}  # contexts that need a fit of their own ke
 
 # page -> (contexts, source files whose literal qp_key / lazy_tabs names those contexts must reach)
 PAGES = {
-    "app.py": ([{}, {"family": "categorical", **CHEAP}, {"algo": "wg_fka", **CHEAP}], ["distviz/ui/lab.py", f"{SRC}/lab.py"]),
-    "app_pages/explorer.py": ([{"family": f} for f in families.available()], [f"{SRC}/explorer.py"]),
+    "app.py": ([{}, {"family": url_text("family", "categorical"), **CHEAP}, {"algo": url_text("algo", "wg_fka"), **CHEAP}],
+               ["distviz/ui/lab.py", f"{SRC}/lab.py"]),
+    "app_pages/explorer.py": ([{"family": url_text("family", f)} for f in families.available()], [f"{SRC}/explorer.py"]),
     "app_pages/evolution.py": ([{}, {"view": "Geometry: η vs η* paths", **CHEAP}],
                                [f"{SRC}/evolution.py", "distviz/ui/playback.py"]),
     "app_pages/split_gains.py": ([{}, {"view": "Standalone trees"}], [f"{SRC}/split_gains.py", "distviz/ui/playback.py"]),
     "app_pages/posterior.py": ([{}, {"section": "method comparison"}, {"section": "OOD demo"}], [f"{SRC}/posterior.py"]),
     "app_pages/drifters.py": ([{}], [f"{SRC}/drifters.py"]),
 }
-LITERAL = re.compile(r'(?:qp_key\(\s*\w+,\s*(?:\*_par\(\s*)?|lazy_tabs\(\s*|bound\(\s*)"([^"]+)"')
+LITERAL = re.compile(r'(?:_par\(\s*|lazy_tabs\(\s*|bound\(\s*)"([^"]+)"')
 TEXT_KINDS = ["title", "header", "subheader", "markdown", "caption", "text", "error", "warning", "info", "success",
               "metric", "code", "json"]
 
@@ -115,7 +116,7 @@ def test_every_parameter_survives_hostile_values(path):
         want = url(base)  # every parameter the page registered in this run, at its value for this context
         names = (set(want) | bound_names(base)) - set(ctx)
         reached |= set(want) | bound_names(base)
-        assert set(ctx) <= set(want), f"{path}: context {ctx} did not stick"
+        assert set(ctx) <= set(address(base)), f"{path}: context {ctx} did not stick"
         queries = hostile_queries(sorted(names))
         for query in queries:
             assert len("&".join(f"{k}={v}" for k, v in query.items())) < QUERY_LIMIT

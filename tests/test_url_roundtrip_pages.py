@@ -19,13 +19,13 @@ NOT_VIEW = {"app.imgfmt"}
 # page -> (URL query to start from, [(widget kind, key, new value)])
 CASES = {
     "lab": (None, dict(n="200", rounds="20"),
-            [("selectbox", "lab.family", "poisson"), ("selectbox", "lab.algo", "ngd")]),
+            [("selectbox", "family", "poisson"), ("selectbox", "algo", "ngd")]),
     "evolution": ("app_pages/evolution.py", dict(n="200", rounds="20"), [("slider", "round", 7)]),
     "split_gains": ("app_pages/split_gains.py", dict(n="200", rounds="20"), [("slider", "round", 5)]),
     "explorer": ("app_pages/explorer.py", {},
-                 [("selectbox", "explore.family", "gamma")]),
-    "posterior": ("app_pages/posterior.py", {}, [("slider", "depth", 2)]),
-    "drifters": ("app_pages/drifters.py", {}, [("radio", "drift.map", "rho"), ("selectbox", "drifter", None)]),
+                 [("selectbox", "family", "gamma")]),
+    "posterior": ("app_pages/posterior.py", {}, [("slider", "pdepth", 2)]),
+    "drifters": ("app_pages/drifters.py", {}, [("radio", "map", "rho"), ("selectbox", "drifter", None)]),
 }
 
 

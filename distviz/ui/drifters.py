@@ -26,7 +26,7 @@ NN_METHOD = "NN"
 
 #: the page's choices: boosting rounds (max), learning rates, training rows of the sample, map regions
 ROUNDS, RATES, TRAIN = [30, 60, 100, 200, 300], [0.02, 0.05, 0.1, 0.2], [1000, 2000, 5000, 10000, 30000]
-REGIONS = ["whole area (2° bins)", "Gulf Stream box (0.5° bins)"]
+REGIONS = ["whole area", "Gulf Stream box (0.5° bins)"]   # the whole area's bins are the user's (Map grid)
 
 
 #: What the page shows while *upload* is chosen and no file is there yet (an instruction, not an error).
@@ -303,11 +303,6 @@ def prediction_downloads(res, box=None) -> None:
 #: URL parameters of the whole-area map's box (degrees) and bin size (issue 29 item 4)
 GRID_PARAMS = (("lon0", "West longitude", -180.0, 180.0), ("lon1", "East longitude", -180.0, 180.0),
                ("lat0", "South latitude", -90.0, 90.0), ("lat1", "North latitude", -90.0, 90.0))
-
-
-def region_label(region: str, size: float) -> str:
-    """The region radio's text: the whole area's bin size is the user's (the Gulf Stream box keeps 0.5°)."""
-    return region.replace("2° bins", f"{size:g}° bins") if region == REGIONS[0] else region
 
 
 def map_grid_controls(res) -> tuple[tuple[float, float, float, float], float]:

@@ -75,18 +75,12 @@ def chart_config(name: str, fmt: str | None = None) -> dict:
 
 
 def _settings() -> dict[str, str]:
-    """{URL parameter: value} of the widgets this run has drawn so far (what the page's address will hold)."""
-    from .state import _REGISTERED, _format, bound_settings
+    """{URL parameter: value} of the widgets this run has drawn so far (what the page's address will hold: a
+    select's shown text, distviz.ui.params.url_text)."""
+    from .params import url_text
+    from .state import bound_settings
 
-    regs = st.session_state.get(_REGISTERED, {})
-    out = {}
-    for reg in regs.values():
-        for name, key in reg.items():
-            v = st.session_state.get(key)
-            if v is None:
-                continue
-            out[name] = _format(v)
-    return out | {name: _format(v, bound=True) for name, v in bound_settings().items()}
+    return {name: url_text(name, v) for name, v in bound_settings().items()}
 
 
 def current_view() -> View:

@@ -430,7 +430,7 @@ def _fault_warnings(tr, label: str, algo: Algorithm, n_rows: int) -> list[str]:
 def config_from_params(params: dict, *, algorithms=None, own: dict | None = None, own_prefix: str = "s") -> FitConfig:
     """The FitConfig that `config_widgets` (same `algorithms`, `own`, `own_prefix`) returns on a run that applies the
     URL parameters `params` (a lesson step's "show me" link): every setting from `params` when the page would
-    accept it, else its default, as `qp_key` decides (distviz.ui.params.applied_value).  No Streamlit runs: the
+    accept it, else its default, as the widgets decide (distviz.ui.params.applied_value).  No Streamlit runs: the
     lesson check (distviz.ui.lesson_check) fits a step's state through this and `fit_result`.  An upload cannot
     be named in a URL, so data = "upload" is a ConfigError here."""
     from distviz import families

@@ -36,7 +36,8 @@ from .fits import (
     load_data,
     parse_csv,
 )
-from .state import qp_key
+from .params import option_text
+from .state import bound
 from .uploads import content_hash
 
 PAGE = "lab"
@@ -75,37 +76,27 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
                    own_prefix: str = "s", fold_more: str | None = None) -> tuple[FitConfig, bytes | None]:
     """Draw the fit settings in `box` (normally the sidebar); values live in the URL. Returns (config, upload).
 
-    `own` maps setting names ("p", "algo", "rounds") to a page's own default: that setting then lives in
-    the URL parameter `own_prefix + name` instead of the Lab's, so the page can start elsewhere without
-    changing the Lab's state (the Split gains page: p = 3 with two noise features, NGD, 50 rounds).
-    With `fold_more` (a session key) the knobs after family, data and algorithm (rows, features, seed,
-    rounds, rate, depth, particles, domain) sit in a "More settings" expander (drawn folded too), summarised in
-    one line while it is folded.
+    Every setting is a widget bound to the URL parameter of its name (distviz.ui.state.bound).  `own` maps setting
+    names ("p", "algo", "rounds") to a page's own default: that setting then lives in the URL parameter
+    `own_prefix + name` instead of the Lab's, so the page can start elsewhere without changing the Lab's state
+    (the Split gains page: p = 3 with two noise features, NGD, 50 rounds).  With `fold_more` (a session key) the
+    knobs after family, data and algorithm (rows, features, seed, rounds, rate, depth, particles, domain) sit in a
+    "More settings" expander (drawn folded too), summarised in one line while it is folded.
     """
     own = dict(own or {})
 
     def _par(name, default):
         return (own_prefix + name, own[name]) if name in own else (name, default)
 
-    from distviz import families
+    from .explorer import families_help
 
-    from .explorer import families_help, family_label
-
-    names = families.available()
-    fam = box.selectbox("Family", names, format_func=family_label,
-                        persist_state="session", key=qp_key(PAGE, "family", "normal", options=names),
-                        help=families_help("The output distribution p(y | x) that is boosted."))
-    K = 3
-    if fam == "categorical":
-        K = box.slider("Classes K", 2, 6, persist_state="session", key=qp_key(PAGE, "K", 3, lo=2, hi=6),
-                       help="Number of classes of the categorical family.")
+    fam, K = family_widgets(box, help=families_help("The output distribution p(y | x) that is boosted."))
     upload, x_cols, y_col, n, seed, p = None, (), "", 500, 0, 1
     dataset = "synthetic"
     if show_data:
         dkeys = available_datasets()
-        dataset = box.selectbox("Data set", dkeys, format_func=lambda k: DATASETS[k][0],
-                                persist_state="session", key=qp_key(PAGE, "data", "synthetic", options=dkeys),
-                                help=datasets_help(dkeys))
+        dataset = box.selectbox("Data set", dkeys, format_func=option_text("data"), persist_state="session",
+                                **bound("data"), help=datasets_help(dkeys))
         box.caption(DATASETS[dataset][1])
         if dataset == "upload":
             up = box.file_uploader(f"CSV file (up to {MAX_UPLOAD_MB} MB, {MAX_UPLOAD_ROWS} rows)", type=["csv", "txt", "tsv"],
@@ -120,9 +111,9 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
                     x_cols, y_col = upload_column_pickers(box, cols, content_hash(upload))
     offered = list(algorithms or registry.keys())
     algos = [a for a in offered if registry.compatible(a, fam) is None]   # a pair that cannot be fitted is never offered
-    first = registry.DEFAULT if registry.DEFAULT in algos else algos[0]
-    algo = box.selectbox("Algorithm", algos, format_func=lambda k: registry.get(k).label, persist_state="session",
-                         key=qp_key(PAGE, *_par("algo", first), options=algos),
+    algo_name, algo_default = _par("algo", registry.DEFAULT if registry.DEFAULT in algos else algos[0])
+    algo = box.selectbox("Algorithm", algos, index=algos.index(algo_default if algo_default in algos else algos[0]),
+                         format_func=option_text("algo"), persist_state="session", **bound(algo_name),
                          help="The boosting law (and the chart it adds trees in) or a baseline. "
                               + registry.not_offered(offered, fam))
     spec = registry.get(algo)
@@ -136,46 +127,44 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
         more = box.expander(spec.more_label(), key=fold_more, on_change="rerun")
         folded = not more.open
     if show_data and dataset == "synthetic":
-        n = more.select_slider("Rows n", N_OPTIONS, persist_state="session", key=qp_key(PAGE, "n", 500, options=N_OPTIONS),
+        n = more.select_slider("Rows n", N_OPTIONS, value=500, persist_state="session", **bound("n"),
                                help="Number of simulated (x, y) pairs" + (" (20% are held out for validation)."
                                                                           if spec.holds_out_validation
                                                                           else ", all used for the fit."))
-        p = more.slider("Input features p", 1, 5, persist_state="session", key=qp_key(PAGE, *_par("p", 1), lo=1, hi=5),
+        p_name, p_default = _par("p", 1)
+        p = more.slider("Input features p", 1, 5, p_default, persist_state="session", **bound(p_name),
                         help="x1 drives the truth; x2..xp are pure noise (watch the trees ignore them).")
-        seed = more.number_input("Random seed", 0, 10_000, step=1,
-                                 persist_state="session", key=qp_key(PAGE, "seed", 0, lo=0, hi=10_000),
-                                 help="Seed of the simulation and of the fit.")
-    # the sparse GP is not boosted: it has no rounds, learning rate or trees, so those knobs are not drawn
-    # (their values stay in the session for the next boosting algorithm: `qp_key` keeps them there)
-    rounds_key = qp_key(PAGE, *_par("rounds", 100), options=ROUNDS_OPTIONS)
-    rounds = st.session_state[rounds_key] if gp else more.select_slider(
-        "Boosting rounds", ROUNDS_OPTIONS, key=rounds_key, persist_state="session",
+        # a whole number typed as a float: Streamlit's binding of an integer input raises on ?seed=inf; a float
+        # input shows its default for any address value it cannot take
+        seed = more.number_input("Random seed", 0.0, 10_000.0, 0.0, step=1.0, format="%.0f", persist_state="session",
+                                 **bound("seed"), help="Seed of the simulation and of the fit.")
+    # the sparse GP is not boosted: it has no rounds, learning rate or trees, so those knobs are not drawn (their
+    # values stay in the session for the next boosting algorithm: persist_state)
+    rounds_name, rounds_default = _par("rounds", 100)
+    rounds = st.session_state.get(rounds_name, rounds_default) if gp else more.select_slider(
+        "Boosting rounds", ROUNDS_OPTIONS, value=rounds_default, persist_state="session", **bound(rounds_name),
         help="Number of trees added; more rounds fit closer (and may overfit).")
     lr_default = default_learning_rate(algo, fam)
-    lr_key = qp_key(PAGE, "lr", lr_default, options=LR_OPTIONS)
     prev_default = st.session_state.get(f"{PAGE}._lr_default")
-    if prev_default is not None and prev_default != lr_default and st.session_state.get(lr_key) == prev_default:
-        st.session_state[lr_key] = lr_default   # the rate follows the per-law default unless the user moved it
+    if prev_default is not None and prev_default != lr_default and st.session_state.get("lr") == prev_default:
+        st.session_state["lr"] = lr_default   # the rate follows the per-law default unless the user moved it
     st.session_state[f"{PAGE}._lr_default"] = lr_default
-    lr = st.session_state[lr_key] if gp else more.select_slider(
-        "Learning rate ν", LR_OPTIONS, key=lr_key, persist_state="session",
+    lr = st.session_state.get("lr", lr_default) if gp else more.select_slider(
+        "Learning rate ν", LR_OPTIONS, value=lr_default, persist_state="session", **bound("lr"),
         help="Shrinkage of every tree: small steps are stabler, large steps faster. Plain GD adds "
              "the raw gradient to η without a metric and diverges on the Normal families unless "
              "ν is small (default 0.01 there; 0.1 elsewhere).")
-    depth_key = qp_key(PAGE, "depth", 3, lo=1, hi=6)
-    depth = st.session_state[depth_key] if gp else more.slider(
-        "Tree depth", 1, 6, key=depth_key, persist_state="session",
+    depth = st.session_state.get("depth", 3) if gp else more.slider(
+        "Tree depth", 1, 6, 3, persist_state="session", **bound("depth"),
         help="Depth of every regression tree (2^depth leaves at most).")
     n_particles = 10
     if spec.has_particles:
-        n_particles = more.slider("Particles per input N", 2, 30,
-                                  persist_state="session", key=qp_key(PAGE, "particles", 10, lo=2, hi=30),
+        n_particles = more.slider("Particles per input N", 2, 30, 10, persist_state="session", **bound("particles"),
                                   help="WGBoost approximates each input's posterior by N particles.")
     domain = "backtrack"
     if "domain" in spec.url_params:
-        dkeys = list(DOMAIN_OPTIONS)
-        domain = more.selectbox("When a step leaves the domain", dkeys, format_func=DOMAIN_OPTIONS.get,
-                                persist_state="session", key=qp_key(PAGE, "domain", "backtrack", options=dkeys),
+        domain = more.selectbox("When a step leaves the domain", list(DOMAIN_OPTIONS), format_func=option_text("domain"),
+                                persist_state="session", **bound("domain"),
                                 help="A tree leaf adds one step to rows with different current iterates, so some rows "
                                      "can leave the domain (e.g. a negative variance). 'Shorten' halves their step until "
                                      "they go at most half way to the boundary; 'project' maps them onto the boundary "
@@ -191,6 +180,21 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
     return cfg, upload
 
 
+def family_widgets(box, *, help: str, k_label: str = "Classes K") -> tuple[str, int]:
+    """The family selector (and the number of classes K of the categorical family), bound to ?family= and ?K=:
+    one pair of widgets that the Lab's settings and the Family explorer share (drawn by app.py: `draw_settings`)."""
+    from distviz import families
+
+    names = families.available()
+    fam = box.selectbox("Family", names, index=names.index("normal"), format_func=option_text("family"),
+                        persist_state="session", **bound("family"), help=help)
+    K = 3
+    if fam == "categorical":
+        K = box.slider(k_label, 2, 6, 3, persist_state="session", **bound("K"),
+                       help="Number of classes of the categorical family (K - 1 natural parameters: logits against "
+                            "the last class).")
+    return fam, int(K)
+
 
 def folded_config_widgets(box, page: str, **kw) -> tuple[FitConfig, bytes | None]:
     """`config_widgets` inside a folded expander of `box`, with a one-line summary of the settings while folded.
@@ -200,13 +204,52 @@ def folded_config_widgets(box, page: str, **kw) -> tuple[FitConfig, bytes | None
     the file itself is a widget.
     """
     key = f"{page}.settings_open"
-    if st.session_state.get(f"{PAGE}.data") == "upload" or st.query_params.get("data") == "upload":
+    if st.session_state.get("data") == "upload":
         st.session_state[key] = True
     exp = box.expander("Fit settings (shared with the Lab)", key=key, on_change="rerun")
     cfg, upload = config_widgets(exp, **kw)   # drawn folded too: the widgets hold the settings
     if not exp.open:
         box.caption(describe_config(cfg) + " — open *Fit settings* to change them.")
     return cfg, upload
+
+
+_SETTINGS = "_lab.settings"   # this run's (FitConfig, upload) of `draw_settings`, read by the page (`settings`)
+
+
+def draw_settings(page: str) -> None:
+    """Draw, from app.py, the sidebar settings that several pages share, for the page `page` (its URL path) shows:
+    the Lab's fit settings on the Lab, Evolution and Split gains, the family on the Family explorer.
+
+    Drawn by the main script, they are the same widgets on every page (Streamlit tells a page's widgets apart by the
+    script that draws them), so a setting chosen on one page holds on the others and stays in their addresses.
+    The page reads them with `settings` (or `explorer_family`).
+    """
+    from . import algorithms as reg
+    from .explorer import families_help
+    from .fits import SPLIT_OWN
+
+    st.session_state.pop(_SETTINGS, None)
+    if page == "":
+        st.sidebar.header("Fit settings")
+        out = config_widgets(st.sidebar, fold_more=f"{PAGE}.more_open")
+    elif page == "evolution":
+        out = folded_config_widgets(st.sidebar, "evo")
+    elif page == "split_gains":
+        out = folded_config_widgets(st.sidebar, "split", algorithms=reg.keys(lambda a: a.offers_split_gains),
+                                    own=SPLIT_OWN)
+    elif page == "explorer":
+        st.sidebar.subheader("Family explorer")
+        out = family_widgets(st.sidebar, help=families_help("The output distribution p(y | η) to explore."),
+                             k_label="Number of classes K")
+    else:
+        return
+    st.session_state[_SETTINGS] = out
+
+
+def settings():
+    """What `draw_settings` drew for this run's page: (FitConfig, upload) on the Lab, Evolution and Split gains,
+    (family, K) on the Family explorer."""
+    return st.session_state[_SETTINGS]
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

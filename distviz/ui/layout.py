@@ -8,7 +8,7 @@ import streamlit as st
 from distviz.viz import style
 
 from .safe_text import escape_markdown
-from .state import applying, bound
+from .state import bound
 
 PRESENT = "present"
 #: the address's texts for "on" that Streamlit's binding of a switch does not read (it reads only true / false):
@@ -35,8 +35,8 @@ def _link_says_present() -> bool:
 
 def opens_presenting() -> bool:
     """Presenter mode of this run before its toggle is drawn (app.py folds the sidebar with it): the session's mode,
-    or the address's on a session's first run and on a lesson link (?apply=1)."""
-    if PRESENT in st.session_state and not applying():
+    or the address's on a session's first run (a lesson's links open a new session)."""
+    if PRESENT in st.session_state:
         return bool(st.session_state[PRESENT])
     return _link_says_present()
 

@@ -21,9 +21,10 @@ DISTVIZ_LESSONS, when set), numbered in the order of their file names.  A lesson
     b = -0.5
     tol = 1e-9
 
-A "show me" link opens `page` with `params` and `apply=1`, which makes that run take every setting from the
-URL (a setting the step leaves out gets its default), so the view is the same whatever the session showed
-before (distviz.ui.state.begin_run).  In presenter mode the link opens the step view (distviz.ui.presenter):
+A "show me" link is a plain link to `page` with `params` in its address (`Step.href`; a select's value written as
+the text it shows, distviz.ui.params.url_text): it opens a new session whose widgets read their values from the
+address (a setting the step leaves out gets its default), so the view is the same whatever the session showed
+before.  In presenter mode the link opens the step view (distviz.ui.presenter):
 the step's text, question and links in a panel beside the page, scrolled to the step's chart.  A step's claims
 (up to eight [[step.claim]] tables, the vocabulary in distviz.ui.claims) state what its view shows;
 `distviz lessons check` fits every step's state through the pages' own fit functions and evaluates them
@@ -44,6 +45,7 @@ import os
 import re
 import tomllib
 from dataclasses import dataclass, field
+from html import escape as _escape_html
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -52,8 +54,8 @@ from distviz.errors import ConfigError
 
 from .claims import parse_claims
 from .fits import LAB_PARAMS, SPLIT_PARAMS
+from .params import MAX_RAW, url_text
 from .safe_text import restrict_markdown
-from .state import APPLY, MAX_RAW, _format
 
 #: the shipped lessons (``distviz/lessons``, read through importlib.resources wherever distviz is installed)
 LESSON_DIR = package_file("distviz", "lessons")
@@ -86,7 +88,7 @@ PAGES = {
     "evolution": ("Evolution", _LAB + ["view", "round", "x0"]),
     "split_gains": ("Split gains & entropy", _SPLIT + ["view", "round", "tdepth"]),
     "drifters": ("Drifters", ["source", "drounds", "dlr", "train", "nn", "region", "map", "drifter"]),
-    "posterior": ("Posterior regression", ["section", "data", "method", "rounds", "depth", "view", "cmp_rounds",
+    "posterior": ("Posterior regression", ["section", "pdata", "method", "prounds", "pdepth", "view", "cmp_rounds",
                                            "ood_rounds"]),
     "explorer": ("Family explorer", None),   # filled lazily (_explorer_params)
 }
@@ -112,17 +114,16 @@ class Step:
     chart: str = ""      #: key of the chart the step is about ("" : the page's first chart)
 
     def query(self, present: bool = False) -> dict:
-        """The URL parameters of the "show me" link (with apply=1; present=true in presenter mode)."""
-        q = {k: _format(v, bound=True) for k, v in self.params.items()}   # true / false: what a bound switch reads
+        """The URL parameters of the "show me" link (present=true in presenter mode), as the widgets' binding to the
+        address writes them (a select's shown text, true / false for a switch: distviz.ui.params.url_text)."""
+        q = {k: url_text(k, v) for k, v in self.params.items()}
         if present:
             q["present"] = "true"   # what Streamlit's binding of the presenter switch reads and writes
-        q[APPLY] = "1"
         return q
 
-    def href(self, present: bool = False) -> str:
-        """The relative address of the "show me" view, e.g. 'evolution?algo=ngd&round=20&apply=1'."""
-        path = "" if self.page == "lab" else self.page
-        return f"{path}?{urlencode(self.query(present))}"
+    def href(self, present: bool = False, extra: dict | None = None) -> str:
+        """The relative address of the "show me" view, e.g. 'evolution?view=Geometry...&round=20' (the Lab's is './?...')."""
+        return page_href(self.page, self.query(present) | dict(extra or {}))
 
 
 @dataclass(frozen=True)
@@ -266,6 +267,40 @@ NAV: dict = {}
 CURRENT = "_lesson.current"   # session key: (lesson, step) the Lessons page showed last
 
 
+def page_href(page: str, query: dict) -> str:
+    """The relative address of `page` (a name of `PAGES`, or "lessons") with the URL parameters `query`."""
+    path = "./" if page == "lab" else page   # the Lab is the app's root: "./" from any page's address
+    return f"{path}?{urlencode(query)}"
+
+
+def lesson_href(lesson: int, step: int, present: bool) -> str:
+    """The relative address of a step on the Lessons page."""
+    return page_href("lessons", {"lesson": str(lesson), "step": str(step)} | ({"present": "true"} if present else {}))
+
+
+#: the look of `plain_link`: like Streamlit's page links (no underline, a light background under the pointer)
+LINK_CSS = """<style>
+a.distviz-link, span.distviz-link { display: inline-block; padding: 0.2rem 0.55rem; border-radius: 0.5rem;
+  color: inherit; text-decoration: none; line-height: 1.6; white-space: nowrap; }
+a.distviz-link:hover { background: rgba(151, 166, 195, 0.18); color: inherit; text-decoration: none; }
+a.distviz-link.framed { border: 1px solid rgba(49, 51, 63, 0.2); padding: 0.35rem 0.75rem; }
+a.distviz-link.framed:hover { border-color: var(--primary-color, #0072B2); color: var(--primary-color, #0072B2); }
+span.distviz-link { opacity: 0.4; }
+</style>"""
+
+
+def plain_link(box, href: str, label: str, *, help: str = "", disabled: bool = False, framed: bool = False) -> None:
+    """A plain link in `box`: clicking it loads `href` in this tab, so a new session opens with the link's address,
+    which every widget bound to the URL reads (a lesson's view, whatever the session showed before).  `label` and
+    `help` are shown as text; a disabled link is shown greyed, without an address; a `framed` one like a button."""
+    text = _escape_html(label)
+    if disabled:
+        box.html(f'{LINK_CSS}<span class="distviz-link" aria-disabled="true">{text}</span>')
+    else:
+        box.html(f'{LINK_CSS}<a class="distviz-link{" framed" if framed else ""}" href="{_escape_html(href, quote=True)}" '
+                 f'title="{_escape_html(help, quote=True)}">{text}</a>')
+
+
 def back_to_lesson(nav) -> None:
     """A sidebar link back to the lesson step this session last showed, on every page but the Lessons page."""
     import streamlit as st
@@ -275,6 +310,5 @@ def back_to_lesson(nav) -> None:
     cur = st.session_state.get(CURRENT)
     if not cur or "lessons" not in NAV or getattr(nav, "url_path", "") == "lessons":
         return
-    q = {"lesson": str(cur[0]), "step": str(cur[1]), APPLY: "1"} | ({"present": "true"} if presenting() else {})
-    st.sidebar.page_link(NAV["lessons"], label=f"Lesson {cur[0]}, step {cur[1]}", icon=":material/undo:",
-                         query_params=q, help="Back to the lesson step this view came from.")
+    plain_link(st.sidebar, lesson_href(cur[0], cur[1], presenting()), f"↩ Lesson {cur[0]}, step {cur[1]}",
+               help="Back to the lesson step this view came from.")

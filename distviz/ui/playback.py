@@ -31,7 +31,7 @@ def round_player(page: str, n_rounds: int, draw: Callable[[int], None], *, defau
 
     @st.fragment(run_every=interval if playing else None)
     def frame():
-        kw = bound("round")   # (a lesson link, ?apply=1, drops the session's round first)
+        kw = bound("round")
         r0 = st.session_state.get(rkey)
         if isinstance(r0, int) and not 0 <= r0 <= n_rounds:
             st.session_state[rkey] = min(max(r0, 0), n_rounds)   # kept from a fit with more rounds

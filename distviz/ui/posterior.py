@@ -40,10 +40,10 @@ def cde_config_from_params(params: dict) -> FitConfig:
     from .params import applied_value
 
     lo, hi = CDE_DEPTHS
-    return cde_config(applied_value(params, "data", "faithful", options=list(CDE_DATA)),
+    return cde_config(applied_value(params, "pdata", "faithful", options=list(CDE_DATA)),
                       applied_value(params, "method", "ska", options=METHODS),
-                      applied_value(params, "rounds", 100, options=CDE_ROUNDS),
-                      applied_value(params, "depth", 1, lo=lo, hi=hi))
+                      applied_value(params, "prounds", 100, options=CDE_ROUNDS),
+                      applied_value(params, "pdepth", 1, lo=lo, hi=hi))
 
 
 def method_comparison_seconds(rounds: int, methods: tuple) -> float:

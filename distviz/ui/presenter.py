@@ -21,8 +21,7 @@ import re
 
 import streamlit as st
 
-from .lessons import CURRENT, NAV, PAGES, Lesson, load_lessons
-from .state import APPLY, applying
+from .lessons import CURRENT, NAV, PAGES, Lesson, lesson_href, load_lessons, plain_link
 
 TOUR = "tour"                         #: URL parameter of the step view: "N.i" (lesson N, step i)
 REF = re.compile(r"^([1-9][0-9]?)\.([1-9][0-9]?)$")
@@ -39,7 +38,7 @@ PANEL_CSS = """<style>
 .st-key-tour-panel [data-testid="stMarkdownContainer"] p { font-size: 0.95rem; line-height: 1.4; }
 .st-key-tour-panel h3 { font-size: 1.15rem; padding: 0.1rem 0 0.2rem 0; }
 .st-key-tour-panel [data-testid="stHeading"] [data-testid="stMarkdownContainer"] { margin-bottom: 0; }
-.st-key-tour-panel [data-testid="stPageLink"] p { font-size: 0.9rem; }
+.st-key-tour-panel a.distviz-link, .st-key-tour-panel span.distviz-link { font-size: 0.9rem; }
 [data-testid="stMainBlockContainer"] { padding-left: 2rem; padding-right: calc(34vw + 1.5rem); }
 [data-testid="stHeader"] { background: var(--st-background-color, #fff); }
 </style>"""
@@ -125,6 +124,11 @@ def step_query(lesson: Lesson, i: int) -> dict:
     return lesson.steps[i - 1].query(present=True) | {TOUR: f"{lesson.number}.{i}"}
 
 
+def step_href(lesson: Lesson, i: int) -> str:
+    """The relative address of step `i` of `lesson` in the step view (a plain link: distviz.ui.lessons.plain_link)."""
+    return lesson.steps[i - 1].href(present=True, extra={TOUR: f"{lesson.number}.{i}"})
+
+
 def arrow_keys() -> None:
     """Install the arrow-key handler in this browser tab (once; see ARROW_JS)."""
     st.html(ARROW_JS, unsafe_allow_javascript=True)
@@ -141,14 +145,10 @@ def _find(ref: str) -> tuple[Lesson, int] | None:
     return lessons[n - 1], i
 
 
-def _link(box, key: str, label: str, icon: str, lesson: Lesson, i: int | None, help_: str) -> None:
+def _link(box, key: str, label: str, lesson: Lesson, i: int | None, help_: str) -> None:
     """One of the panel's links, in a container keyed for the arrow keys (st-key-tour-prev / -next / -show)."""
     with box.container(key=f"tour-{key}", width="content"):
-        if i is None:
-            st.page_link(NAV["lessons"], label=label, icon=icon, disabled=True)
-            return
-        st.page_link(NAV[lesson.steps[i - 1].page], label=label, icon=icon, query_params=step_query(lesson, i),
-                     help=help_)
+        plain_link(st, "" if i is None else step_href(lesson, i), label, help=help_, disabled=i is None)
 
 
 def step_view(nav) -> bool:
@@ -168,24 +168,21 @@ def step_view(nav) -> bool:
     step = lesson.steps[i - 1]
     st.session_state[CURRENT] = (lesson.number, i)
     st.session_state[_ACTIVE] = True
-    if applying() or _LANDINGS not in st.session_state:   # a link opened the view: land on its chart again
+    if _LANDINGS not in st.session_state:   # a link opened the view (a new session): land on its chart
         st.session_state[_LANDINGS] = int(st.session_state.get(_LANDINGS, 0)) + 1
     panel = st.container(key=PANEL)
     with panel:
-        st.page_link(NAV["lessons"], label=f"Lesson {lesson.number} · step {i} of {len(lesson.steps)}",
-                     icon=":material/school:", query_params={"lesson": str(lesson.number), "step": str(i),
-                                                             "present": "true", APPLY: "1"},
-                     help="This step on the Lessons page.")
+        plain_link(st, lesson_href(lesson.number, i, True), f"Lesson {lesson.number} · step {i} of {len(lesson.steps)}",
+                   help="This step on the Lessons page.")
         st.subheader(lesson.markdown(step.title), anchor=False)
         st.markdown(lesson.markdown(step.text))
         st.info(f"**Ask the class:** {lesson.markdown(step.question)}", icon=":material/forum:")
         row = st.container(horizontal=True, gap="small")
-        _link(row, "prev", "Previous", ":material/arrow_back:", lesson, i - 1 if i > 1 else None,
+        _link(row, "prev", "← Previous", lesson, i - 1 if i > 1 else None,
               "The previous step of this lesson (left arrow key).")
-        _link(row, "next", "Next", ":material/arrow_forward:", lesson, i + 1 if i < len(lesson.steps) else None,
+        _link(row, "next", "Next →", lesson, i + 1 if i < len(lesson.steps) else None,
               "The next step of this lesson (right arrow key).")
-        _link(row, "show", "Show me", ":material/visibility:", lesson, i,
-              f"Puts the {PAGES[step.page][0]} page back into the state of this step.")
+        _link(row, "show", "Show me", lesson, i, f"Puts the {PAGES[step.page][0]} page back into the state of this step.")
         want = {"tour": f"{lesson.number}.{i}", "chart": chart_class(step.chart),
                 "nonce": f"{lesson.number}.{i}.{st.session_state[_LANDINGS]}"}
         st.html(PANEL_CSS + ARROW_JS + LAND_JS % json.dumps(want), unsafe_allow_javascript=True)

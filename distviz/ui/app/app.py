@@ -18,13 +18,14 @@ from distviz.trees import prepare_numba_cache  # noqa: E402
 prepare_numba_cache()  # stale numba cache files go before the first fit (once per server process; serve.main did it)
 
 from distviz.ui.layout import opens_presenting, presenter_controls  # noqa: E402
-from distviz.ui.state import begin_run, end_run  # noqa: E402
+from distviz.ui.state import begin_run, drop_unknown_params  # noqa: E402
 
-begin_run()  # ?apply=1 (a lesson's "show me" link): this run takes every setting from the URL
+begin_run()  # the bound widgets drawn from here on are this run's (drop_unknown_params)
 st.set_page_config(page_title="distviz", page_icon="📈", layout="wide",
                    initial_sidebar_state="collapsed" if opens_presenting() else "auto")
 
 from distviz.ui.common import LAB_PAGE, PAGES  # noqa: E402
+from distviz.ui.lab import draw_settings  # noqa: E402
 from distviz.ui.lessons import NAV, back_to_lesson  # noqa: E402
 from distviz.ui.presenter import step_view  # noqa: E402
 
@@ -34,7 +35,8 @@ nav = st.navigation(list(NAV.values()))
 presenter_controls(page=nav.url_path, title=nav.title)   # the page this run shows names the take-away report
 back_to_lesson(nav)
 step_view(nav)   # presenter mode, ?tour=N.i: the lesson step's panel beside the page (distviz.ui.presenter)
+draw_settings(nav.url_path)   # the settings that pages share: the same widgets on every page (distviz.ui.lab)
 try:
     nav.run()
 finally:
-    end_run()
+    drop_unknown_params()   # the address keeps only what this run's widgets read

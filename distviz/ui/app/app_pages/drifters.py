@@ -13,7 +13,6 @@ from distviz.ui.drifters import (
     REGIONS,
     ROUNDS,
     SAMPLE_TRAIN_ROWS,
-    SOURCES,
     SYNTHETIC_FINDING,
     TRAIN,
     UPLOAD_PROMPT,
@@ -25,14 +24,14 @@ from distviz.ui.drifters import (
     predict_drifter_seconds,
     prediction_downloads,
     publication_downloads,
-    region_label,
     run_comparison,
 )
 from distviz.ui.figures import show_figure
 from distviz.ui.fits import MAX_UPLOAD_MB
 from distviz.ui.jobs import FitCancelled
+from distviz.ui.params import option_text
 from distviz.ui.safe_text import escape_markdown, show_error
-from distviz.ui.state import bound, error_sentence, qp_key, recall, remember, sync_query_params, user_errors
+from distviz.ui.state import bound, error_sentence, recall, remember, user_errors
 from distviz.viz.notation import math_text
 
 PAGE = "drift"
@@ -53,8 +52,7 @@ one-day displacement. Maps are drawn offline from vendored Natural Earth coastli
 
 st.sidebar.header("Drifter data")
 sources = available_sources()
-source = st.sidebar.selectbox("Data", sources, format_func=lambda k: SOURCES[k],
-                              persist_state="session", key=qp_key(PAGE, "source", sources[0], options=sources),
+source = st.sidebar.selectbox("Data", sources, format_func=option_text("source"), persist_state="session", **bound("source"),
                               help="The synthetic sample ships with distviz. " + REAL_HOWTO)
 upload = None
 if source == "upload":
@@ -116,12 +114,11 @@ if res is not None:
     info = res.info
     grid_box, grid_size = map_grid_controls(res)
     c1, c2 = st.columns([2, 3])
-    region = c1.radio("Region", REGIONS, horizontal=True,
-                      persist_state="session", key=qp_key(PAGE, "region", REGIONS[0], options=REGIONS),
-                      format_func=lambda r: region_label(r, grid_size))
+    region = c1.radio("Region", REGIONS, horizontal=True, persist_state="session", **bound("region"),
+                      help=f"The whole area's map is binned in {grid_size:g}° cells (set under *Map box and bin size*).")
     kinds = list(maps.KINDS)
-    kind = c2.radio("Map", kinds, format_func=lambda k: maps.PANEL_TITLES.get(k, k), horizontal=True,
-                    persist_state="session", key=qp_key(PAGE, "map", "nll_diff", options=kinds))
+    kind = c2.radio("Map", kinds, index=kinds.index("nll_diff"), format_func=option_text("map"), horizontal=True,
+                    persist_state="session", **bound("map"))
     whole = region == REGIONS[0]
     with user_errors():
         binned = map_binned(res, whole, grid_box, grid_size)
@@ -158,4 +155,3 @@ if res is not None:
         show_figure(maps.trajectory_ellipses_plotly(pred, did), key="drift.trajfig")
     prediction_downloads(res)
     publication_downloads(res, did)
-sync_query_params(PAGE)

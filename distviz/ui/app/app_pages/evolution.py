@@ -6,12 +6,11 @@ import streamlit as st
 from distviz.ui.algorithms import GEOMETRY_PAIR, Kind
 from distviz.ui.common import explainer, fit_or_last, lazy_tabs
 from distviz.ui.figures import charts
-from distviz.ui.lab import PAGE as LAB
-from distviz.ui.lab import fit_model, folded_config_widgets
+from distviz.ui.lab import fit_model, settings
 from distviz.ui.playback import round_player
 from distviz.ui.safe_text import escape_markdown
 from distviz.ui.shared_views import evolution_round_figures
-from distviz.ui.state import bound, error_sentence, sync_query_params
+from distviz.ui.state import bound, error_sentence
 from distviz.viz import results as vr
 
 PAGE = "evo"
@@ -36,10 +35,9 @@ predictive mean and band after each L-BFGS iteration and the objective per itera
 only the open tab is computed and drawn (the MGD and NGD companion fits of the geometry panel are made
 when you open it), and the open tab is part of the page address.
 """)
-cfg, upload = folded_config_widgets(st.sidebar, PAGE)
+cfg, upload = settings()   # the Lab's fit settings in the sidebar, drawn by app.py (distviz.ui.lab.draw_settings)
 res = fit_or_last(cfg, upload)
 if res is None:
-    sync_query_params(LAB)
     st.stop()
 model, data, algo, spec = res.model, res.data, res.config.algorithm, res.algo
 trace = getattr(model, "trace_", None)
@@ -81,20 +79,16 @@ if res.kind is Kind.NGBOOST:
     n_done = len(getattr(model, "train_loss_", [])) - 1
     best = vr.ngboost_best_round(model)
     round_player(PAGE, n_done, draw_ngboost, default=best)
-    sync_query_params(LAB)
     st.stop()
 if res.kind is Kind.GP:
     if getattr(model, "path_", None) is None:
-        sync_query_params(LAB)
         st.info("This sparse-GP fit kept no parameters per iteration, so there is nothing to replay; its fit is in the Lab.")
         st.stop()
     st.caption("The sparse GP is not boosted: it is fitted by L-BFGS on its objective (ELBO or log-loss DLM). "
                "The slider replays the optimiser's iterations; there are no rounds, trees or learning rate.")
     round_player(PAGE, len(model.path_) - 1, draw_gp, default=len(model.path_) - 1, label="Optimiser iteration")
-    sync_query_params(LAB)
     st.stop()
 if not spec.traces_rounds or trace is None:
-    sync_query_params(LAB)
     st.info("This fit has no trace to replay; choose an exponential-family law, WGBoost, NGBoost or a sparse GP.")
     st.stop()
 
@@ -148,4 +142,3 @@ def draw(r):
 # open at the round the Lab shows (the best validation round) unless the URL names one (issue #17, item 8)
 best = getattr(model, "best_iteration_", None) if spec.opens_at_best_round else None
 round_player(PAGE, R, draw, default=None if best is None else min(max(int(best), 0), R))
-sync_query_params(LAB)

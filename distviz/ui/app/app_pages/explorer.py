@@ -3,27 +3,24 @@
 import streamlit as st
 
 from distviz import families
-from distviz.ui.explorer import EXPLAINER, PAGE, families_help, family_label
+from distviz.ui.explorer import EXPLAINER, PAGE
 from distviz.ui.figures import charts
+from distviz.ui.lab import settings
 from distviz.ui.layout import static_table
 from distviz.ui.safe_text import escape_markdown
-from distviz.ui.state import bound, qp_key, sync_query_params, user_errors
+from distviz.ui.state import bound, user_errors
 from distviz.viz import explorer as vx
 
 st.title("Family explorer")
 with st.expander("What am I looking at?"):
     st.markdown(EXPLAINER)
-# the family and its parameter sliders in the sidebar, the figures in the body
+# the family and its parameter sliders in the sidebar, the figures in the body; the family (and K) are the Lab's,
+# drawn by app.py (distviz.ui.lab.draw_settings), so the family explored is the family the Lab boosts
 box = st.sidebar
-names = families.available()
-box.subheader("Family explorer")
-fam_name = box.selectbox("Family", names, format_func=family_label,
-                         persist_state="session", key=qp_key(PAGE, "family", "normal", options=names),
-                         help=families_help("The output distribution p(y | η) to explore."))
+fam_name, K = settings()
 kwargs = {}
 if fam_name == "categorical":
-    kwargs["K"] = box.slider("Number of classes K", 2, 6, 3, **bound("K"),
-                             help="Categorical(K) has K-1 natural parameters (logits against the last class).")
+    kwargs["K"] = K
 if fam_name == "mvn":
     kwargs["P"] = 2
 with user_errors():
@@ -47,4 +44,3 @@ with user_errors():
         for i in range(0, len(items), 2):
             for c, (k, v) in zip(st.columns(2), items[i:i + 2]):
                 c.metric(k, vx.format_number(v))
-sync_query_params(PAGE)

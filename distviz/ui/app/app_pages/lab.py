@@ -4,9 +4,8 @@ import streamlit as st
 
 from distviz.ui.common import explainer, fit_or_last, fit_summary
 from distviz.ui.figures import charts
-from distviz.ui.lab import PAGE, config_widgets
+from distviz.ui.lab import settings
 from distviz.ui.shared_views import lab_figures
-from distviz.ui.state import sync_query_params
 
 LAB_TEXT = """
 Pick an output **family**, a **data set** and an **algorithm** in the sidebar (rows, rounds, learning
@@ -27,9 +26,7 @@ st.title("distviz · Lab")
 st.caption("An interactive laboratory for distributional gradient boosting: mirror (MGD) vs natural (NGD) "
            "boosting, WGBoost particles, NGBoost charts.")
 explainer(LAB_TEXT)
-st.sidebar.header("Fit settings")
-cfg, upload = config_widgets(st.sidebar, fold_more=f"{PAGE}.more_open")
-sync_query_params(PAGE)
+cfg, upload = settings()   # the sidebar's fit settings, drawn by app.py (distviz.ui.lab.draw_settings)
 res = fit_or_last(cfg, upload)
 if res is None:
     st.stop()

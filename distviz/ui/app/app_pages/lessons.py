@@ -4,10 +4,10 @@ import streamlit as st
 
 from distviz.ui.common import explainer
 from distviz.ui.layout import presenting
-from distviz.ui.lessons import CURRENT, ENV_DIR, NAV, PAGES, load_lessons
-from distviz.ui.presenter import arrow_keys, step_query
+from distviz.ui.lessons import CURRENT, ENV_DIR, NAV, PAGES, load_lessons, plain_link
+from distviz.ui.presenter import arrow_keys, step_href
 from distviz.ui.safe_text import show_error
-from distviz.ui.state import bound, qp_key, sync_query_params
+from distviz.ui.state import bound
 
 PAGE = "lesson"
 
@@ -36,14 +36,11 @@ for msg in problems:
     show_error(msg, icon=":material/description:")   # it names a file from $DISTVIZ_LESSONS: shown literally
 if not lessons:
     st.info("No lessons found; add a lesson file to distviz/lessons/.")
-    sync_query_params(PAGE)
     st.stop()
 
 numbers = [ls.number for ls in lessons]
 by_number = {ls.number: ls for ls in lessons}
-lkey = qp_key(PAGE, "lesson", numbers[0], options=numbers)
-lesson = by_number[st.session_state[lkey]]
-skey = "step"   # the step's segmented control is bound to ?step= by Streamlit (distviz.ui.state.bound)
+lkey, skey = "lesson", "step"   # the lesson's and the step's controls are bound to ?lesson= and ?step= (state.bound)
 
 
 def first_step():
@@ -59,8 +56,11 @@ def move(delta: int):
 # presenter mode: lesson and step side by side and no summary line, so that the step's text, question and
 # Previous / Next / Show me sit above the fold of a 1280x720 projector
 top = st.columns([3, 2], vertical_alignment="bottom") if present else [st, st]
-top[0].selectbox("Lesson", numbers, format_func=lambda i: f"{i}. {by_number[i].title}", key=lkey, persist_state="session",
-                 on_change=first_step)
+# the lessons by number (the address holds what a control shows: ?lesson=2), the chosen one's title beside them
+number = top[0].segmented_control("Lesson", numbers, default=numbers[0], format_func=str, on_change=first_step,
+                                  help="\n".join(f"{i}. {by_number[i].title}" for i in numbers), **bound(lkey))
+lesson = by_number[int(number or numbers[0])]
+st.markdown(f"**Lesson {lesson.number}: {lesson.markdown(lesson.title)}**")
 if lesson.summary and not present:
     st.caption(lesson.markdown(lesson.summary))
 step_no = top[1].segmented_control("Step", list(range(1, len(lesson.steps) + 1)), default=1, format_func=str,
@@ -79,10 +79,8 @@ with st.container(key="lesson-card"):   # the step: title, text, question and it
     c2.button("Next", icon=":material/arrow_forward:", on_click=move, args=(1,), disabled=step_no >= len(lesson.steps),
               key=f"{PAGE}.next", help="The next step (right arrow key).")
     if step.page in NAV:
-        c3.container(key="lesson-show").page_link(
-            NAV[step.page], label=f"Show me: {PAGES[step.page][0]}", icon=":material/visibility:",
-            query_params=step_query(lesson, step_no) if present else step.query(),
-            help="Opens the page in the state this step describes" + (", beside this step's text." if present else "."))
+        plain_link(c3.container(key="lesson-show"), step_href(lesson, step_no) if present else step.href(),
+                   f"Show me: {PAGES[step.page][0]} →", framed=True,
+                   help="Opens the page in the state this step describes" + (", beside this step's text." if present else "."))
 arrow_keys()
 st.caption(f"Address of this step: `?lesson={lesson.number}&step={step_no}` on the Lessons page.")
-sync_query_params(PAGE)

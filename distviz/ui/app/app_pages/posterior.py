@@ -5,6 +5,7 @@ import streamlit as st
 
 from distviz.ui.common import explainer, fit_or_last, lazy_tabs, static_table
 from distviz.ui.figures import show_figure
+from distviz.ui.params import option_text
 from distviz.ui.posterior import (
     CDE_DATA,
     CDE_DEPTHS,
@@ -21,7 +22,7 @@ from distviz.ui.posterior import (
     ood_demo,
     ood_demo_seconds,
 )
-from distviz.ui.state import bound, qp_key, sync_query_params, user_errors
+from distviz.ui.state import bound, user_errors
 from distviz.viz import palette
 from distviz.viz import posterior as vp
 
@@ -46,14 +47,15 @@ section = st.radio("Section", SECTIONS, horizontal=True, **bound("section"))
 if section == "conditional density":
     st.sidebar.header("Conditional density")
     dkeys = list(CDE_DATA)
-    data = st.sidebar.selectbox("Data set", dkeys, format_func=CDE_DATA.get,
-                                persist_state="session", key=qp_key(PAGE, "data", "faithful", options=dkeys))
-    method = st.sidebar.selectbox("Method", METHODS, format_func=palette.algo_label,
-                                  persist_state="session", key=qp_key(PAGE, "method", "ska", options=METHODS),
+    # (this page's own parameter names: the Lab's data, rounds and depth are other widgets, drawn by app.py)
+    data = st.sidebar.selectbox("Data set", dkeys, index=dkeys.index("faithful"), format_func=option_text("pdata"),
+                                persist_state="session", **bound("pdata"))
+    method = st.sidebar.selectbox("Method", METHODS, index=list(METHODS).index("ska"), format_func=option_text("method"),
+                                  persist_state="session", **bound("method"),
                                   help="SKA is the paper's default; Langevin samples with noise.")
-    rounds = st.sidebar.select_slider("Rounds", CDE_ROUNDS, value=100, **bound("rounds"),
+    rounds = st.sidebar.select_slider("Rounds", CDE_ROUNDS, value=100, **bound("prounds"),
                                       help="The paper uses 500 rounds of depth-1 trees.")
-    depth = st.sidebar.slider("Tree depth", *CDE_DEPTHS, value=1, **bound("depth"),
+    depth = st.sidebar.slider("Tree depth", *CDE_DEPTHS, value=1, **bound("pdepth"),
                               help="Depth-1 trees (stumps) as in Section 4.1 give smooth densities.")
     cfg = cde_config(data, method, int(rounds), int(depth))
     res = fit_or_last(cfg, slot="post")
@@ -115,4 +117,3 @@ else:
                                         f"{len(o['classes'])} known classes vs {o['n_ood']} 'sky' rows"), key="post.ood")
         if o.get("precomputed"):
             st.caption(f"Precomputed with these settings (split seed {o['seed']}); press *Refit now* to fit here.")
-sync_query_params(PAGE)

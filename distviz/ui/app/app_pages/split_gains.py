@@ -2,15 +2,12 @@
 
 import streamlit as st
 
-from distviz.ui import algorithms
 from distviz.ui.common import explainer, fit_or_last, lazy_tabs, static_table
 from distviz.ui.figures import charts
-from distviz.ui.fits import SPLIT_OWN
-from distviz.ui.lab import PAGE as LAB
-from distviz.ui.lab import folded_config_widgets, standalone_trees
+from distviz.ui.lab import settings, standalone_trees
 from distviz.ui.playback import round_player
 from distviz.ui.shared_views import split_tree_figure
-from distviz.ui.state import bound, sync_query_params, user_errors
+from distviz.ui.state import bound, user_errors
 from distviz.viz import results as vr
 from distviz.viz import trees as vt
 
@@ -35,11 +32,9 @@ with ν = 0.02 and depth 4: the training NLL keeps falling while the validation 
 and the importance drifts to the noise features — overfitting made visible. With ν = 0.1 and 200 rounds the
 fit diverges instead (a warning says so), which is a different failure.
 """)
-cfg, upload = folded_config_widgets(st.sidebar, PAGE, algorithms=algorithms.keys(lambda a: a.offers_split_gains),
-                                    own=SPLIT_OWN)
+cfg, upload = settings()   # the Lab's settings with this page's own p, algorithm, rounds: app.py draws them (distviz.ui.lab)
 res = fit_or_last(cfg, upload)
 if res is None or not res.algo.offers_split_gains:
-    sync_query_params(LAB)
     st.stop()
 model, data = res.model, res.data
 trace = model.trace_
@@ -123,4 +118,3 @@ def standalone():
 
 
 round_player(PAGE, R, draw, default=1)
-sync_query_params(LAB)
