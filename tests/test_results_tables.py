@@ -120,6 +120,19 @@ def test_mvn_peer_note_names_the_replication_that_carries_ngbs_mean():
     assert result_tables.mvn_sim_peer_notes([rec]) == []
 
 
+def test_mvn_peer_note_sets_gb_beside_the_package_without_the_natural_gradient():
+    rec = _mvn_record()
+    rec["config"] = {**rec["config"], "methods": ["GB", "ngboost-GB"]}
+    ours = {"kl_pred_true_mean": 112.5, "kl_pred_true_se": 1.25, "kl_pred_true_reps": [100.0, 125.0],
+            "best_iteration_mean": 997.0, "iterations_mean": 1000.0}
+    peer = {**ours, "kl_pred_true_mean": 113.0, "kl_pred_true_reps": [100.5, 140.0], "best_iteration_mean": 995.5}
+    rec["result"] = {"GB": ours, "ngboost-GB": peer}
+    [note] = result_tables.mvn_sim_peer_notes([rec])
+    assert note.startswith("At N = 500, GB and the ngboost package without the natural gradient (ngboost-GB) on the "
+                           "same draws: 112.500 \u00b1 1.250 and 113.000 \u00b1 1.250 (paper ")
+    assert "; 1 of 2 replications agree within 1%; both stop at round 998.0 and 996.5 of 1000.0 on average." in note
+
+
 def test_docs_pages_carry_every_archived_number(tmp_path):
     """Each record's numbers, formatted independently here, appear on its study's generated page."""
     ext = _module(ROOT / "docs" / "_ext" / "distviz_results.py", "distviz_results_for_tables")

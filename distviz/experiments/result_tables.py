@@ -141,14 +141,32 @@ def mvn_sim_summary_table(recs: list[dict]) -> tuple[str, list[str], list[list[s
 
 
 def mvn_sim_peer_notes(recs: list[dict]) -> list[str]:
-    """One sentence per archived N where NGB's mean KL is carried by few replications (mean > 2 x median) and the
-    same record ran the ``ngboost`` package on the same draws: NGB's worst replication and the rest, then the
-    package's figures for that replication and the rest (the README's note under the Table 1 summary)."""
+    """The README's notes under the Table 1 summary, one sentence per archived N where a record ran the ``ngboost``
+    package on the same draws as ours: where NGB's mean KL is carried by few replications (mean > 2 x median),
+    NGB's worst replication and the rest, then the package's figures for that replication and the rest; where GB
+    ran beside ``ngboost-GB`` (the package without the natural gradient), both means, how many replications agree
+    within 1%, the mean best round against the round cap, and the paper's GB."""
     import numpy as np
+
+    from distviz.experiments.mvn_sim import PAPER_TABLE1, PAPER_TABLE1_SE
 
     notes = []
     for rec in sorted(recs, key=lambda r: str(r.get("date", ""))):
         for n, r in _mvn_sizes({**rec["result"], "config": rec["config"]}).items():
+            gb, gb_peer = r.get("GB"), r.get("ngboost-GB")
+            if isinstance(gb, dict) and isinstance(gb_peer, dict) and "kl_pred_true_reps" in gb \
+                    and "kl_pred_true_reps" in gb_peer:
+                a, b = np.asarray(gb["kl_pred_true_reps"]), np.asarray(gb_peer["kl_pred_true_reps"])
+                close = int(np.sum(np.abs(a - b) <= 0.01 * np.abs(b)))
+                paper = (f" (paper {num(PAPER_TABLE1[n]['GB'])} \u00b1 {num(PAPER_TABLE1_SE[n]['GB'])})"
+                         if n in PAPER_TABLE1 else "")
+                cap = (f"; both stop at round {num(gb['best_iteration_mean'] + 1, 1)} and "
+                       f"{num(gb_peer['best_iteration_mean'] + 1, 1)} of {num(gb['iterations_mean'], 1)} on average"
+                       if "best_iteration_mean" in gb and "best_iteration_mean" in gb_peer else "")
+                notes.append(f"At N = {n}, GB and the ngboost package without the natural gradient (ngboost-GB) on the "
+                             f"same draws: {num(gb['kl_pred_true_mean'])} \u00b1 {num(gb['kl_pred_true_se'])} and "
+                             f"{num(gb_peer['kl_pred_true_mean'])} \u00b1 {num(gb_peer['kl_pred_true_se'])}{paper}; "
+                             f"{close} of {a.size} replications agree within 1%{cap}.")
             ours, peer = r.get("NGB"), r.get("ngboost")
             if not (isinstance(ours, dict) and isinstance(peer, dict) and "kl_pred_true_reps" in ours
                     and "kl_pred_true_reps" in peer and ours["kl_pred_true_mean"] > 2 * ours["kl_pred_true_median"]):

@@ -229,6 +229,7 @@ def draw_settings(page: str) -> None:
     from .fits import SPLIT_OWN
 
     st.session_state.pop(_SETTINGS, None)
+    out: tuple
     if page == "":
         st.sidebar.header("Fit settings")
         out = config_widgets(st.sidebar, fold_more=f"{PAGE}.more_open")
