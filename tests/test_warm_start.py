@@ -128,8 +128,9 @@ def test_the_warm_thread_freezes_the_heap_when_done(monkeypatch, capsys):
     order = []
     monkeypatch.setattr(warm_start, "warm_start", lambda: order.append("fits") or warm_start.WarmReport(fits=1))
     monkeypatch.setattr(warm_start, "freeze_heap", lambda: order.append("freeze"))
+    monkeypatch.setattr(warm_start, "import_first_session_modules", lambda: order.append("imports") or [])
     warm_start.start_warm_start(True).join(10)
-    assert order == ["fits", "freeze"]
+    assert order == ["fits", "imports", "freeze"]
     assert "warm start: 1 fits" in capsys.readouterr().out
 
     monkeypatch.undo()
@@ -141,3 +142,13 @@ def test_the_warm_thread_freezes_the_heap_when_done(monkeypatch, capsys):
     finally:
         gc.unfreeze()
     assert any(o is probe for o in gc.get_objects())
+
+
+def test_the_modules_streamlit_loads_for_a_servers_first_session_exist():
+    """The warm start imports what Streamlit imports lazily for a server's first session (its nudge check, the emoji
+    and icon lists, plotly's validators): every name still exists in the pinned Streamlit and plotly, so a rename
+    in an upgrade is noticed here instead of silently costing the first student's page view again."""
+    import sys
+
+    assert warm_start.import_first_session_modules() == []
+    assert all(name in sys.modules for name in warm_start.FIRST_SESSION_MODULES)

@@ -30,7 +30,8 @@ from typing import Any
 
 from distviz.errors import DistvizError
 
-__all__ = ["ENV", "WarmReport", "enabled", "freeze_heap", "start_warm_start", "warm_configs", "warm_start", "warm_views"]
+__all__ = ["ENV", "FIRST_SESSION_MODULES", "WarmReport", "enabled", "freeze_heap", "import_first_session_modules",
+           "start_warm_start", "warm_configs", "warm_start", "warm_views"]
 
 log = logging.getLogger("distviz.ui.warm_start")
 
@@ -144,6 +145,30 @@ def _default_figures(stop: threading.Event | None) -> int:
         return 0
 
 
+#: modules that Streamlit imports lazily while it serves a server's first session (its new-session message's nudge
+#: check, the emoji and icon lists that st.set_page_config and the pages' icons are checked against, plotly's
+#: figure validators); the warm start imports them, so no student's first page view pays for it (benchmarks/load.py)
+FIRST_SESSION_MODULES = ("streamlit.web.skills", "streamlit.runtime.backend_operation_handler", "streamlit.emojis",
+                         "streamlit.material_icon_names", "plotly.io._json", "plotly.validators")
+
+
+def import_first_session_modules() -> list[str]:
+    """Import :data:`FIRST_SESSION_MODULES`, then fill :mod:`inspect`'s table of module files (the first element a
+    process sends makes Streamlit look at the call stack, ``env_util.is_repl``, which builds that table for every
+    module loaded); returns the modules that could not be imported (another Streamlit version)."""
+    import importlib
+    import inspect
+
+    missing = []
+    for name in FIRST_SESSION_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    inspect.stack()
+    return missing
+
+
 def freeze_heap() -> None:
     """Collect the cyclic garbage once, then move every object alive (modules, the warm fits and figures) into the
     garbage collector's permanent generation (:func:`gc.freeze`).
@@ -172,6 +197,7 @@ def start_warm_start(on: bool | None = None) -> threading.Thread | None:
         except Exception:  # noqa: BLE001 - the lessons or the page defaults could not be read: the app still serves
             log.exception("warm start failed")
             return
+        import_first_session_modules()
         freeze_heap()
         print(f"  warm start: {report.fits} fits and the figures of {report.figures} views in the store after "
               f"{report.seconds:.1f} s"
