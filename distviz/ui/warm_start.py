@@ -153,18 +153,21 @@ FIRST_SESSION_MODULES = ("streamlit.web.skills", "streamlit.runtime.backend_oper
 
 
 def import_first_session_modules() -> list[str]:
-    """Import :data:`FIRST_SESSION_MODULES`, then fill :mod:`inspect`'s table of module files (the first element a
-    process sends makes Streamlit look at the call stack, ``env_util.is_repl``, which builds that table for every
-    module loaded); returns the modules that could not be imported (another Streamlit version)."""
-    import importlib
+    """Import :data:`FIRST_SESSION_MODULES` (up to the first that is missing), then fill :mod:`inspect`'s table of
+    module files (the first element a process sends makes Streamlit look at the call stack, ``env_util.is_repl``,
+    which builds that table for every module loaded); returns the missing module (another Streamlit version)."""
     import inspect
 
-    missing = []
-    for name in FIRST_SESSION_MODULES:
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            missing.append(name)
+    missing: list[str] = []
+    try:   # the names of FIRST_SESSION_MODULES, written out (no module is imported by a computed name)
+        import plotly.io._json  # noqa: F401
+        import plotly.validators  # noqa: F401
+        import streamlit.emojis  # noqa: F401
+        import streamlit.material_icon_names  # noqa: F401
+        import streamlit.runtime.backend_operation_handler  # noqa: F401
+        import streamlit.web.skills  # noqa: F401
+    except ImportError as exc:   # another Streamlit version: its first session imports what it needs itself
+        missing.append(str(exc.name))
     inspect.stack()
     return missing
 
