@@ -39,11 +39,12 @@ install: $(ALL_STAMP)
 
 # `run` is `distviz app`: this machine only (127.0.0.1, the settings of distviz/ui/app/config.toml), no outbound
 # request; `serve` opens the app to the network on purpose (a class): `make serve [ADDRESS=0.0.0.0] [PORT=8501]
-# [WORKERS=N]` prints the URLs students open (WORKERS=N: N app servers behind Caddy, distviz.ui.workers). Both keep
+# [WORKERS=N]` prints the URLs students open (N app servers behind Caddy, distviz.ui.workers; the default, auto, is one
+# per core up to 4, so a class's reruns use every core). Both keep
 # XSRF, origin checks, the 20 MB upload cap and hidden error details.
 ADDRESS ?= 0.0.0.0
 PORT ?= 8501
-WORKERS ?= 1
+WORKERS ?= auto
 
 run: $(RUN_STAMP)
 	$(BIN)/distviz app

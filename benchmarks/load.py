@@ -12,7 +12,8 @@ every action, N = 50 with 0 failures, RSS growth after 1,000 actions <= 100 MiB.
 
 Run: .venv/bin/python benchmarks/load.py [--sessions 20,50] [--repeat K] [--workers N] [--url http://127.0.0.1:8501 --pid PID]
 Without --url a server is started (`distviz app` on a free 127.0.0.1 port, with ``--workers N`` as ``make serve
-WORKERS=N`` starts it: N servers behind Caddy, each session kept on one by the cookie of its page load) and stopped
+WORKERS=N`` starts it, default auto as plain ``make serve``: N servers behind Caddy, each session kept on one by the
+cookie of its page load) and stopped
 at the end; its CPU is summed over its processes and its RSS growth is the largest of any one process's.
 Each pass opens fresh sessions (new students) and closes them at its end; --repeat 0 (the default) repeats
 the passes until at least --min-actions (1,000) actions were measured, for the RSS figure.
@@ -479,10 +480,15 @@ def main() -> int:
     ap.add_argument("--url", help="target a running server (e.g. http://127.0.0.1:8501) instead of starting one")
     ap.add_argument("--server-option", action="append", default=[], metavar="SECTION.NAME=VALUE",
                     help="a Streamlit config option for the started server, e.g. runner.postScriptGC=false (repeatable)")
-    ap.add_argument("--workers", type=int, default=1,
-                    help="app server processes behind Caddy, as `make serve WORKERS=N` starts them (default 1)")
+    ap.add_argument("--workers", default="auto",
+                    help="app server processes behind Caddy, as `make serve WORKERS=N` starts them (default auto, as "
+                         "`make serve`: one per core, at most 4)")
     ap.add_argument("--pid", type=int, help="with --url: the server's process id, for its CPU and RSS figures")
     args = ap.parse_args()
+    from distviz.ui.workers import workers_for
+
+    args.workers = workers_for(args.workers)
+    print(f"servers: {args.workers} (--workers as `make serve` starts them; {os.cpu_count()} cores)")
     return asyncio.run(main_async(args))
 
 

@@ -82,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     p_app = sub.add_parser("app", help="serve the app (default: this machine only, http://127.0.0.1:8501)")
     p_app.add_argument("--address", help="listen on this address (0.0.0.0: every interface, for a class)")
     p_app.add_argument("--port", type=int, help="port (default 8501)")
-    p_app.add_argument("--workers", type=int, help="app server processes behind a proxy (default 1; for a class, "
-                                                   "`make serve WORKERS=2`)")
+    p_app.add_argument("--workers", help="app server processes behind a proxy (default 1; auto: one per core, at most "
+                                         "4, which `make serve` asks for)")
     sub.add_parser("studies", help="list the named studies")
     p_study = sub.add_parser("study", help="run a named study", add_help=False)
     p_study.add_argument("name")

@@ -266,7 +266,8 @@ def test_the_served_app_watches_no_files():
 def test_serve_opens_the_network_on_purpose_prints_the_urls_and_still_sends_nothing(tmp_path):
     from distviz.ui.serve import local_addresses
 
-    srv = Served("serve", tmp_path / "serve.jsonl", ADDRESS="0.0.0.0")
+    # one server, whose own binds are audited (Caddy in front of several: tests/test_workers.py)
+    srv = Served("serve", tmp_path / "serve.jsonl", ADDRESS="0.0.0.0", WORKERS="1")
     try:
         foreign = _ws_handshake(srv.port, FOREIGN)
         same = _ws_handshake(srv.port, srv.base)

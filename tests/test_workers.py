@@ -55,6 +55,21 @@ def test_without_a_shared_folder_every_fit_runs(monkeypatch):
     assert len(calls) == 2
 
 
+def test_workers_auto_is_one_server_per_core_up_to_the_cap(monkeypatch):
+    """`make serve` asks for --workers auto: one server per core, at most MAX_AUTO_WORKERS; a number is taken as it
+    is, anything else is refused in one sentence."""
+    from distviz.ui import workers
+
+    for cores, want in [(1, 1), (2, 2), (16, workers.MAX_AUTO_WORKERS), (None, 1)]:
+        monkeypatch.setattr(workers.os, "cpu_count", lambda c=cores: c)
+        assert workers.workers_for("auto") == want
+    assert workers.workers_for("3") == 3 and workers.workers_for(2) == 2
+    for bad in ("0", "-1", "two", "1.5"):
+        with pytest.raises(ValueError, match="--workers"):
+            workers.workers_for(bad)
+    assert "WORKERS ?= auto" in (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+
+
 def test_the_proxy_configuration_keeps_a_browser_on_one_server():
     conf = workers.caddyfile("0.0.0.0", 8501, [40001, 40002])
     assert "bind 0.0.0.0" in conf and "http://:8501" in conf

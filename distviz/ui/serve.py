@@ -145,12 +145,17 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-warm-start", action="store_true",
                     help="do not fit the pages' default views and the lesson steps in the background at start "
                          "(distviz.ui.warm_start; DISTVIZ_WARM_START=0 does the same)")
-    ap.add_argument("--workers", type=int, default=1,
-                    help="app server processes (default 1); with 2 or more, Caddy on --address/--port spreads the "
-                         "browsers over them, each kept on one (distviz.ui.workers; the [serve] extra)")
+    ap.add_argument("--workers", default="1",
+                    help="app server processes (default 1; auto: one per core, at most 4, as `make serve`); with 2 or "
+                         "more, Caddy on --address/--port spreads the browsers over them, each kept on one "
+                         "(distviz.ui.workers; the [serve] extra)")
     args, rest = ap.parse_known_args(argv)
-    if args.workers < 1:
-        ap.error(f"--workers must be 1 or more, got {args.workers}")
+    from distviz.ui.workers import workers_for
+
+    try:
+        args.workers = workers_for(args.workers)
+    except ValueError as exc:
+        ap.error(str(exc))
     quiet_compute_pools()
     no_outbound_lookups()
     from distviz.trees import prepare_numba_cache

