@@ -396,8 +396,11 @@ def print_table(rows: list[dict]) -> None:
 
 async def main_async(args) -> int:
     """Start (or attach to) the server, warm it with one session, run the passes, print the table; 1 on failures."""
+    from _peers import _others_cpu_seconds  # CPU of every process but this benchmark and the servers it started
+
     cores = os.cpu_count() or 1
     proc = None
+    load0 = os.getloadavg()[0]   # before this benchmark starts its servers: the machine's other work only
     if args.url:
         url, server = args.url, Server(args.pid)
     else:
@@ -405,7 +408,6 @@ async def main_async(args) -> int:
         proc = start_server(port, args.server_option, args.workers)
         url, server = f"http://127.0.0.1:{port}", Server(proc.pid)
     try:
-        load0 = os.getloadavg()[0]
         t0 = time.perf_counter()
         warm = await class_pass(url, 1, server, args.timeout)  # fits and figures land in the server's caches
         warm_fail = [f for ph in warm for r in ph.results for f in r.failures]
@@ -416,6 +418,7 @@ async def main_async(args) -> int:
         per_pass = sum(ns) * (3 + SCRUBS)
         repeat = args.repeat or max(1, -(-args.min_actions // per_pass))
         phases: list[Phase] = []
+        others0, served0, t_passes = _others_cpu_seconds(), server.cpu(), time.perf_counter()
         for k in range(repeat):
             for n in ns:
                 t1 = time.perf_counter()
@@ -431,6 +434,8 @@ async def main_async(args) -> int:
         worst = max(grow, key=grow.get) if grow else None
         total = sum(len(ph.results) for ph in phases)
         load1 = os.getloadavg()[0]
+        attached = (server.cpu() - served0) if args.url and args.pid else 0.0   # --url: not our descendant
+        others = max(_others_cpu_seconds() - others0 - attached, 0.0) / max(time.perf_counter() - t_passes, 1e-9)
         rows = summarise(phases)
         print()
         print_table(rows)
@@ -438,9 +443,10 @@ async def main_async(args) -> int:
             print(f"\nserver RSS (the process that grew most, of {len(rss1)}): {rss0[worst]:.0f} MiB before (after the "
                   f"warm-up), {rss1[worst]:.0f} MiB after {total} actions (+{grow[worst]:.0f} MiB); client CPU "
                   f"{time.process_time() - cpu_client0:.1f} s")
-        under = max(load0, load1) > 0.5 * cores
-        print(f"load average (1 min): {load0:.2f} before, {load1:.2f} after, {cores} cores"
-              f"{' -> UNDER LOAD: other jobs shared the CPU, figures are pessimistic' if under else ''}")
+        under = max(load0, others) > 0.5 * cores
+        print(f"load average (1 min): {load0:.2f} before the servers started, {load1:.2f} after the passes (with this "
+              f"benchmark's servers and client); other processes used {others:.2f} cores during the passes; {cores} cores"
+              f"{' -> UNDER LOAD: other jobs shared the CPU, figures are pessimistic' if under else ' -> quiet machine'}")
         goal20 = [r for r in rows if r["n"] == 20]
         goal50 = [r for r in rows if r["n"] == 50]
         if goal20:
