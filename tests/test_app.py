@@ -298,3 +298,13 @@ def test_lab_domain_choice_from_url_shows_the_projection_blow_up():
     assert not at.exception
     msgs = [w.value for w in at.warning]
     assert any("shortened" in m for m in msgs) and not any("e+03" in m for m in msgs), msgs
+
+
+def test_a_seed_in_the_address_is_the_whole_number_the_page_shows():
+    """The seed is a float input bound to ?seed= (an integer input raises on ?seed=inf): ?seed=3.7 shows 4 and fits
+    with seed 4, not 3."""
+    from distviz.ui.lab import _SETTINGS
+
+    at = page(seed="3.7", n="200", rounds="20")
+    assert not at.exception and at.session_state[_SETTINGS][0].seed == 4
+

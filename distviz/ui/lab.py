@@ -135,7 +135,7 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
         p = more.slider("Input features p", 1, 5, p_default, persist_state="session", **bound(p_name),
                         help="x1 drives the truth; x2..xp are pure noise (watch the trees ignore them).")
         # a whole number typed as a float: Streamlit's binding of an integer input raises on ?seed=inf; a float
-        # input shows its default for any address value it cannot take
+        # input shows its default for any address value it cannot take (and ?seed=3.7 is seed 4, as it is shown)
         seed = more.number_input("Random seed", 0.0, 10_000.0, 0.0, step=1.0, format="%.0f", persist_state="session",
                                  **bound("seed"), help="Seed of the simulation and of the fit.")
     # the sparse GP is not boosted: it has no rounds, learning rate or trees, so those knobs are not drawn (their
@@ -169,7 +169,7 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
                                      "can leave the domain (e.g. a negative variance). 'Shorten' halves their step until "
                                      "they go at most half way to the boundary; 'project' maps them onto the boundary "
                                      "(within 1e-6), which can make the NLL explode: try MGD, Normal, p = 3.")
-    cfg = FitConfig(family=fam, K=int(K), dataset=dataset, n=int(n), p=int(p), seed=int(seed), algorithm=algo,
+    cfg = FitConfig(family=fam, K=int(K), dataset=dataset, n=int(n), p=int(p), seed=int(round(seed)), algorithm=algo,
                     n_estimators=int(rounds), learning_rate=float(lr), max_depth=int(depth), n_particles=int(n_particles),
                     domain=str(domain), upload_hash=data_hash(upload), x_cols=tuple(x_cols), y_col=str(y_col))
     if folded:
@@ -222,7 +222,7 @@ def draw_settings(page: str) -> None:
 
     Drawn by the main script, they are the same widgets on every page (Streamlit tells a page's widgets apart by the
     script that draws them), so a setting chosen on one page holds on the others and stays in their addresses.
-    The page reads them with `settings` (or `explorer_family`).
+    The page reads them with `settings`.
     """
     from . import algorithms as reg
     from .explorer import families_help
