@@ -26,7 +26,7 @@ NN_METHOD = "NN"
 
 #: the page's choices: boosting rounds (max), learning rates, training rows of the sample, map regions
 ROUNDS, RATES, TRAIN = [30, 60, 100, 200, 300], [0.02, 0.05, 0.1, 0.2], [1000, 2000, 5000, 10000, 30000]
-REGIONS = ["whole area", "Gulf Stream box (0.5° bins)"]   # the whole area's bins are the user's (Map grid)
+REGIONS = ["whole area", "Gulf Stream box (0.5° bins)"]   # the whole area's bins are the user's (map_grid_controls)
 
 
 #: What the page shows while *upload* is chosen and no file is there yet (an instruction, not an error).

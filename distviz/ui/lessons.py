@@ -121,9 +121,9 @@ class Step:
             q["present"] = "true"   # what Streamlit's binding of the presenter switch reads and writes
         return q
 
-    def href(self, present: bool = False, extra: dict | None = None) -> str:
+    def href(self, present: bool = False) -> str:
         """The relative address of the "show me" view, e.g. 'evolution?view=Geometry...&round=20' (the Lab's is './?...')."""
-        return page_href(self.page, self.query(present) | dict(extra or {}))
+        return page_href(self.page, self.query(present))
 
 
 @dataclass(frozen=True)

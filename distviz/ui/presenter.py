@@ -21,7 +21,7 @@ import re
 
 import streamlit as st
 
-from .lessons import CURRENT, NAV, PAGES, Lesson, lesson_href, load_lessons, plain_link
+from .lessons import CURRENT, NAV, PAGES, Lesson, lesson_href, load_lessons, page_href, plain_link
 
 TOUR = "tour"                         #: URL parameter of the step view: "N.i" (lesson N, step i)
 REF = re.compile(r"^([1-9][0-9]?)\.([1-9][0-9]?)$")
@@ -126,7 +126,7 @@ def step_query(lesson: Lesson, i: int) -> dict:
 
 def step_href(lesson: Lesson, i: int) -> str:
     """The relative address of step `i` of `lesson` in the step view (a plain link: distviz.ui.lessons.plain_link)."""
-    return lesson.steps[i - 1].href(present=True, extra={TOUR: f"{lesson.number}.{i}"})
+    return page_href(lesson.steps[i - 1].page, step_query(lesson, i))
 
 
 def arrow_keys() -> None:
