@@ -358,7 +358,7 @@ def dlm_vs_elbo_paper(data="ringnorm", size=2000, seed=0, likelihood=None, n_ind
     counts: 10 % of all rows are the validation set, `size` training rows and up to 1000 test rows are drawn from the
     rest (repetition `seed`); regression: a 67 / 8 / 25 split (`size` unused), y standardised by the training part.
     X is standardised by the training part (``SparseGP(normalize_X=True)``). Zero prior mean but for binary labels
-    (constant mean). Square-loss DLM's m is optimised by Adam with the rest, not in the paper's one closed-form step.
+    (constant mean). Square-loss DLM's m is solved in closed form at every step (``distviz.gp.square_dlm``).
     """
     from distviz.gp.model import SparseGP, beta_grid, select_beta
 

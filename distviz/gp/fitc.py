@@ -29,23 +29,18 @@ from __future__ import annotations
 
 import autograd.numpy as anp
 import numpy as np
-from autograd import value_and_grad
 from autograd.scipy.linalg import solve_triangular
 
-from distviz.gp import estimators
-from distviz.gp.kernels import rbf
-from distviz.gp.objectives import Packer, Problem, assemble, hyper, unlower
+from distviz.gp.collapsed import CollapsedObjective, whitened_cross
+from distviz.gp.objectives import hyper
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 
 
 def _factors(p: dict, X, jitter: float):
     """A = L_uu^-1 K_uf and the FITC diagonal Lambda = diag(K_ff - Q_ff) + s at inputs X (traceable)."""
-    ell, sf2, _, par = hyper(p)
-    Z = p["Z"]
-    Kuu = rbf(Z, Z, ell, sf2) + jitter * sf2 * anp.eye(Z.shape[0])
-    Luu = anp.linalg.cholesky(Kuu)
-    A = solve_triangular(Luu, rbf(Z, X, ell, sf2), lower=True)
+    _, sf2, _, par = hyper(p)
+    A = whitened_cross(p, X, jitter)
     lam = anp.maximum(sf2 - anp.sum(A * A, axis=0), 0.0) + anp.exp(par[0])
     return A, lam
 
@@ -97,53 +92,16 @@ def posterior_w(p: dict, X, y, jitter: float):
     return m_w, np.linalg.cholesky(0.5 * (Binv + Binv.T))
 
 
-class FITCObjective:
-    """Callable (flat parameters, batch indices, rng) -> (FITC objective / n, gradient), the interface of
-    ``distviz.gp.objectives.Objective``.
+class FITCObjective(CollapsedObjective):
+    """FITC's collapsed objective (:func:`neg_log_marginal`) for the optimiser, q(u) from :func:`posterior_w`.
 
-    The free blocks are the kernel hyperparameters, mean, noise and (if learnt) the inducing inputs;
-    q(u) is computed from them (``posterior_w``) by :meth:`params`.  Batches are refused by the
-    estimator (the collapsed objective does not split over rows), so `idx` must cover all rows.
+    The free blocks are the kernel hyperparameters, mean, noise and (if learnt) the inducing inputs.
     """
 
-    def __init__(self, problem: Problem, free: dict):
-        self.pb = problem
-        free = {k: v for k, v in free.items() if k not in ("m", "Lw")}
-        self.unflatten = Packer(free)
-        self.flat0 = self.unflatten.flatten(free)
-        self.sampler_stats = estimators.SamplerStats()
-        self._vg = value_and_grad(self._value)
-        # the path of an L-BFGS fit records every block, q(u) included (``at_iteration`` replays it)
-        full = dict(self.params(self.flat0))
-        self.path_packer = Packer({k: full[k] for k in list(free) + ["m", "Lw"]})
+    def value(self, p: dict):
+        """FITC's objective (not divided by n) at parameter blocks `p`."""
+        return neg_log_marginal(p, self.pb.X, self.pb.y, self.pb.jitter)
 
-    def _value(self, flat):
-        pb = self.pb
-        p = assemble(self.unflatten(flat), pb.fixed)
-        return neg_log_marginal(p, pb.X, pb.y, pb.jitter) / pb.n_total
-
-    def __call__(self, flat, idx=None, rng=None):
-        """FITC objective divided by n and its gradient (``idx`` and ``rng`` are unused)."""
-        flat = np.asarray(flat, dtype=float)
-        try:
-            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-                # nothing free (fixed hyperparameters and inducing inputs): the value alone
-                val, g = self._vg(flat) if flat.size else (self._value(flat), np.zeros(0))
-        except np.linalg.LinAlgError:   # a trial point of a line search with a singular B or K_uu
-            return float("inf"), np.zeros_like(flat)
-        if not (np.isfinite(val) and np.all(np.isfinite(g))):
-            return float("inf"), np.zeros_like(flat)
-        return float(val), np.asarray(g, dtype=float)
-
-    def params(self, flat) -> dict:
-        """All parameter blocks at the flat free parameters, q(w) (``m``, the raw factor ``Lw``) included."""
-        pb = self.pb
-        p = assemble(self.unflatten(np.asarray(flat, dtype=float)), pb.fixed)
-        p = {k: np.asarray(v, dtype=float) for k, v in p.items()}
-        m_w, Lw = posterior_w(p, pb.X, pb.y, pb.jitter)
-        p["m"], p["Lw"] = m_w, unlower(Lw)
-        return p
-
-    def record(self, flat) -> np.ndarray:
-        """The flat vector of every block (``path_packer``'s order) at the flat free parameters."""
-        return self.path_packer.flatten(self.params(flat))
+    def posterior(self, p: dict) -> tuple[np.ndarray, np.ndarray]:
+        """FITC's whitened q(w) = N(m_w, L_w L_w^T) at parameter blocks `p`."""
+        return posterior_w(p, self.pb.X, self.pb.y, self.pb.jitter)

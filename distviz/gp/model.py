@@ -26,6 +26,7 @@ from distviz.gp import objectives as obj
 from distviz.gp.fitc import FITCObjective
 from distviz.gp.kernels import rbf
 from distviz.gp.likelihoods import LIKELIHOODS, make_likelihood
+from distviz.gp.square_dlm import SquareDLMObjective
 from distviz.validation import check_sample_weight, check_X, check_y
 
 _OPTIMIZERS = ("auto", "lbfgs", "adam")
@@ -70,7 +71,10 @@ class SparseGP(Estimator):
         collapsed objective -log N(y | c, Q_ff + diag(K_ff - Q_ff) + s I), the paper's regression
         baseline, Appendix D; ``distviz.gp.fitc``). FITC needs the Gaussian likelihood, exact
         gradients, full batches and beta = 1 (it has no KL term); q(u) is computed from the
-        hyperparameters, so q_mean / q_chol are not used.
+        hyperparameters, so q_mean / q_chol are not used. With the Gaussian likelihood and full
+        batches, "dlm_square" is collapsed too: m is solved in closed form at every step (Appendix D;
+        ``distviz.gp.square_dlm``), S = K_uu, and q_mean / q_chol are not used; with a ``batch_size``
+        m is optimised with the rest.
     beta : weight of KL(q(u) || p(u)).
     n_inducing : M; M >= n uses all training inputs.
     gradient : "exact" (closed form; Poisson log-loss by adaptive Gauss-Hermite) | "bmc" (eq. 7-8)
@@ -303,7 +307,12 @@ class SparseGP(Estimator):
         free, fixed = self._init_params(Xs, yi, lik, rng)
         pb = obj.Problem(Xs, yi, lik, self.objective, float(self.beta), self.gradient, int(self.n_samples),
                          self.bmc_form, float(self.jitter), fixed)
-        fun = FITCObjective(pb, free) if self.objective == "fitc" else obj.Objective(pb, free)
+        if self.objective == "fitc":
+            fun = FITCObjective(pb, free)
+        elif self.objective == "dlm_square" and self.likelihood == "gaussian" and self.batch_size is None:
+            fun = SquareDLMObjective(pb, free)   # m in closed form at every step (Appendix D)
+        else:
+            fun = obj.Objective(pb, free)
         self.lik_ = lik
         try:
             if method == "lbfgs":
@@ -349,6 +358,10 @@ class SparseGP(Estimator):
 
     def _fit_adam(self, fun, n, rng, progress, b1=0.9, b2=0.999, eps=1e-8):
         x = fun.flat0.copy()
+        if x.size == 0:   # a collapsed objective with nothing free (fixed hyperparameters and inducing inputs)
+            self.flat_, self.objective_, self.n_iter_, self.converged_ = x, float(fun(x)[0]), 0, True
+            self.history_, self.path_ = np.asarray([self.objective_]), None
+            return
         m = np.zeros_like(x)
         s = np.zeros_like(x)
         bs = n if self.batch_size is None else min(self.batch_size, n)

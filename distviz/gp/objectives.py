@@ -11,6 +11,8 @@ the optimisation is better conditioned. Objectives (divided by n for the optimis
 * ``dlm_square``: 1/2 sum_i (E_q[y_i] - y_i)^2   + beta KL.  For the Gaussian likelihood E_q[y_i] = mu_i
   and S only enters the KL, whose S-part is minimised at S = K_uu (L_w = I, the initial value), so
   this equals the paper's 1/2 sum (K_iu K_uu^-1 m - y_i)^2 + beta/2 m^T K_uu^-1 m up to a constant.
+  Full-batch Gaussian fits solve m in closed form instead (``distviz.gp.square_dlm``); this form
+  serves minibatches and the other likelihoods.
 * ``fitc``:       FITC's collapsed -log N(y | c, Q_ff + diag(K_ff - Q_ff) + s I), no KL and no q(u) to
   optimise (Gaussian likelihood; ``distviz.gp.fitc``, the paper's regression baseline, Appendix D).
 
