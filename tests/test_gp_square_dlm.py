@@ -93,3 +93,15 @@ def test_minibatches_and_other_likelihoods_keep_the_joint_form():
     pois = SparseGP("poisson", objective="dlm_square", n_inducing=5, max_iter=30, random_state=0).fit(X, counts)
     assert np.all(np.isfinite(pois.predict(X)))
     assert not np.allclose(obj.lower(pois.params_["Lw"]), np.eye(5))   # S is optimised there
+
+
+def test_joint_fit_replays_its_path_and_round_trips_through_a_file(tmp_path):
+    X, y = _data(seed=5)
+    model = SparseGP(objective="dlm_square", n_inducing=6, max_iter=15, random_state=0).fit(X, y)
+    assert model.history_[-1] < model.history_[0]
+    np.testing.assert_allclose(model.at_iteration(len(model.path_) - 1).predict(X), model.predict(X), atol=1e-12)
+    assert not np.allclose(model.at_iteration(0).predict(X), model.predict(X))
+    model.save(tmp_path / "sq.nc")
+    back = SparseGP.load(tmp_path / "sq.nc")
+    np.testing.assert_array_equal(back.predict(X), model.predict(X))
+    np.testing.assert_array_equal(back.predict_dist(X).var(), model.predict_dist(X).var())
