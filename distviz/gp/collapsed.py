@@ -47,8 +47,9 @@ class CollapsedObjective:
 
     The free blocks are the free ones of the estimator but ``m`` and ``Lw``; subclasses give
     :meth:`value` (the objective, not divided by n, traceable by autograd) and :meth:`posterior`
-    (the whitened q(w) = N(m_w, L_w L_w^T) at given parameters).  Batches are refused by the
-    estimator (the collapsed objectives do not split over rows), so `idx` must cover all rows.
+    (the whitened q(w) = N(m_w, L_w L_w^T) at given parameters).  The collapsed objectives do not
+    split over rows, so the estimator uses them on full batches only (FITC refuses a ``batch_size``;
+    square-loss DLM falls back to its joint form): `idx` must cover all rows.
 
     Parameters
     ----------
