@@ -26,6 +26,10 @@ class InputTypeError(DistvizError, TypeError):
     that does."""
 
 
+class ClusterError(DistvizError, RuntimeError):
+    """A Dask cluster that cannot finish the work it was given (every worker gone); the sentence says what to do."""
+
+
 class MissingDependencyError(DistvizError, ModuleNotFoundError):
     """An optional package (an extra such as distviz[app]) is not installed; the sentence names the extra."""
 

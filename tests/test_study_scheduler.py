@@ -90,3 +90,26 @@ def test_a_bad_table_on_the_workers_is_one_sentence_on_stderr(tmp_path, capfd, c
                  "--methods", "NGB", "--rounds", "2"]) == 2
     err = capfd.readouterr().err
     assert "lacks column(s) doy" in err and "Traceback" not in err and "Compute Failed" not in err, err
+
+
+def test_a_cluster_without_workers_is_one_sentence_not_a_hang(monkeypatch):
+    """Units pending on a cluster that lost every worker (here scaled to none; in practice a cluster whose processes
+    were suspended for minutes): map_units raises ClusterError after the grace period instead of waiting forever."""
+    import threading
+    import time
+
+    from distviz.errors import ClusterError
+    from distviz.experiments import parallel
+
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parents[1] / "docs" / "user_guide" / "dask.rst"
+    assert parallel.NO_WORKER_GRACE_SECONDS == 120 and "after two minutes without a worker" in docs.read_text()
+    monkeypatch.setattr(parallel, "POLL_SECONDS", 0.25)
+    monkeypatch.setattr(parallel, "NO_WORKER_GRACE_SECONDS", 1.5)
+    with use_scheduler("local", 1) as client:
+        threading.Timer(1.0, lambda: client.cluster.scale(0)).start()
+        t0 = time.monotonic()
+        with pytest.raises(ClusterError, match=r"no worker for 1.5 s with 1 of 1 units unfinished"):
+            map_units(time.sleep, [120])
+        assert time.monotonic() - t0 < 30

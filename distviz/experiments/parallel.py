@@ -16,9 +16,14 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from distviz._optional import missing
-from distviz.errors import ConfigError
+from distviz.errors import ClusterError, ConfigError
 
 _ACTIVE: list[Any] = []  # stack of dask.distributed.Client entered by use_scheduler
+#: seconds between map_units' looks at the cluster while its units run
+POLL_SECONDS = 5.0
+#: seconds a cluster may have no worker while units are pending before map_units gives up (a local cluster's nanny
+#: restarts a killed worker within seconds; a remote cluster's workers may take longer to be started again)
+NO_WORKER_GRACE_SECONDS = 120.0
 _ADDRESS = re.compile(r"^(tcp|tls|ws|wss|inproc|ucx)://[A-Za-z0-9_.\-\[\]:]+$|^[A-Za-z0-9_.\-]+:\d{1,5}$")
 
 
@@ -99,7 +104,36 @@ def map_units(fn: Callable[[Any], Any], units: Iterable[Any], scheduler=None) ->
         return [fn(u) for u in units]
     futures = client.map(fn, units, pure=False)
     try:
+        _wait_with_workers(client, futures)
         return client.gather(futures)
     finally:
         for f in futures:
             f.release()
+
+
+def _wait_with_workers(client, futures) -> None:
+    """Wait until every future is finished (done, failed or cancelled), raising ClusterError when the cluster has had
+    no worker for :data:`NO_WORKER_GRACE_SECONDS` meanwhile: its scheduler then waits forever, and so would gather
+    (the workers of a cluster whose processes were suspended for minutes, say, are dropped by the scheduler and not
+    started again)."""
+    import time
+
+    from dask.distributed import wait
+
+    without_since = None
+    while True:
+        try:
+            wait(futures, timeout=POLL_SECONDS)
+            return
+        except TimeoutError:
+            pass
+        if client.nthreads():
+            without_since = None
+            continue
+        now = time.monotonic()
+        without_since = now if without_since is None else without_since
+        if now - without_since >= NO_WORKER_GRACE_SECONDS:
+            left = sum(not f.done() for f in futures)
+            raise ClusterError(f"The Dask cluster has had no worker for {NO_WORKER_GRACE_SECONDS:g} s with {left} of "
+                               f"{len(futures)} units unfinished; start workers again (dask worker ADDRESS) or rerun "
+                               "the study, and do not suspend its processes.")
