@@ -262,6 +262,17 @@ def test_readme_sets_every_dlm_paper_run_in_one_table_with_the_latest_per_data_s
     assert "logistic likelihood" in cap and "protocol: partial" in cap
 
 
+def test_readme_leaves_regression_paper_runs_to_the_docs_page():
+    """A regression run's DLM-square rows are judged by squared error, not by the README's log-loss table."""
+    binary, reg = _dlm_paper_record(), _dlm_paper_record()
+    reg["config"] = {**reg["config"], "data": "concrete", "task": "regression", "likelihood": "gaussian"}
+    block = result_tables.readme_block([(None, binary), (None, reg)])
+    assert "ringnorm, n = 500" in block and "concrete" not in block
+    assert "more tables, and the regression runs, on the docs' results page" in block
+    assert "regression runs" not in result_tables.readme_block([(None, binary)])
+    assert any("concrete" in cap for cap, _, _ in result_tables.tables_for("dlm-vs-elbo", [reg]))
+
+
 def test_archived_dlm_paper_runs_are_on_their_page(tmp_path):
     ext = _module(ROOT / "docs" / "_ext" / "distviz_results.py", "distviz_results_for_dlm")
     for _, rec in archive.load_records(study="dlm-vs-elbo"):

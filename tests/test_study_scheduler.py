@@ -97,11 +97,10 @@ def test_a_cluster_without_workers_is_one_sentence_not_a_hang(monkeypatch):
     were suspended for minutes): map_units raises ClusterError after the grace period instead of waiting forever."""
     import threading
     import time
+    from pathlib import Path
 
     from distviz.errors import ClusterError
     from distviz.experiments import parallel
-
-    from pathlib import Path
 
     docs = Path(__file__).resolve().parents[1] / "docs" / "user_guide" / "dask.rst"
     assert parallel.NO_WORKER_GRACE_SECONDS == 120 and "after two minutes without a worker" in docs.read_text()

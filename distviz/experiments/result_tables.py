@@ -393,7 +393,8 @@ def readme_block(records: list[tuple[object, dict]]) -> str:
     """The README's generated results section (between README_BEGIN and README_END): the WGBoost UCI table of the
     archived runs with its protocol, every mvn-sim size in one table (:func:`mvn_sim_summary_table`) with the
     sentences of :func:`mvn_sim_peer_notes` under it, and the test log-loss of the dlm-vs-elbo runs under the DLM
-    paper's protocol in one table (:func:`dlm_paper_summary_table`; their other tables are on the docs' page)."""
+    paper's protocol in one table (:func:`dlm_paper_summary_table`; their other tables, and the regression runs', are
+    on the docs' page)."""
     by_study: dict[str, list[dict]] = {}
     for _, rec in records:
         by_study.setdefault(rec["study"], []).append(rec)
@@ -403,9 +404,14 @@ def readme_block(records: list[tuple[object, dict]]) -> str:
         tables.append((*mvn_sim_summary_table(by_study["mvn-sim"]), beside,
                        " ".join(mvn_sim_peer_notes(by_study["mvn-sim"]))))
     paper_runs = [rec for rec in by_study.get("dlm-vs-elbo", []) if isinstance(rec["result"].get("sizes"), dict)]
+    # the README's one table compares log-losses; a regression run's square-loss DLM rows are judged by their squared
+    # error (the paper's Figure 3), which its own tables on the docs' page give
+    regression = any(rec["config"].get("task") == "regression" for rec in paper_runs)
+    paper_runs = [rec for rec in paper_runs if rec["config"].get("task") != "regression"]
     if paper_runs:
         tables.append((*dlm_paper_summary_table(paper_runs),
-                       "the paper gives figures only; more tables on the docs' results page", ""))
+                       "the paper gives figures only; more tables" + (", and the regression runs," if regression else "")
+                       + " on the docs' results page", ""))
     parts = [README_BEGIN]
     for cap, header, rows, note, after in tables:
         if rows:
