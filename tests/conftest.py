@@ -52,6 +52,15 @@ def pytest_xdist_make_scheduler(config, log):
     return BrowserTogether(config, log)
 
 
+@pytest.fixture
+def single_thread_blas():
+    """One BLAS thread for the test, as SparseGP.fit() uses (objective calls outside fit() included)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1, user_api="blas"):
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _restore_main_module():
     """Put the real ``__main__`` back after each test.

@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 from autograd import grad
-from threadpoolctl import threadpool_limits
 
 from distviz.errors import ConfigError, DataError
 from distviz.gp import SparseGP, beta_grid, compare_1d, select_beta
@@ -14,11 +13,7 @@ from distviz.gp.likelihoods import make_likelihood
 RNG = np.random.default_rng(0)
 
 
-@pytest.fixture(autouse=True)
-def _single_thread_blas():
-    """Objective calls outside fit() run with one BLAS thread, as fit() does."""
-    with threadpool_limits(1, user_api="blas"):
-        yield
+pytestmark = pytest.mark.usefixtures("single_thread_blas")
 
 X3 = RNG.normal(size=(30, 3))
 TARGETS = {"gaussian": RNG.normal(size=30), "poisson": RNG.poisson(2.0, 30).astype(float),

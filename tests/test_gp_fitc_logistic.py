@@ -23,11 +23,7 @@ from distviz.gp.likelihoods import make_likelihood
 from distviz.gp.logistic_grad import loss_grad
 from distviz.gp.objectives import Problem, loss_terms
 
-
-@pytest.fixture(autouse=True)
-def _single_thread_blas():
-    with threadpool_limits(1, user_api="blas"):
-        yield
+pytestmark = pytest.mark.usefixtures("single_thread_blas")
 
 
 def _data(n=30, seed=0):

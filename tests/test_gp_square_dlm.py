@@ -8,7 +8,6 @@ variance grows.
 
 import numpy as np
 import pytest
-from threadpoolctl import threadpool_limits
 
 from distviz.gp import SparseGP
 from distviz.gp import objectives as obj
@@ -16,11 +15,7 @@ from distviz.gp.kernels import rbf
 from distviz.gp.likelihoods import make_likelihood
 from distviz.gp.square_dlm import SquareDLMObjective, profile_objective
 
-
-@pytest.fixture(autouse=True)
-def _single_thread_blas():
-    with threadpool_limits(1, user_api="blas"):
-        yield
+pytestmark = pytest.mark.usefixtures("single_thread_blas")
 
 
 def _data(n=40, seed=0):

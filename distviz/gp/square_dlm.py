@@ -32,6 +32,14 @@ def _ridge(beta: float, jitter: float) -> float:
     return float(beta) if beta > 0 else float(jitter)
 
 
+def _ridge_factor(p: dict, X, y, beta: float, jitter: float):
+    """(L_G, b, r) of the module docstring: G = A A^T + beta I = L_G L_G^T, b = L_G^-1 A r, r = y - c (traceable)."""
+    A = whitened_cross(p, X, jitter)
+    r = y - p["mean"]
+    LG = anp.linalg.cholesky(anp.dot(A, A.T) + _ridge(beta, jitter) * anp.eye(A.shape[0]))
+    return LG, solve_triangular(LG, anp.dot(A, r), lower=True), r
+
+
 def profile_objective(p: dict, X, y, beta: float, jitter: float):
     """min over m of the square-loss DLM objective (module docstring), traceable by autograd.
 
@@ -53,10 +61,7 @@ def profile_objective(p: dict, X, y, beta: float, jitter: float):
     float
         1/2 (r^T r - b^T b), the objective at m_w* (not divided by n).
     """
-    A = whitened_cross(p, X, jitter)
-    r = y - p["mean"]
-    LG = anp.linalg.cholesky(anp.dot(A, A.T) + _ridge(beta, jitter) * anp.eye(A.shape[0]))
-    b = solve_triangular(LG, anp.dot(A, r), lower=True)
+    _, b, r = _ridge_factor(p, X, y, beta, jitter)
     return 0.5 * (anp.dot(r, r) - anp.dot(b, b))
 
 
@@ -72,10 +77,8 @@ def optimal_m(p: dict, X, y, beta: float, jitter: float) -> np.ndarray:
     -------
     ndarray of shape (M,)
     """
-    A = np.asarray(whitened_cross(p, X, jitter))
-    r = np.asarray(y, dtype=float) - float(np.asarray(p["mean"]))
-    LG = np.linalg.cholesky(A @ A.T + _ridge(beta, jitter) * np.eye(A.shape[0]))
-    return np.linalg.solve(LG.T, np.linalg.solve(LG, A @ r))
+    LG, b, _ = _ridge_factor(p, X, y, beta, jitter)
+    return np.asarray(solve_triangular(LG, b, lower=True, trans="T"))   # G^-1 A r = L_G^-T b
 
 
 class SquareDLMObjective(CollapsedObjective):
