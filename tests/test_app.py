@@ -26,6 +26,31 @@ def open_tab(at, key, label):
     return at.run()
 
 
+# ------------------------------------------------------------------------------------------- navigation
+def test_navigation_builds_its_pages_once_and_each_run_navigates_its_own_copies(monkeypatch):
+    """The st.Page objects are built once per server (distviz.ui.common.navigation_pages) and kept in NAV for the
+    links; every run hands st.navigation fresh copies, since st.navigation marks the page a run may call and two
+    sessions must not share that mark."""
+    import streamlit as st
+
+    from distviz.ui.lessons import NAV
+
+    passed = []
+    real = st.navigation
+    monkeypatch.setattr(st, "navigation", lambda pages, **kw: passed.append(list(pages)) or real(pages, **kw))
+    assert not page().exception
+    built = dict(NAV)
+    assert list(built) == ["lab", "evolution", "split_gains", "drifters", "posterior", "explorer", "lessons"]
+    at = page("app_pages/explorer.py")
+    assert not at.exception and at.get("plotly_chart")
+    assert all(NAV[k] is v for k, v in built.items())            # not rebuilt by later runs
+    assert len(passed) >= 3
+    for pages in passed:
+        assert [p.url_path for p in pages] == [p.url_path for p in built.values()]
+        assert not any(p is q for p in pages for q in built.values())   # copies, never the kept ones
+    assert len({id(p) for pages in passed for p in pages}) == sum(len(pages) for pages in passed)
+
+
 # ------------------------------------------------------------------------------------------- explorer
 def test_explorer_renders_and_reacts_to_family_and_sliders():
     at = page("app_pages/explorer.py")

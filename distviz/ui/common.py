@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 from typing import Any
 
@@ -16,6 +17,7 @@ from .fits import FitResult
 from .jobs import UNEXPECTED, FitCancelled
 from .lab import fit_model
 from .layout import lazy_tabs, static_table  # noqa: F401  (re-exported for the pages)
+from .lessons import NAV
 from .safe_text import escape_markdown, show_error
 from .state import recall, remember
 
@@ -31,6 +33,21 @@ PAGES = [(package_file("distviz.ui", "app", "app_pages", f"{name}.py"), title, i
     ("explorer", "Family explorer", ":material/search:"),
     ("lessons", "Lessons", ":material/school:"),
 ]]
+
+
+def navigation_pages() -> list:
+    """This run's pages for ``st.navigation``: the Lab, then `PAGES`; fresh shallow copies of ``st.Page`` objects
+    built once per server.
+
+    Building an ``st.Page`` resolves its script's path on the file system (a few milliseconds for the seven pages,
+    on every run of every session), and ``st.navigation`` marks the copy it hands back as the one this run may run,
+    so two sessions must never share one.  The built pages stay in `NAV` (distviz.ui.lessons), read-only, for the
+    links and the presenter: page name ('lab' for the Lab) -> page.
+    """
+    if "lab" not in NAV:   # the server's first run (two first runs at once build the same pages twice)
+        NAV.update({"lab": st.Page(LAB_PAGE, title="Lab", icon=":material/science:", default=True)}
+                   | {path.stem: st.Page(path, title=title, icon=icon) for path, title, icon in PAGES})
+    return [copy.copy(page) for page in NAV.values()]
 
 
 def explainer(text: str) -> None:

@@ -262,7 +262,8 @@ def load_lessons(files: list[Path] | None = None) -> tuple[list[Lesson], list[st
 
 
 # ---------------------------------------------------------------------------------------------- app glue
-#: page name -> the st.Page of the navigation (filled by app.py on every run; the links of the Lessons page use it)
+#: page name -> the st.Page of the navigation ('lab' for the Lab), built once per server by
+#: distviz.ui.common.navigation_pages; read-only: the links of the Lessons page and the presenter use it
 NAV: dict = {}
 CURRENT = "_lesson.current"   # session key: (lesson, step) the Lessons page showed last
 

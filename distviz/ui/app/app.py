@@ -24,14 +24,12 @@ begin_run()  # the bound widgets drawn from here on are this run's (drop_unknown
 st.set_page_config(page_title="distviz", page_icon="📈", layout="wide",
                    initial_sidebar_state="collapsed" if opens_presenting() else "auto")
 
-from distviz.ui.common import LAB_PAGE, PAGES  # noqa: E402
+from distviz.ui.common import navigation_pages  # noqa: E402
 from distviz.ui.lab import draw_settings  # noqa: E402
-from distviz.ui.lessons import NAV, back_to_lesson  # noqa: E402
+from distviz.ui.lessons import back_to_lesson  # noqa: E402
 from distviz.ui.presenter import step_view  # noqa: E402
 
-NAV.update({"lab": st.Page(LAB_PAGE, title="Lab", icon=":material/science:", default=True)}
-           | {path.stem: st.Page(path, title=title, icon=icon) for path, title, icon in PAGES})
-nav = st.navigation(list(NAV.values()))
+nav = st.navigation(navigation_pages())   # this run's own copies of the pages (distviz.ui.common)
 presenter_controls(page=nav.url_path, title=nav.title)   # the page this run shows names the take-away report
 back_to_lesson(nav)
 step_view(nav)   # presenter mode, ?tour=N.i: the lesson step's panel beside the page (distviz.ui.presenter)
