@@ -8,6 +8,7 @@ inlines plotly.js once and every figure of the last run as JSON, so it opens off
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import re
@@ -164,17 +165,69 @@ def _frozen_class():
 
         class FrozenFigure(go.Figure):
             """A plotly Figure never changed after it is built (a shared one): its ``to_dict``, which Streamlit's
-            ``plotly_chart`` calls on every rerun that draws it (a deep copy of every array, then their base64), is
-            made once and the same dict returned to every caller, who must not change it either."""
+            ``plotly_chart`` calls on every rerun that draws it (plotly's own is a deep copy of the figure, then the
+            base64 of its arrays), is made once, without the deep copy (`_frozen_dict`), and the same dict returned
+            to every caller, who must not change it either."""
 
             def to_dict(self):
                 d = self.__dict__.get("_frozen_dict")
                 if d is None:
-                    d = self._frozen_dict = super().to_dict()
+                    try:
+                        d = _frozen_dict(self)
+                    except AttributeError:   # a plotly that keeps a figure's parts elsewhere: its own to_dict
+                        d = super().to_dict()
+                    self._frozen_dict = d
                 return d
 
         _FROZEN_CLASS.append(FrozenFigure)
     return _FROZEN_CLASS[0]
+
+
+_TYPED = {np.dtype(np.float32): "f4", np.dtype(np.float64): "f8", np.dtype(np.int32): "i4"}
+
+
+def _typed_arrays(obj):
+    """A copy of `obj` (a figure's dicts and lists) with every numeric array as plotly.js's typed-array spec, as
+    plotly's ``to_dict`` writes it (``_plotly_utils.utils.convert_to_base64``), but without its deep copy of the
+    figure: containers are new, leaves are shared (a frozen figure is never changed, nor is its dict)."""
+    from _plotly_utils.utils import is_homogeneous_array, is_skipped_key, to_typed_array_spec
+
+    def walk(obj):
+        if isinstance(obj, dict):
+            out = {}
+            for key, v in obj.items():
+                if isinstance(v, _SCALARS) or is_skipped_key(key):
+                    out[key] = v
+                elif isinstance(v, np.ndarray) and v.dtype in _TYPED and v.size:   # the common case, no copy
+                    spec = {"dtype": _TYPED[v.dtype],
+                            "bdata": base64.b64encode(np.ascontiguousarray(v)).decode("ascii")}
+                    if v.ndim > 1:
+                        spec["shape"] = str(v.shape)[1:-1]
+                    out[key] = spec
+                elif is_homogeneous_array(v):
+                    out[key] = to_typed_array_spec(v)
+                else:
+                    out[key] = walk(v)
+            return out
+        if isinstance(obj, (list, tuple)):
+            if all(isinstance(v, _SCALARS) for v in obj):   # a list of numbers or texts: nothing to convert
+                return obj
+            return type(obj)(walk(v) for v in obj)
+        return obj
+
+    return walk(obj)
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _frozen_dict(fig) -> dict:
+    """``fig.to_dict()`` of a frozen figure (equal to plotly's, tested), made without deep-copying the figure."""
+    res = {"data": _typed_arrays(fig._data), "layout": _typed_arrays(fig._layout)}
+    frames = [frame._props for frame in fig._frame_objs]
+    if frames:
+        res["frames"] = _typed_arrays(frames)
+    return res
 
 
 def _frozen(fig):
@@ -191,20 +244,34 @@ def _frozen(fig):
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
-def _shared(name: str, key: tuple, _build):
+def _shared(name: str, key: str, _build):
     return _frozen(compact(_build()))
+
+
+def _key_text(key) -> str:
+    """`key` (str, int, float, bool, None and tuples of them) as one text that determines it: Streamlit's cache
+    hashes one short text faster than a nested tuple, on every rerun that draws a shared figure."""
+    def check(k):
+        if isinstance(k, tuple):
+            for v in k:
+                check(v)
+        elif not isinstance(k, _SCALARS):
+            raise TypeError(f"a shared figure's key holds a {type(k).__name__}; only texts, numbers and tuples "
+                            "of them determine it by their repr")
+    check(key)
+    return repr(key)
 
 
 def shared_figures(name: str, key: tuple, build):
     """`build()` (a figure, or a dict / list of them) made once per server for (`name`, `key`) and shared by every
     session that asks for the same: a class looking at the teacher's fit draws the same figures, so one build serves
-    them all.  `key` must determine the figures (the fit's ``FitConfig.key()`` and the view's round, tab, ...).
-    Presenter mode builds other figures (larger fonts, thicker lines: distviz.viz.style), so whether this session
-    presents is part of the key.  Nothing may modify a shared figure; `show_figure` copies one before it changes its
-    height."""
+    them all.  `key` must determine the figures (the fit's ``FitConfig.key()`` and the view's round, tab, ...) and
+    hold only texts, numbers, booleans, None and tuples of them (`_key_text`).  Presenter mode builds other figures
+    (larger fonts, thicker lines: distviz.viz.style), so whether this session presents is part of the key.  Nothing
+    may modify a shared figure; `show_figure` copies one before it changes its height."""
     from .layout import presenting
 
-    return _shared(name, (presenting(), *key), build)
+    return _shared(name, _key_text((presenting(), *key)), build)
 
 
 class _Charts:
