@@ -105,3 +105,36 @@ def test_a_shared_figures_key_is_a_text_that_determines_it():
     assert figures._key_text((1, 0.1)) != figures._key_text((1, "0.1"))
     with pytest.raises(TypeError, match="holds a ndarray"):
         figures._key_text(("fit", np.zeros(3)))
+
+
+def test_the_drifter_pages_figures_are_shared_per_comparison_and_view():
+    """The Drifters page's map and trajectory are built once per (comparison, view) and shared, like the other
+    pages' figures; another comparison object of the same settings (*Refit now*, another upload) gets its own, and
+    a box with no test point gives None (the page says so instead of drawing an empty map)."""
+    import copy
+
+    from distviz.experiments.drifter_grid import default_box
+    from distviz.experiments.drifters import load_precomputed
+    from distviz.ui import drifters as ud
+    from distviz.viz import maps
+
+    res = load_precomputed()
+    assert res is not None
+    box, size = default_box(res.binned), float(res.binned.attrs.get("bin_size_deg", 2.0))
+    fig = ud.map_figure(res, True, box, size, "nll_diff")
+    assert ud.map_figure(res, True, box, size, "nll_diff") is fig, "one build for every session of this view"
+    direct = figures.compact(maps.map_figure_plotly(ud.map_binned(res, True, box, size), "nll_diff", scale="110m"))
+    assert fig.to_json() == direct.to_json(), "the shared map is the one the page drew before"
+    assert ud.map_figure(res, True, box, size, "rho") is not fig
+    assert ud.map_figure(res, False, box, size, "nll_diff") is not fig   # the Gulf Stream zoom
+    refit = copy.copy(res)   # another result object with the same settings, as *Refit now* makes
+    vars(refit).pop("_figure_token", None)
+    assert ud.result_token(refit) != ud.result_token(res)
+    assert ud.map_figure(refit, True, box, size, "nll_diff") is not fig
+    assert ud.map_figure(res, True, (150.0, 160.0, 0.0, 10.0), 2.0, "nll_diff") is None, "no test point there"
+
+    did = maps.pick_trajectory(res.predictions)[0]
+    traj = ud.trajectory_figure(res, did)
+    assert ud.trajectory_figure(res, did) is traj
+    direct = figures.compact(maps.trajectory_ellipses_plotly(res.predictions, did))
+    assert traj.to_json() == direct.to_json()

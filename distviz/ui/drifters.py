@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
+import threading
 from collections import OrderedDict
 
+import numpy as np
 import streamlit as st
 
 from distviz.data.paths import shared_data_path
 from distviz.errors import DataError
 
+from .figures import shared_figures
 from .fits import MAX_UPLOAD_MB, _Store  # noqa: F401 (MAX_UPLOAD_MB re-exported)
 from .jobs import check_budget, result_store, run_fit
 from .uploads import drifter_table
@@ -340,3 +344,41 @@ def map_binned(res, whole: bool, box, size: float):
         return add_paired_se(res.binned, res.predictions)
     keep = {k: v for k, v in res.binned.attrs.items() if not k.endswith("_json")}
     return grid_binned(res.predictions, box, size, keep)
+
+
+# ---------------------------------------------------------------------------------------- the page's shared figures
+_TOKENS = itertools.count()
+_TOKEN_LOCK = threading.Lock()
+
+
+def result_token(res) -> int:
+    """A number naming the comparison object `res` for the server's life, never given to another object: the key
+    of its shared figures.  Settings alone cannot be the key: *Refit now* replaces the precomputed result of the
+    same settings, and an upload's result is another object for every file."""
+    with _TOKEN_LOCK:
+        return vars(res).setdefault("_figure_token", next(_TOKENS))
+
+
+def map_figure(res, whole: bool, box, size: float, kind: str):
+    """The map of `kind` on the whole area's grid (`box`, `size`) or the Gulf Stream zoom, or None when no test
+    point falls in it; built once per server for this comparison and view (`distviz.ui.figures.shared_figures`).
+    A bad grid raises ConfigError with one sentence (`map_binned`) and caches nothing."""
+    def build():
+        from distviz.viz import maps
+
+        binned = map_binned(res, whole, box, size)
+        if int(np.nansum(binned["n_test"].values)) == 0:
+            return None
+        return maps.map_figure_plotly(binned, kind, scale="110m" if whole else "50m")
+
+    return shared_figures("drift.map", (result_token(res), bool(whole), tuple(float(v) for v in box), float(size),
+                                        str(kind)), build)
+
+
+def trajectory_figure(res, drifter_id: int):
+    """The held-out drifter's trajectory with both models' 70% ellipses, built once per server for this comparison
+    and drifter (`distviz.ui.figures.shared_figures`)."""
+    from distviz.viz import maps
+
+    return shared_figures("drift.trajectory", (result_token(res), int(drifter_id)),
+                          lambda: maps.trajectory_ellipses_plotly(res.predictions, drifter_id))

@@ -17,7 +17,7 @@ from distviz.ui.drifters import (
     TRAIN,
     UPLOAD_PROMPT,
     available_sources,
-    map_binned,
+    map_figure,
     map_grid_controls,
     metrics_frame,
     precomputed,
@@ -25,6 +25,7 @@ from distviz.ui.drifters import (
     prediction_downloads,
     publication_downloads,
     run_comparison,
+    trajectory_figure,
 )
 from distviz.ui.figures import show_figure
 from distviz.ui.fits import MAX_UPLOAD_MB
@@ -121,13 +122,13 @@ if res is not None:
                     persist_state="session", **bound("map"))
     whole = region == REGIONS[0]
     with user_errors():
-        binned = map_binned(res, whole, grid_box, grid_size)
-        if int(np.nansum(binned["n_test"].values)) == 0:
+        fig = map_figure(res, whole, grid_box, grid_size, kind)
+        if fig is None:
             st.info("No test points fall in this region; choose the whole area" + (" or a larger box." if whole
                                                                                    else "."))
         else:
-            show_figure(maps.map_figure_plotly(binned, kind, scale="110m" if whole else "50m"), key="drift.mapfig")
-            if kind == "nll_diff" and "nll_diff_se" in binned:
+            show_figure(fig, key="drift.mapfig")
+            if kind == "nll_diff" and all(v in res.predictions for v in ("nll_NGB", "nll_IndepNGB")):   # the s.e.
                 st.caption("Hover a bin for its count, mean paired difference NGB − IndepNGB and its standard error "
                            "clustered by drifter within the bin (a bin with fewer than 5 drifters has none: "
                            "too few clusters to estimate it). Outlined bins: "
@@ -152,6 +153,6 @@ if res is not None:
                        index=ids.index(default_id) if default_id in ids else 0, **bound("drifter"),
                        help="Default: the held-out window with the fastest mean speed.")
     with user_errors():
-        show_figure(maps.trajectory_ellipses_plotly(pred, did), key="drift.trajfig")
+        show_figure(trajectory_figure(res, did), key="drift.trajfig")
     prediction_downloads(res)
     publication_downloads(res, did)

@@ -1,10 +1,11 @@
 """Family explorer: density / pmf of a family at chosen parameters, natural and mean parameters side by side."""
 
+import numpy as np
 import streamlit as st
 
 from distviz import families
 from distviz.ui.explorer import EXPLAINER, PAGE
-from distviz.ui.figures import charts
+from distviz.ui.figures import charts, shared_figures
 from distviz.ui.lab import settings
 from distviz.ui.layout import static_table
 from distviz.ui.safe_text import escape_markdown
@@ -33,7 +34,10 @@ with user_errors():
     eta, mean = vx.natural_from_conventional(family, values)
     col_fig, col_tab = st.columns([3, 2], gap="medium")
     with col_fig:
-        charts().plotly_chart(vx.density_figure(family, eta), width="stretch", key=f"{PAGE}.density")
+        # one build per server for this family and these parameters: a class at the default view shares it
+        fig = shared_figures("explorer.density", (fam_name, K, *(float(v) for v in np.ravel(eta))),
+                             lambda: vx.density_figure(family, eta))
+        charts().plotly_chart(fig, width="stretch", key=f"{PAGE}.density")
     with col_tab:
         st.markdown(f"**{escape_markdown(vx.describe_family(family))}**")
         st.markdown("Natural parameters **η** and mean parameters **η\\* = ∇A(η) = E[T(y)]**, "

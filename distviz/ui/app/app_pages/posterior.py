@@ -22,6 +22,7 @@ from distviz.ui.posterior import (
     ood_demo,
     ood_demo_seconds,
 )
+from distviz.ui.shared_views import lab_figures
 from distviz.ui.state import bound, user_errors
 from distviz.viz import palette
 from distviz.viz import posterior as vp
@@ -61,7 +62,7 @@ if section == "conditional density":
     res = fit_or_last(cfg, slot="post")
     VIEWS = ["Predictive density", "Particles and NLL", "vs sparse-GP bands"]
     if res is not None:
-        figs = res.algo.lab_figures(res.model, res.data)
+        figs = lab_figures(res)   # built once per server for this fit (distviz.ui.shared_views)
         tabs = dict(zip(VIEWS, lazy_tabs("view", VIEWS)))
         if tabs[VIEWS[0]].open:
             with tabs[VIEWS[0]]:
