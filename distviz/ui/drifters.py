@@ -19,7 +19,7 @@ from .jobs import check_budget, result_store, run_fit
 from .uploads import drifter_table
 
 SOURCES = OrderedDict([
-    ("sample", "shipped sample (SYNTHETIC North Atlantic)"),
+    ("sample", "SYNTHETIC sample (shipped)"),
     ("real", "real drifter subset (GDP, 1000 rows, 120 drifters)"),
     ("upload", "upload a processed drifter CSV"),
 ])
