@@ -79,6 +79,20 @@ def test_a_frozen_figures_dict_is_plotlys_to_dict_made_without_its_deep_copy():
     assert {"f4", "f8", "i1"} <= kinds, kinds
 
 
+def test_a_frozen_figure_falls_back_to_plotlys_own_dict_on_another_plotly(monkeypatch):
+    """A plotly whose helpers `_typed_arrays` imports are named otherwise (the floor version of pyproject.toml lacks
+    ``is_homogeneous_array``) gets plotly's own ``to_dict``, not an ImportError on every shared chart."""
+    import plotly.graph_objects as go
+
+    def floor_plotly(obj):
+        raise ImportError("cannot import name 'is_homogeneous_array' from '_plotly_utils.utils'")
+
+    monkeypatch.setattr(figures, "_typed_arrays", floor_plotly)
+    fig = go.Figure(go.Scatter(x=np.linspace(0, 1, 20), y=np.arange(20.0)))
+    want = _text(go.Figure.to_dict(fig))
+    assert _text(figures._frozen(go.Figure(fig)).to_dict()) == want
+
+
 def _text(d: dict) -> str:
     return json.dumps(d, sort_keys=True, default=_plain)
 

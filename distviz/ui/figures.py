@@ -174,8 +174,8 @@ def _frozen_class():
                 if d is None:
                     try:
                         d = _frozen_dict(self)
-                    except AttributeError:   # a plotly that keeps a figure's parts elsewhere: its own to_dict
-                        d = super().to_dict()
+                    except (AttributeError, ImportError):   # another plotly (parts kept elsewhere, helpers
+                        d = super().to_dict()                  # named otherwise, as at the floor version): its own
                     self._frozen_dict = d
                 return d
 
