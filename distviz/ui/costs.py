@@ -8,6 +8,7 @@ to its measured CPU time while it runs.  The coefficients were fitted to timed f
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -24,6 +25,7 @@ REFERENCE_CPU = 0.075
 #: seconds after which machine_speed() times its workload again (keeping the least: contention only slows it)
 SPEED_REFRESH_S = 600.0
 _SPEED: list[float] = []      # [speed, monotonic time of the last timing]
+_SPEED_LOCK = threading.Lock()   # one timing at a time: the sessions that ask meanwhile wait for its answer
 
 
 def reference_work() -> float:
@@ -50,13 +52,22 @@ def machine_speed() -> float:
     timed on: `reference_work` over `REFERENCE_CPU`, clamped to [0.5, 4].
 
     Timed at the first call and again after `SPEED_REFRESH_S`, keeping the least value seen: a timing taken while
-    other fits share the cores runs slow, and one such timing must not inflate every later prediction.
+    other fits share the cores runs slow, and one such timing must not inflate every later prediction.  Callers
+    that ask while it is timed wait for that timing (a class arriving at once times it once, not once each).
     """
-    now = time.monotonic()
-    if not _SPEED or now - _SPEED[1] > SPEED_REFRESH_S:
-        speed = float(np.clip(reference_work() / REFERENCE_CPU, 0.5, 4.0))
-        _SPEED[:] = [min(speed, _SPEED[0]) if _SPEED else speed, now]
-    return _SPEED[0]
+    with _SPEED_LOCK:
+        if not speed_known():
+            speed = float(np.clip(reference_work() / REFERENCE_CPU, 0.5, 4.0))
+            _SPEED[:] = [min(speed, _SPEED[0]) if _SPEED else speed, time.monotonic()]
+        return _SPEED[0]
+
+
+def speed_known() -> bool:
+    """Whether `machine_speed()` answers without timing its workload (timed less than `SPEED_REFRESH_S` ago).
+
+    The first timing after a server starts waits for the numba kernels its tree fit uses; after an installation,
+    with no numba cache yet, that is their compilation (a minute or two on 2 cores), which the pages say."""
+    return bool(_SPEED) and time.monotonic() - _SPEED[1] <= SPEED_REFRESH_S
 
 
 def rows_phrase(cfg: "FitConfig") -> str:

@@ -43,10 +43,20 @@ from .uploads import content_hash
 PAGE = "lab"
 
 
+#: What a page shows while the server times its speed for the fit budget (distviz.ui.costs.speed_known).
+SPEED_WAIT = ("Timing this server's speed for the fit budget … After an installation the first start also compiles "
+              "the fit kernels, once (a minute or two); later starts load them from the cache.")
+
+
 def fit_model(cfg: FitConfig, upload: bytes | None = None, *, progress_container=None) -> FitResult:
     """The fitted model for `cfg`: from the store, from another session's running fit of the same settings,
     or fitted now (within the server's budget and concurrency cap) with a progress bar in `progress_container`;
     the fit's warnings are shown on the page."""
+    from .costs import machine_speed, speed_known
+
+    if not speed_known():   # the fit budget's speed timing: at a server's first start it waits for the kernels
+        with st.spinner(SPEED_WAIT):
+            machine_speed()
     hit = fit_result(cfg, upload, progress_container=progress_container)
     show_fit_warnings(hit)
     return hit
