@@ -56,18 +56,18 @@ def machine_speed() -> float:
     that ask while it is timed wait for that timing (a class arriving at once times it once, not once each).
     """
     with _SPEED_LOCK:
-        if not speed_known():
+        if not _SPEED or time.monotonic() - _SPEED[1] > SPEED_REFRESH_S:
             speed = float(np.clip(reference_work() / REFERENCE_CPU, 0.5, 4.0))
             _SPEED[:] = [min(speed, _SPEED[0]) if _SPEED else speed, time.monotonic()]
         return _SPEED[0]
 
 
 def speed_known() -> bool:
-    """Whether `machine_speed()` answers without timing its workload (timed less than `SPEED_REFRESH_S` ago).
-
-    The first timing after a server starts waits for the numba kernels its tree fit uses; after an installation,
-    with no numba cache yet, that is their compilation (a minute or two on 2 cores), which the pages say."""
-    return bool(_SPEED) and time.monotonic() - _SPEED[1] <= SPEED_REFRESH_S
+    """Whether this server has timed `machine_speed` yet (a later timing, every `SPEED_REFRESH_S`, takes a fraction
+    of a second).  The first timing after a server starts waits for the numba kernels its tree fit uses; after an
+    installation, with no numba cache yet, that is their compilation, which the pages
+    say while they wait (distviz.ui.lab.fit_model)."""
+    return bool(_SPEED)
 
 
 def rows_phrase(cfg: "FitConfig") -> str:
