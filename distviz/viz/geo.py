@@ -10,8 +10,9 @@ COAST_COLOR = "#4d4d4d"
 
 
 def _gaps(a):
-    """Coordinates with NaN (between pieces) as None, which plotly draws as a gap."""
-    return np.where(np.isnan(a), None, a)  # type: ignore[call-overload]
+    """Coordinates with NaN between pieces, as a float array: plotly draws a NaN as a gap, and a float array
+    travels to the browser as a typed array (base64) where a list with None goes as JSON text, element by element."""
+    return np.asarray(a, dtype=float)
 
 
 def _bbox(bbox, pad: float = 1.0):

@@ -285,7 +285,6 @@ def add_current_arrows(fig, binned, *, row=None, col=None):
     x1, y1 = x0 + k * shrink * u[ok], y0 + k * shrink * v[ok]
     xs = np.stack([x0, x1, np.full_like(x0, np.nan)], 1).ravel()
     ys = np.stack([y0, y1, np.full_like(y0, np.nan)], 1).ravel()
-    xs, ys = np.where(np.isnan(xs), None, xs), np.where(np.isnan(ys), None, ys)
     angle = 90 - np.degrees(np.arctan2(v[ok], u[ok]))
     for color, width in (("#1a1a1a", 4.0), ("white", 2.0)):
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=color, width=width), hoverinfo="skip",
@@ -555,11 +554,12 @@ def trajectory_ellipses_plotly(predictions, drifter_id=None, *, start=None, days
         xs, ys = [], []
         for j in range(0, len(rows), max(1, int(every))):
             pts = ellipse_points(mu[j] * km_day, S[j] * km_day**2, level) + [x[j], y[j]]
-            xs += list(pts[:, 0]) + [None]
-            ys += list(pts[:, 1]) + [None]
+            xs += [pts[:, 0], [np.nan]]   # NaN between ellipses: a gap
+            ys += [pts[:, 1], [np.nan]]
             allx.append(pts[:, 0])
             ally.append(pts[:, 1])
-        traces.append(go.Scatter(x=xs, y=ys, mode="lines", fill="toself", fillcolor=hex_to_rgba(col, 0.2),
+        traces.append(go.Scatter(x=np.concatenate(xs), y=np.concatenate(ys), mode="lines", fill="toself",
+                                 fillcolor=hex_to_rgba(col, 0.2),
                                  line=dict(color=col, width=1.5), name=f"{m} {int(level * 100)}% region",
                                  hoverinfo="skip"))
     ax, ay = np.concatenate(allx), np.concatenate(ally)
@@ -581,12 +581,9 @@ def trajectory_ellipses_plotly(predictions, drifter_id=None, *, start=None, days
     lx, ly = km_lines("land", back, origin, scale)
     cx, cy = km_lines("coastline", back, origin, scale)
 
-    def nn(a):
-        return np.where(np.isnan(a), None, a)
-
-    base = [go.Scatter(x=nn(lx), y=nn(ly), mode="lines", fill="toself", fillcolor="#d9d9d9", line=dict(width=0),
+    base = [go.Scatter(x=lx, y=ly, mode="lines", fill="toself", fillcolor="#d9d9d9", line=dict(width=0),   # NaN: gaps
                        hoverinfo="skip", name="land", showlegend=False),
-            go.Scatter(x=nn(cx), y=nn(cy), mode="lines", line=dict(width=0.8, color="#4d4d4d"), hoverinfo="skip",
+            go.Scatter(x=cx, y=cy, mode="lines", line=dict(width=0.8, color="#4d4d4d"), hoverinfo="skip",
                        name="coastline", showlegend=False)]
     fig = go.Figure(base + traces)
     fig.update_xaxes(range=[x0, x1], title_text=f"km east of {lon_label(round(origin[0], 1))}", showgrid=True,
