@@ -173,8 +173,9 @@ def test_evolution_round_slider_changes_figures_without_refit():
     btn.click().run()
     assert not at.exception
     assert at.button(key="evo.playbtn").proto.icon == ":material/pause:"
-    assert [e.proto.expanded for e in at.sidebar.expander if e.label.startswith("Fit settings")] == [False], \
-        "the fit settings start folded (a one-line summary)"
+    pops = [e.proto.popover for e in at.sidebar.get("popover")]
+    assert [p.open for p in pops if p.label.startswith("Fit settings")] == [False], \
+        "the fit settings start folded in a popover (a one-line summary), so a first paint loads none of their widgets"
     assert any("MGD" in c.value and "100 rounds" not in c.value for c in at.sidebar.caption)
     open_tab(at, "evo.settings_open", True)
     at.sidebar.selectbox(key="algo").set_value("wg_fka").run()
@@ -280,7 +281,8 @@ def test_lab_gd_defaults_to_a_stable_rate_and_a_diverging_fit_shows_a_warning():
     """Plain GD on the Normal starts at nu = 0.01 (stable); at nu = 0.1 it diverges and the Lab says what to change."""
     at = page(algo="gd")   # the Lab defaults: n = 500, 100 rounds
     assert not at.exception
-    assert [e.proto.expanded for e in at.sidebar.expander if e.label.startswith("More settings")] == [False], \
+    pops = [e.proto.popover for e in at.sidebar.get("popover")]
+    assert [p.open for p in pops if p.label.startswith("More settings")] == [False], \
         "the Lab folds rows, rounds, rate and depth under More settings"
     assert any("ν = 0.01" in c.value for c in at.sidebar.caption), "the folded summary names the rate"
     open_tab(at, "lab.more_open", True)

@@ -128,7 +128,7 @@ def test_sparse_gp_summary_shows_only_what_applies():
     line = describe_config(FitConfig(algorithm="sgp_elbo"))
     assert "rounds" not in line and "ν" not in line and "depth" not in line
     # issue 29: the folded box was labelled "rows, rounds, learning rate, depth" for the sparse GP too
-    labels = [e.label for e in at.sidebar.expander]
+    labels = [e.proto.popover.label for e in at.sidebar.get("popover")]
     assert any(x.startswith("More settings") for x in labels), labels
     assert not any("rounds" in x or "learning rate" in x or "depth" in x for x in labels), labels
     from distviz.ui.algorithms import get

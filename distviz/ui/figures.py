@@ -298,7 +298,7 @@ def takeaway_controls(box=None, page: str = "", title: str = "") -> View:
     the page runs, when this box is drawn)."""
     box = st.sidebar if box is None else box
     view = st.session_state[_VIEW] = View(page, title)
-    with box.expander("Figures to take away", icon=":material/download:"):
+    with box.popover("Figures to take away", icon=":material/download:", width="stretch"):
         st.radio("Chart image format", FORMATS, format_func=str.upper, horizontal=True, key=FORMAT_KEY,
                  help="The camera button in each chart's toolbar saves the chart in this format (drawn in the "
                       "browser: no network needed).")

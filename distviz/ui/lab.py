@@ -91,7 +91,7 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
     `own_prefix + name` instead of the Lab's, so the page can start elsewhere without changing the Lab's state
     (the Split gains page: p = 3 with two noise features, NGD, 50 rounds).  With `fold_more` (a session key) the
     knobs after family, data and algorithm (rows, features, seed, rounds, rate, depth, particles, domain) sit in a
-    "More settings" expander (drawn folded too), summarised in one line while it is folded.
+    "More settings" popover (drawn while closed too), summarised in one line while it is closed.
     """
     own = dict(own or {})
 
@@ -132,9 +132,10 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
     more, folded, summary = box, False, box
     if fold_more and not (gp and not (show_data and dataset == "synthetic")):   # (a GP on a real set: nothing to fold)
         summary = box.empty()
-        # the knobs are drawn inside the expander even while it is folded (a folded expander's widgets cost the
-        # page no fit and keep their values and addresses), so the settings are the widgets' own state
-        more = box.expander(spec.more_label(), key=fold_more, on_change="rerun")
+        # the knobs are drawn inside the popover even while it is closed: they keep their values and addresses, so
+        # the settings are the widgets' own state, and the browser mounts them only when it opens (a first paint
+        # loads none of their components: benchmarks/app.py)
+        more = box.popover(spec.more_label(), key=fold_more, on_change="rerun", width="stretch")
         folded = not more.open
     if show_data and dataset == "synthetic":
         n = more.select_slider("Rows n", N_OPTIONS, value=500, persist_state="session", **bound("n"),
@@ -207,16 +208,17 @@ def family_widgets(box, *, help: str, k_label: str = "Classes K") -> tuple[str, 
 
 
 def folded_config_widgets(box, page: str, **kw) -> tuple[FitConfig, bytes | None]:
-    """`config_widgets` inside a folded expander of `box`, with a one-line summary of the settings while folded.
+    """`config_widgets` inside a popover of `box`, with a one-line summary of the settings while it is closed.
 
-    The widgets are drawn folded too (they hold the settings, which are in the URL and shared with the Lab; a
-    folded expander's widgets cost the first paint no fit).  An uploaded data set keeps the panel open, since
-    the file itself is a widget.
+    The widgets are drawn while it is closed too (they hold the settings, which are in the URL and shared with the
+    Lab); the browser mounts them only when the popover opens, so a page's first paint loads none of their
+    components (an expander mounts its widgets folded).  An uploaded data set keeps the panel open, since the file
+    itself is a widget.
     """
     key = f"{page}.settings_open"
     if st.session_state.get("data") == "upload":
         st.session_state[key] = True
-    exp = box.expander("Fit settings (shared with the Lab)", key=key, on_change="rerun")
+    exp = box.popover("Fit settings (shared with the Lab)", key=key, on_change="rerun", width="stretch")
     cfg, upload = config_widgets(exp, **kw)   # drawn folded too: the widgets hold the settings
     if not exp.open:
         box.caption(describe_config(cfg) + " — open *Fit settings* to change them.")

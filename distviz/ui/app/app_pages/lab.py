@@ -9,7 +9,7 @@ from distviz.ui.shared_views import lab_figures
 
 LAB_TEXT = """
 Pick an output **family**, a **data set** and an **algorithm** in the sidebar (rows, rounds, learning
-rate, tree depth and the rest are under **More settings**, summarised in one line while folded); the model is fitted
+rate, tree depth and the rest are under **More settings**, summarised in one line while closed); the model is fitted
 (with a progress bar) and cached, and every setting is in the page address, so copying the URL shares
 this exact view. The first plot shows the data (grey), the fitted mean (coloured line) and the fitted
 90% predictive band; for synthetic data the true mean (dashed) and true band (grey) are known. The
