@@ -48,8 +48,15 @@ def test_drifters_map_starts_above_the_fold(server, browser):
             page.goto(f"{server}/drifters?{query}", wait_until="domcontentloaded")
             page.wait_for_function(SETTLED, arg=2, timeout=120000, polling=200)
             page.get_by_text("Map box and bin size").click()
-            box = page.get_by_label("Bin size (°)")
+            box = page.locator('input[aria-label="Bin size (°)"]')
+            # the box is a popover: its inputs mount when it opens, and a number input shows its default for a
+            # moment before the value Streamlit bound from the address (measured: within 0.8 s), so wait for it
+            deadline = time.monotonic() + 10
+            while box.input_value() != shown and time.monotonic() < deadline:
+                page.wait_for_timeout(100)
             assert box.input_value() == shown, (query, box.input_value())
+            if query == "dbin=4":
+                assert query in page.url, "opening the box leaves the address as it was"
         box.fill("3")
         box.press("Enter")
         page.wait_for_function("() => location.search.includes('dbin=3')", timeout=60000, polling=200)

@@ -249,7 +249,7 @@ def publication_downloads(res, drifter_id=None, box=None) -> None:
     import functools
 
     box = st if box is None else box
-    with box.expander("Publication maps (paper Figures 4-6, PNG / PDF)", icon=":material/map:"):
+    with box.popover("Publication maps (paper Figures 4-6, PNG / PDF)", icon=":material/map:"):
         st.caption("Drawn with cartopy and the Natural Earth coastlines shipped with distviz (no download); each "
                    "file is made when you click (a few seconds).")
         for which, (label, _caption) in PUBLICATION.items():
@@ -278,7 +278,7 @@ def prediction_downloads(res, box=None) -> None:
 
     box = st if box is None else box
     stem = export_stem(res.info)
-    with box.expander("Downloads: per-row test predictions and fitted models", icon=":material/download:"):
+    with box.popover("Downloads: per-row test predictions and fitted models", icon=":material/download:"):
         st.caption("One row per test row: drifter id, time (days since 1970), lon, lat, the observed (u, v) in cm/s "
                    "and for each method the predicted mean, variances, covariance and correlation ρ of (u, v) and the "
                    "row's NLL in nats. Each file is made when you click.")
@@ -319,7 +319,7 @@ def map_grid_controls(res) -> tuple[tuple[float, float, float, float], float]:
 
     dflt = default_box(res.binned)
     size0 = float(res.binned.attrs.get("bin_size_deg", 2.0))
-    with st.expander("Map box and bin size (whole area)", icon=":material/grid_on:"):
+    with st.popover("Map box and bin size (whole area)", icon=":material/grid_on:"):
         cols = st.columns(5)
         box = tuple(float(col.number_input(label, min_value=lo, max_value=hi, step=1.0, format="%.2f",
                                            value=min(max(d, lo), hi), **bound(name)))
