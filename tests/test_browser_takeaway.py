@@ -131,3 +131,33 @@ def test_view_report_opens_offline_from_a_file(server, browser, tmp_path):
         assert "OOD score" in page.inner_text("body")
     finally:
         off.close()
+
+
+def test_an_upload_in_the_closed_settings_popover_stays_the_pages_data(server, browser, tmp_path):
+    """Evolution's fit settings are a popover, which unmounts its widgets when it closes: the uploaded file must
+    stay the page's data after it closes and the page reruns (a round scrub)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-2, 2, 200)
+    csv = tmp_path / "mine.csv"
+    csv.write_text("x,y\n" + "\n".join(f"{a:.4f},{2 * a + rng.normal():.4f}" for a in x))
+    ctx, page, _ = _open(browser, f"{server}/evolution?data=upload%20a%20CSV&rounds=20", 0, height=1000)
+    try:
+        page.get_by_role("button", name="Fit settings").first.click()
+        page.locator('input[type="file"]').set_input_files(str(csv))
+        page.wait_for_function(SETTLED, arg=3, timeout=120000, polling=200)
+        page.keyboard.press("Escape")
+        page.mouse.click(900, 150)   # outside the popover: it closes and its widgets unmount
+        page.wait_for_timeout(1000)
+        assert page.locator('[data-testid="stFileUploader"]').count() == 0, "the popover is closed"
+        page.get_by_role("slider").first.press("ArrowLeft")   # a rerun with the popover closed
+        page.wait_for_timeout(1000)
+        page.wait_for_function(SETTLED, arg=3, timeout=120000, polling=200)
+        sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+        assert "upload a CSV" in sidebar and "open Fit settings" in sidebar, sidebar[-300:]
+        assert not page.locator('[data-testid="stAlert"]').count(), page.locator('[data-testid="stAlert"]').all_inner_texts()
+        xt = page.evaluate("() => document.querySelector('.js-plotly-plot').layout.xaxis.title.text")
+        assert xt == "x", f"the fit is drawn against the uploaded column, got {xt!r}"
+    finally:
+        ctx.close()

@@ -212,12 +212,10 @@ def folded_config_widgets(box, page: str, **kw) -> tuple[FitConfig, bytes | None
 
     The widgets are drawn while it is closed too (they hold the settings, which are in the URL and shared with the
     Lab); the browser mounts them only when the popover opens, so a page's first paint loads none of their
-    components (an expander mounts its widgets folded).  An uploaded data set keeps the panel open, since the file
-    itself is a widget.
+    components (an expander mounts its widgets folded).  An uploaded file stays the page's data while the popover
+    is closed (its widget keeps the file), and the closed popover's summary line says so.
     """
     key = f"{page}.settings_open"
-    if st.session_state.get("data") == "upload":
-        st.session_state[key] = True
     exp = box.popover("Fit settings (shared with the Lab)", key=key, on_change="rerun", width="stretch")
     cfg, upload = config_widgets(exp, **kw)   # drawn folded too: the widgets hold the settings
     if not exp.open:
