@@ -217,7 +217,7 @@ def folded_config_widgets(box, page: str, **kw) -> tuple[FitConfig, bytes | None
     """
     key = f"{page}.settings_open"
     exp = box.popover("Fit settings (shared with the Lab)", key=key, on_change="rerun", width="stretch")
-    cfg, upload = config_widgets(exp, **kw)   # drawn folded too: the widgets hold the settings
+    cfg, upload = config_widgets(exp, **kw)   # drawn while closed too: the widgets hold the settings
     if not exp.open:
         box.caption(describe_config(cfg) + " — open *Fit settings* to change them.")
     return cfg, upload
