@@ -29,3 +29,26 @@ def test_density_heatmap_axes_end_with_the_cells():
     fig = density_heatmap_figure(xg, yg, dens, data_x=[30.0, 50.0], data_y=[1, 2])
     assert list(fig.layout.xaxis.range) == [39.5, 100.5]
     assert list(fig.layout.yaxis.range) == [-0.5, 5.5]
+
+
+def test_density_heatmap_lets_the_browser_smooth_only_even_grids():
+    # plotly's "fast" smoothing scales an image of the cells, so it is right only where the cells are evenly spaced
+    dens = np.ones((4, 3))
+    even = density_heatmap_figure(np.linspace(0, 1, 4), np.arange(3), dens)
+    uneven = density_heatmap_figure(np.array([0.0, 0.1, 0.5, 1.0]), np.arange(3), dens)
+    assert even.data[0].zsmooth == "fast"
+    assert uneven.data[0].zsmooth == "best"
+
+
+def test_app_template_keeps_every_property_of_streamlits_light_theme():
+    # template() drops what the installed plotly does not know (skip_invalid): at this plotly nothing may go,
+    # so a misspelt property cannot vanish unnoticed
+    import json
+
+    from distviz.viz.theme import LIGHT, template
+
+    built = json.loads(json.dumps(template().to_plotly_json(), sort_keys=True))
+    for entries in built["data"].values():
+        for e in entries:
+            e.pop("type", None)   # plotly names each trace default's type
+    assert built == json.loads(json.dumps(LIGHT, sort_keys=True))
