@@ -10,6 +10,8 @@ import plotly.graph_objects as go
 import pytest
 from apptest_pages import open_page
 
+from distviz.viz.theme import LIGHT
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE_FILES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "distviz" / "ui").rglob("*.py"))   # the app's scripts too
 
@@ -64,6 +66,10 @@ def test_pages_charts_carry_the_export_config_and_the_view_records_them():
     for c in charts:
         cfg = json.loads(c.proto.config)
         assert cfg["displaylogo"] is False and cfg["toImageButtonOptions"]["format"] == "png"
+    for c in charts:   # drawn with the app's template and no browser-side theming (distviz.viz.theme)
+        spec = json.loads(c.proto.spec)
+        assert c.proto.theme == "" and spec["layout"]["template"]["layout"]["colorway"] == LIGHT["layout"]["colorway"]
+        assert "#0000" not in c.proto.spec, "a placeholder colour of Streamlit's theme is left in the chart"
     labels = [b.proto.label for b in at.sidebar.get("download_button")]
     assert "Download this view" in labels, "the sidebar offers the view as an HTML report on every page"
     at.sidebar.radio(key="app.imgfmt").set_value("svg").run()

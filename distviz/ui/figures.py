@@ -1,6 +1,10 @@
 """Figures to take away: every chart through `show_figure` (PNG / SVG from its toolbar, offline) and the
 "download this view" report (one self-contained HTML file with the view's figures and settings).
 
+Every chart is drawn with ``theme=None`` and the app's own template (distviz.viz.theme: Streamlit's light chart
+theme written out, the default of every figure built in the app's process once this module is imported), so the
+browser draws it without Streamlit's theming pass and a saved figure looks as it does in the app.
+
 The toolbar's camera button exports in the browser (plotly.js ``toImage``), so it works with no network;
 its format (PNG or SVG) is the session's choice in the sidebar's *Figures to take away* box. The report
 inlines plotly.js once and every figure of the last run as JSON, so it opens offline from a file.
@@ -17,7 +21,11 @@ from urllib.parse import urlencode
 import numpy as np
 import streamlit as st
 
+from distviz.viz.theme import use_app_template
+
 from .state import GLOBAL
+
+use_app_template()   # after Streamlit's import, which makes its placeholder template plotly's default
 
 #: session key of the chart image format, and the formats offered
 FORMAT_KEY = f"{GLOBAL}.imgfmt"
@@ -112,7 +120,7 @@ def show_figure(fig, *, key: str | None = None, box=None, name: str | None = Non
     if cap is not None and (fig.layout.height or 450) > cap:
         d = fig.to_dict()    # the figure may be cached and shared (its dict too): a copy gets the smaller height
         fig = {**d, "layout": {**d["layout"], "height": cap}}
-    return box.plotly_chart(fig, key=key, config=chart_config(title), **kwargs)
+    return box.plotly_chart(fig, key=key, config=chart_config(title), theme=None, **kwargs)
 
 
 #: trace properties holding one number per point (plotly keeps a numpy array there as it is)
