@@ -38,7 +38,7 @@ def _axis(**extra) -> dict:
                 minor=dict(gridcolor=_GRID), automargin=True, **extra)
 
 
-#: Streamlit's light chart theme as a plotly template (``data`` and ``layout``), for the trace types the app draws
+#: Streamlit's light chart theme as a plotly template: its layout, and its trace defaults for colour-scale traces and scatter
 LIGHT: dict = {
     "data": {
         "heatmap": [{"colorscale": _scale(_SEQUENTIAL)}],
