@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import json
 import re
 
 from streamlit.testing.v1 import AppTest
@@ -11,6 +12,23 @@ from distviz.ui.serve import app_script
 
 #: the packaged app's main script (distviz/ui/app/app.py); page paths are relative to its folder (app_pages/...)
 APP = str(app_script())
+
+
+def chart_specs(at) -> list[dict]:
+    """The plotly figure specs on the page, each figure as it would be drawn alone: a chart of side-by-side panels
+    (distviz.viz.combine.side_by_side, which lists them in ``layout.meta["panels"]``) counts as its panels, each with
+    its own traces and title."""
+    out = []
+    for el in at.get("plotly_chart"):
+        spec = json.loads(el.proto.spec)
+        meta = spec["layout"].get("meta")
+        panels = meta.get("panels") if isinstance(meta, dict) else None
+        for p in panels or []:
+            a, b = p["traces"]
+            out.append({"data": spec["data"][a:b], "layout": {**spec["layout"], "title": {"text": p["title"]}}})
+        if not panels:
+            out.append(spec)
+    return out
 
 
 def as_address(query: dict) -> dict:

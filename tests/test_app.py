@@ -1,18 +1,17 @@
 """AppTest checks of every page: renders without exception, widgets rerun and change the figures."""
 
-import json
 
 import pytest
 
 st_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = st_testing.AppTest
 
-from apptest_pages import APP, address, page  # noqa: E402  (tests/ is on sys.path)
+from apptest_pages import APP, address, chart_specs, page  # noqa: E402  (tests/ is on sys.path)
 
 
 def specs(at):
     """Plotly figure specs currently on the page."""
-    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    return chart_specs(at)
 
 
 def tables(at):

@@ -32,8 +32,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 
 #: (url path, name of the screenshot, minimum number of plotly charts to wait for)
 PAGES = [
-    ("", "lab", 2),
-    ("evolution", "evolution", 3),
+    ("", "lab", 1),
+    ("evolution", "evolution", 2),
     ("split_gains", "split_gains", 1),
     ("drifters", "drifters", 2),
     ("posterior", "posterior", 1),
@@ -132,6 +132,10 @@ def test_page_in_browser(server, browser, path, name, n_plots):
                if urlparse(u).scheme in ("http", "https", "ws", "wss") and urlparse(u).hostname != "127.0.0.1"]
     assert not outside, f"requests left 127.0.0.1: {outside[:5]}"
     assert not seen["exceptions"], f"page {name!r} shows an exception: {seen['exceptions'][0][:500]}"
+    # italic text in view makes the browser fetch a second 134 KiB font file before the page settles (issue 32,
+    # first paint): the pages name controls and views in bold
+    italic = [u for u in seen["requests"] if "Italic" in urlparse(u).path]
+    assert not italic, f"page {name!r} shows italic text at first paint, which loads {italic}"
 
 
 #: (url path, tab label, number of plotly charts in that tab, name of the screenshot)

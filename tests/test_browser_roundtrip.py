@@ -57,7 +57,7 @@ def _round_in_url(url: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-@pytest.mark.parametrize("path,n_plots,tab", [("evolution", 3, None), ("split_gains", 1, "Entropy and NLL")],
+@pytest.mark.parametrize("path,n_plots,tab", [("evolution", 2, None), ("split_gains", 1, "Entropy and NLL")],
                          ids=["evolution", "split_gains"])
 def test_copied_address_reproduces_the_scrubbed_view(server, browser, path, n_plots, tab):
     ctx = browser.new_context(viewport={"width": 1280, "height": 2000})

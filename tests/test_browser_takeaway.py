@@ -146,14 +146,14 @@ def test_an_upload_in_the_closed_settings_popover_stays_the_pages_data(server, b
     try:
         page.get_by_role("button", name="Fit settings").first.click()
         page.locator('input[type="file"]').set_input_files(str(csv))
-        page.wait_for_function(SETTLED, arg=3, timeout=120000, polling=200)
+        page.wait_for_function(SETTLED, arg=2, timeout=120000, polling=200)
         page.keyboard.press("Escape")
         page.mouse.click(900, 150)   # outside the popover: it closes and its widgets unmount
         page.wait_for_timeout(1000)
         assert page.locator('[data-testid="stFileUploader"]').count() == 0, "the popover is closed"
         page.get_by_role("slider").first.press("ArrowLeft")   # a rerun with the popover closed
         page.wait_for_timeout(1000)
-        page.wait_for_function(SETTLED, arg=3, timeout=120000, polling=200)
+        page.wait_for_function(SETTLED, arg=2, timeout=120000, polling=200)
         sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
         assert "upload a CSV" in sidebar and "open Fit settings" in sidebar, sidebar[-300:]
         assert not page.locator('[data-testid="stAlert"]').count(), page.locator('[data-testid="stAlert"]').all_inner_texts()

@@ -5,8 +5,6 @@ AppTest checks of the pages and figure-level checks of the builders in distviz.v
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
@@ -15,12 +13,12 @@ from distviz import families
 st_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = st_testing.AppTest
 
-from apptest_pages import APP, page  # noqa: E402  (tests/ is on sys.path)
+from apptest_pages import APP, chart_specs, page  # noqa: E402  (tests/ is on sys.path)
 
 
 def specs(at):
     """Plotly figure specs currently on the page."""
-    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    return chart_specs(at)
 
 
 def arr(v) -> np.ndarray:

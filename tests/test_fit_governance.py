@@ -12,7 +12,7 @@ from distviz.errors import DataError, DistvizError
 st_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = st_testing.AppTest
 
-from apptest_pages import APP, as_address  # noqa: E402  (tests/ is on sys.path)
+from apptest_pages import APP, as_address, chart_specs  # noqa: E402  (tests/ is on sys.path)
 
 HEAVY = dict(family="categorical", K="6", algo="wg_nka", n="5000", p="5", rounds="500", depth="6", particles="30")
 
@@ -347,7 +347,7 @@ def test_any_exception_from_a_fit_is_one_sentence_and_the_last_chart_stays(monke
     at.query_params["rounds"] = "20"
     at.run()
     assert not at.exception and not at.error
-    n_charts = len(at.get("plotly_chart"))
+    n_charts = len(chart_specs(at))   # figures, each panel of a combined chart counted
     assert n_charts >= 2
     fake_estimators(monkeypatch, rounds=2, error=np.linalg.LinAlgError("Singular matrix"))
     at.sidebar.selectbox(key="family").set_value("poisson").run()
@@ -355,6 +355,6 @@ def test_any_exception_from_a_fit_is_one_sentence_and_the_last_chart_stays(monke
     assert len(at.error) == 1, [e.value for e in at.error]
     msg = at.error[0].value
     assert "LinAlgError" not in msg and "Traceback" not in msg and "Singular" not in msg
-    assert len(at.get("plotly_chart")) == n_charts, "the last good result stays on the page"
+    assert len(chart_specs(at)) == n_charts, "the last good result stays on the page"
     assert any("failed unexpectedly" in r.getMessage() for r in caplog.records), "logged on the server"
     assert fits.model_store().get(("lab", fits.FitConfig(family="poisson", n=200, n_estimators=20).key())) is None

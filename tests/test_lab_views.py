@@ -5,21 +5,19 @@ AppTest checks of the pages (small fits: 200 rows, 20 rounds) and checks of the 
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
 st_testing = pytest.importorskip("streamlit.testing.v1")
 
-from apptest_pages import page  # noqa: E402  (tests/ is on sys.path)
+from apptest_pages import chart_specs, page  # noqa: E402  (tests/ is on sys.path)
 
 SMALL = dict(n="200", rounds="20")
 
 
 def specs(at):
     """Plotly figure specs currently on the page."""
-    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    return chart_specs(at)
 
 
 def title(spec) -> str:

@@ -101,8 +101,9 @@ def test_every_show_me_link_is_accepted_by_its_page(lesson, step_no, step):
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     assert at.get("plotly_chart"), "the step's view draws no chart"
-    if step.chart:   # the chart the step is about (presenter mode scrolls to it) is one the page draws
-        assert any(el.proto.id.endswith(f"-{step.chart}") for el in at.get("plotly_chart")), step.chart
+    if step.chart:   # the chart the step is about is one the page draws in presenter mode (which scrolls to it)
+        shown = open_page(SCRIPT[step.page], {**step.query(), "present": "true"})
+        assert any(el.proto.id.endswith(f"-{step.chart}") for el in shown.get("plotly_chart")), step.chart
     url = address(at)   # with the bound widgets' values, which a browser writes itself
     for k, v in step.query().items():
         assert url.get(k) == v, (k, v, url.get(k))

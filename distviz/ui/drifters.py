@@ -35,7 +35,7 @@ REGIONS = ["whole area", "Gulf Stream box (0.5° bins)"]   # the whole area's bi
 
 #: What the page shows while *upload* is chosen and no file is there yet (an instruction, not an error).
 UPLOAD_PROMPT = ("Upload a processed drifter CSV in the sidebar (columns Tx, Ty, Wx, Wy, u_av, v_av, lon, lat, t, u, "
-                 "v, id) to compare NGB and IndepNGB on it, or choose another source under *Data*.")
+                 "v, id) to compare NGB and IndepNGB on it, or choose another source under **Data**.")
 
 
 def methods_for(nn: bool) -> tuple[str, ...]:
@@ -43,7 +43,7 @@ def methods_for(nn: bool) -> tuple[str, ...]:
     return METHODS + ((NN_METHOD,) if nn else ())
 REAL_SUBSET = ("drifters", "gdp_north_atlantic_subset.csv")
 #: How to get real drifters onto the page (no server paths: the person running the app knows where its data live).
-REAL_HOWTO = ("For real drifters choose *real drifter subset* under *Data* when this server has it (whoever runs "
+REAL_HOWTO = ("For real drifters choose **real drifter subset** under **Data** when this server has it (whoever runs "
               "distviz adds it to its data folder; see the user guide, Ocean drifters), or upload a processed drifter "
               "table such as the paper's (Zenodo record 5644972).")
 #: What the synthetic sample shows (docs/user_guide/drifters.rst, checked by tests/test_user_guide.py: the precomputed
@@ -291,7 +291,7 @@ def prediction_downloads(res, box=None) -> None:
                                 on_click="ignore", icon=":material/dataset:", key="drift.dl.nc")
         models = saveable_models(getattr(res, "models", {}) or {})
         if not models:
-            st.caption("This comparison holds no fitted models (the shipped result is precomputed): press *Refit now* "
+            st.caption("This comparison holds no fitted models (the shipped result is precomputed): press **Refit now** "
                        "to fit them here, then download them.")
             return
         st.caption("Fitted models, one NetCDF file each (no pickle); `distviz.persistence.load(path)` reads one back "

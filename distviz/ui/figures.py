@@ -103,7 +103,9 @@ def current_view() -> View:
 def show_figure(fig, *, key: str | None = None, box=None, name: str | None = None, **kwargs):
     """`st.plotly_chart(fig)` in `box` (the page by default) with the take-away toolbar, recorded for the report."""
     box = st if box is None else box
-    title = name or (getattr(getattr(fig.layout, "title", None), "text", None) or key or "figure")
+    meta = getattr(fig.layout, "meta", None)
+    title = name or (meta.get("name") if isinstance(meta, dict) else None) or (
+        getattr(getattr(fig.layout, "title", None), "text", None) or key or "figure")
     title = str(title).split("<br>")[0]   # the saved image is named after the title's first line, not its subtitle
     key_ = key if key is not None else f"fig-{_slug(title)}"
     try:
@@ -291,6 +293,33 @@ class _Charts:
     def plotly_chart(self, fig, **kwargs):
         """Draw `fig` in this box with the take-away toolbar (see `show_figure`)."""
         return show_figure(fig, box=self.box, **kwargs)
+
+
+def combined_figure(name: str, key: tuple, figs):
+    """The two figures `figs` as one chart of two panels (`distviz.viz.combine.side_by_side`), made once per server
+    for (`name`, `key`) like `shared_figures`; None where they cannot be combined (`can_combine`)."""
+    from distviz.viz.combine import can_combine, side_by_side
+
+    figs = list(figs)
+    return shared_figures(name, key, lambda: side_by_side(figs) if len(figs) == 2 and can_combine(figs) else None)
+
+
+def show_row(figs, *, key: str, shared: tuple[str, tuple], box=None) -> None:
+    """Draw `figs` side by side in `box` (the page by default): two figures as one chart of two panels where they
+    allow it (:func:`combined_figure`, made once per server for `shared` = (name, key)): the browser lays out and
+    draws one chart instead of two; else in two columns, their keys `key` + 0, 1, ...  Not in presenter mode: a
+    panel's legend there, in presenter fonts, would not fit in half the chart."""
+    from .layout import presenting
+
+    figs = list(figs)
+    box = st if box is None else box
+    fig = combined_figure(*shared, figs) if len(figs) == 2 and not presenting() else None
+    if fig is not None:
+        show_figure(fig, key=key, box=box)
+        return
+    cols = box.columns(2, gap="medium")
+    for i, f in enumerate(figs):
+        show_figure(f, key=f"{key}{i}", box=cols[i % 2])
 
 
 def charts(box=None) -> _Charts:

@@ -184,7 +184,7 @@ def config_widgets(box, *, algorithms=None, show_data=True, own: dict | None = N
                     n_estimators=int(rounds), learning_rate=float(lr), max_depth=int(depth), n_particles=int(n_particles),
                     domain=str(domain), upload_hash=data_hash(upload), x_cols=tuple(x_cols), y_col=str(y_col))
     if folded:
-        summary.caption(describe_config(cfg) + " — open *More settings* to change them.")
+        summary.caption(describe_config(cfg) + " — open **More settings** to change them.")
     elif gp:
         more.caption("The sparse GP is not boosted: rounds, learning rate and tree depth do not apply "
                      "(20 inducing points, at most 200 L-BFGS iterations).")
@@ -219,7 +219,7 @@ def folded_config_widgets(box, page: str, **kw) -> tuple[FitConfig, bytes | None
     exp = box.popover("Fit settings (shared with the Lab)", key=key, on_change="rerun", width="stretch")
     cfg, upload = config_widgets(exp, **kw)   # drawn while closed too: the widgets hold the settings
     if not exp.open:
-        box.caption(describe_config(cfg) + " — open *Fit settings* to change them.")
+        box.caption(describe_config(cfg) + " — open **Fit settings** to change them.")
     return cfg, upload
 
 

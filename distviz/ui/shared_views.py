@@ -9,14 +9,37 @@ from __future__ import annotations
 
 import threading
 
-from .figures import shared_figures
+from .figures import combined_figure, shared_figures
 
-__all__ = ["evolution_round_figures", "lab_figures", "split_tree_figure", "warm_figures"]
+__all__ = ["evolution_round_figures", "evolution_row", "lab_figures", "lab_row", "split_tree_figure", "warm_figures"]
 
 
 def lab_figures(res) -> list:
     """The Lab's figures of the fit `res` (the algorithm's `lab_figures`: data, fit and band; NLL and entropy)."""
     return shared_figures("lab", (res.config.key(),), lambda: res.algo.lab_figures(res.model, res.data))
+
+
+def is_wide(fig) -> bool:
+    """Whether `fig` spans the page (several panels of its own: ``layout.meta["wide"]``, categorical WGBoost)."""
+    meta = fig.layout.meta
+    return isinstance(meta, dict) and bool(meta.get("wide"))
+
+
+def lab_row(res) -> tuple[list, tuple[str, tuple]]:
+    """The Lab's figures drawn side by side (all but the wide ones) and the (name, key) of their combined chart
+    (`distviz.ui.figures.show_row`)."""
+    return [f for f in lab_figures(res) if not is_wide(f)], ("lab.row", (res.config.key(),))
+
+
+def evolution_row(res, r: int) -> tuple[list, tuple[str, tuple]] | None:
+    """The Evolution figures of round r drawn side by side (the fit and the NLL) and the (name, key) of their
+    combined chart; None where the fit has more than one figure (they fill two columns) or particles."""
+    if res.algo.has_particles:
+        return None
+    figs = evolution_round_figures(res, r)
+    if len(figs["fit"]) != 1:
+        return None
+    return [figs["fit"][0], figs["nll"]], ("evolution.row", (res.config.key(), r, res.config.algorithm))
 
 
 def evolution_round_figures(res, r: int) -> dict:
@@ -51,20 +74,26 @@ def warm_figures(lab=None, split=None, *, stop: threading.Event | None = None) -
     """Build the shared figures of the pages' default views (the warm start's last step; returns how many views).
 
     `lab` is the fit of the Lab's and Evolution's default view, `split` that of Split gains (FitResult, or None to
-    skip).  The Lab's figures, the Evolution figures of every round and the Split-gains tree of every round are made,
-    so a class scrubbing the default fit never waits for a build.  Stops early when `stop` is set.
+    skip).  The Lab's figures, the Evolution figures of every round (with the charts that combine two of them:
+    `distviz.ui.figures.combined_figure`) and the Split-gains tree of every round are made, so a class scrubbing the
+    default fit never waits for a build.  Stops early when `stop` is set.
     """
     from distviz.viz import results as vr
 
     done = 0
     if lab is not None:
-        lab_figures(lab)
+        figs, shared = lab_row(lab)
+        combined_figure(*shared, figs)
         done += 1
         if lab.algo.traces_rounds and getattr(lab.model, "trace_", None) is not None:
             for r in range(vr.trace_rounds(lab.model.trace_) + 1):
                 if stop is not None and stop.is_set():
                     return done
-                evolution_round_figures(lab, r)
+                row = evolution_row(lab, r)
+                if row is None:
+                    evolution_round_figures(lab, r)
+                else:
+                    combined_figure(*row[1], row[0])
                 done += 1
     if split is not None and split.algo.offers_split_gains:
         for r in range(1, vr.trace_rounds(split.model.trace_) + 1):

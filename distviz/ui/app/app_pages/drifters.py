@@ -39,12 +39,12 @@ PAGE = "drift"
 
 st.title("Drifters: NGB vs Indep NGB")
 explainer("""
-Ocean drifters report their velocity (u, v) every day. **NGB** predicts a *bivariate* Gaussian for
+Ocean drifters report their velocity (u, v) every day. **NGB** predicts a bivariate Gaussian for
 (u, v) from wind stress, wind speed, geostrophic velocity, position and day of year (multivariate NGBoost,
 Cholesky-of-precision chart); **Indep NGB** predicts u and v with two independent Normal NGBoosts
 (no correlation). The drifters are split by id (train / validation / test) and the test rows are scored
 (Table 2 of the paper): NLL (lower is better), RMSE, and the coverage and area of the 90% prediction
-regions. *Pool* and *Mix* rows average the two models (log-linear pool and mixture, one global weight or
+regions. **Pool** and **Mix** rows average the two models (log-linear pool and mixture, one global weight or
 one per region). The **maps** bin the test rows on a lon/lat grid: number of points, the mean NLL
 difference NGB − Indep NGB (blue: NGB better), NGB's predicted correlation ρ and the mean predicted
 currents. The **trajectory** view shows one held-out drifter with both models' 70% ellipses of the
@@ -77,7 +77,7 @@ nn = st.sidebar.toggle("Add the neural-network baseline (NN)", value=False, **bo
                             "authors' grid. It adds to the fit a time that grows with the training rows.")
 
 if source == "sample":
-    st.info("**Synthetic data**: simulated drifters whose noise correlation is known (the *Oracle* row), "
+    st.info("**Synthetic data**: simulated drifters whose noise correlation is known (the **Oracle** row), "
             "shipped with distviz. " + REAL_HOWTO, icon=":material/science:")
 elif source == "real":
     st.caption("**Real data** (the real drifter subset of GDP drifters). One split, as fitted below, cannot separate "
@@ -116,7 +116,7 @@ if res is not None:
     grid_box, grid_size = map_grid_controls(res)
     c1, c2 = st.columns([2, 3])
     region = c1.radio("Region", REGIONS, horizontal=True, persist_state="session", **bound("region"),
-                      help=f"The whole area's map is binned in {grid_size:g}° cells (set under *Map box and bin size*).")
+                      help=f"The whole area's map is binned in {grid_size:g}° cells (set under **Map box and bin size**).")
     kinds = list(maps.KINDS)
     kind = c2.radio("Map", kinds, index=kinds.index("nll_diff"), format_func=option_text("map"), horizontal=True,
                     persist_state="session", **bound("map"))
@@ -138,8 +138,8 @@ if res is not None:
                f"{info.get('n_drifters')} drifters, {info.get('n_train')} training / {info.get('n_val')} validation / "
                f"{info.get('n_test')} test rows; "
                f"{escape_markdown(math_text(str(info.get('units', '')).replace('PR90_area', '90% region area')))}."
-               + (" Precomputed with these settings (press *Refit now* to fit here)." if info.get("precomputed") else "")
-               + (" For NN, *rounds used* is its best epoch." if "NN" in res.table else ""))
+               + (" Precomputed with these settings (press **Refit now** to fit here)." if info.get("precomputed") else "")
+               + (" For NN, **rounds used** is its best epoch." if "NN" in res.table else ""))
     static_table(metrics_frame(res), {"NLL (nats)": ".3f", "RMSE (cm/s)": ".2f", "90% region coverage": ".3f",
                                       "90% region area (cm²/s²)": ",.0f", "fit (s)": ".1f"})
     if source == "sample":

@@ -5,11 +5,12 @@ import streamlit as st
 
 from distviz.ui.algorithms import GEOMETRY_PAIR, Kind
 from distviz.ui.common import explainer, fit_or_last, lazy_tabs
-from distviz.ui.figures import charts
+from distviz.ui.figures import charts, show_row
 from distviz.ui.lab import fit_model, settings
+from distviz.ui.layout import presenting
 from distviz.ui.playback import round_player
 from distviz.ui.safe_text import escape_markdown
-from distviz.ui.shared_views import evolution_round_figures
+from distviz.ui.shared_views import evolution_round_figures, evolution_row
 from distviz.ui.state import bound, error_sentence
 from distviz.viz import results as vr
 
@@ -19,18 +20,18 @@ st.title("Evolution")
 explainer("""
 The model of the sidebar (the same settings as the Lab) is fitted once; its **trace** stores the
 iterate of every traced row at every round, so the slider and the **play** button replay the fit
-without refitting. *Top*: data, the fitted mean and 90% band at the chosen round (dashed: truth).
-*Iterates*: every coordinate of the natural parameter η (top row) and of the mean parameter
-η* = E[T(y)] (bottom row) against x. *Geometry*: for one input x, the path of the iterate from the
+without refitting. **Top**: data, the fitted mean and 90% band at the chosen round (dashed: truth).
+**Iterates**: every coordinate of the natural parameter η (top row) and of the mean parameter
+η* = E[T(y)] (bottom row) against x. **Geometry**: for one input x, the path of the iterate from the
 constant start through the rounds in the η chart and in the η* chart, **MGD and NGD overlaid**: MGD
 adds tree outputs in η*, NGD in η; a path is straight in a chart only while the successive trees move this input
 the same way there (at the default input of the synthetic Normal both paths are nearly straight in η and bend
 in η*).
-*NLL*: training and validation negative log-likelihood and the generalised entropy H of each round's tree
+**NLL**: training and validation negative log-likelihood and the generalised entropy H of each round's tree
 partition (it jumps from round to round: every tree splits the data differently), marker at the round.
 For WGBoost the particles of every input are shown (WGBoost paper, Figs. 2 and 4); categorical WGBoost shows
-each particle's class probabilities. *NGBoost*: the fit at the round, training and validation NLL (dotted: the
-best validation round) and its parameters (mean, sd, correlation) per round at three inputs. *Sparse GP*: the
+each particle's class probabilities. **NGBoost**: the fit at the round, training and validation NLL (dotted: the
+best validation round) and its parameters (mean, sd, correlation) per round at three inputs. **Sparse GP**: the
 predictive mean and band after each L-BFGS iteration and the objective per iteration. Each view is a tab;
 only the open tab is computed and drawn (the MGD and NGD companion fits of the geometry panel are made
 when you open it), and the open tab is part of the page address.
@@ -118,10 +119,14 @@ def draw(r):
     if tabs["Fit, NLL and iterates"].open:
         with tabs["Fit, NLL and iterates"]:
             figs = _round_figures(r)
-            c1, c2 = st.columns(2, gap="medium")
-            for i, f in enumerate(figs["fit"]):
-                charts(c1 if i % 2 == 0 else c2).plotly_chart(f, key=f"evo.fit{i}")
-            charts(c2 if len(figs["fit"]) % 2 else c1).plotly_chart(figs["nll"], key="evo.nll")
+            row = evolution_row(res, r)   # the fit and the NLL: one chart of two panels where they allow it
+            if row is not None and not presenting():
+                show_row(row[0], key="evo.row", shared=row[1])
+            else:
+                c1, c2 = st.columns(2, gap="medium")
+                for i, f in enumerate(figs["fit"]):
+                    charts(c1 if i % 2 == 0 else c2).plotly_chart(f, key=f"evo.fit{i}")
+                charts(c2 if len(figs["fit"]) % 2 else c1).plotly_chart(figs["nll"], key="evo.nll")
             charts().plotly_chart(figs["iterates"], key="evo.iterates")
     if tabs["Geometry: η vs η* paths"].open:
         with tabs["Geometry: η vs η* paths"]:

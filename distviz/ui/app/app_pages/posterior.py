@@ -32,13 +32,13 @@ PAGE = "post"
 st.title("Posterior regression with WGBoost")
 explainer("""
 **Wasserstein gradient boosting** gives every input x a set of N particles that flow, round by round,
-towards the posterior π(θ | y, x) of the output distribution's parameters θ. *Conditional density*: the
+towards the posterior π(θ | y, x) of the output distribution's parameters θ. **Conditional density**: the
 predictive density p(y | x) = (1/N) Σ_n p(y | θ_n(x)) as a heat map (x across, y up) with the data as white
 dots, the particles themselves in the next tab — the Old Faithful and bone-density examples of the paper's
-Section 4.1. *Method comparison*: the App. E study — particles of SKA (diagonal Newton, the default),
+Section 4.1. **Method comparison**: the App. E study — particles of SKA (diagonal Newton, the default),
 FKA (first order), NKA (full Newton) and Langevin against the exact target N(sin x, 0.5²), scored by
 MMD² (lower is better) and time per round; stars are values measured by running the authors' code
-(App. E shows these curves only as a figure, without numbers). *OOD demo*: a
+(App. E shows these curves only as a figure, without numbers). **OOD demo**: a
 categorical WGBoost on UCI image segments with the class "sky" held out; the spread of the particles'
 class probabilities is small for familiar inputs and large for the unseen class, so 1 / max variance
 separates them (Section 4.3; PR-AUC of in- vs out-of-distribution).
@@ -117,4 +117,4 @@ else:
                                   title=f"OOD score after {int(rounds)} rounds: {o['n_test']} test rows of "
                                         f"{len(o['classes'])} known classes vs {o['n_ood']} 'sky' rows"), key="post.ood")
         if o.get("precomputed"):
-            st.caption(f"Precomputed with these settings (split seed {o['seed']}); press *Refit now* to fit here.")
+            st.caption(f"Precomputed with these settings (split seed {o['seed']}); press **Refit now** to fit here.")

@@ -17,14 +17,14 @@ TOP_ROW_PX = 35  # st.dataframe's row height
 st.title("Split gains & entropy")
 explainer("""
 Every boosting round grows one regression tree on the round's target (the law's pseudo-residual).
-*Tree*: the tree of the chosen round; each split shows its feature and threshold, the gain that chose it
+**Tree**: the tree of the chosen round; each split shows its feature and threshold, the gain that chose it
 (Gain^reg, or Gain^NGD for the natural law) and **Gain^ent**, the decrease of the generalised entropy
 H = −Σ_J (W_J/W) A\\*(η\\*_J) the split would give if every leaf predicted its own mean of T(y); leaves
-show their weight and output. *Top splits*: the largest gains over all rounds. *Scatter*: Gain^reg
+show their weight and output. **Top splits**: the largest gains over all rounds. **Scatter**: Gain^reg
 against Gain^ent for every split — where they disagree, the regression criterion and the likelihood
-criterion would choose different splits. *Importance*: each feature's share of the cumulative split
-gain. *Entropy and NLL*: the training NLL and the entropy of each round's partition. *Standalone
-trees*: one tree grown directly on T(y) with `criterion="variance"` and one with `criterion="entropy"`.
+criterion would choose different splits. **Importance**: each feature's share of the cumulative split
+gain. **Entropy and NLL**: the training NLL and the entropy of each round's partition. **Standalone
+trees**: one tree grown directly on T(y) with `criterion="variance"` and one with `criterion="entropy"`.
 This page keeps its own **p**, **algorithm** and **rounds** (the other settings are the Lab's). It starts
 with p = 3 input features, x1 driving the truth and x2, x3 pure noise, so the importance shows how little gain
 the trees give to noise (p = 1 makes it trivially 100% x1), with NGD and 50 rounds. Try 200 rounds on 200 rows
