@@ -28,7 +28,7 @@ from distviz.ui.serve import app_script  # noqa: E402
 
 #: (url path, name, plotly charts of the page's default view: the paint is done when all are drawn)
 PAGES = [("", "Lab", 1), ("evolution", "Evolution", 2), ("split_gains", "Split gains", 1),
-         ("drifters", "Drifters", 2), ("posterior", "Posterior", 1), ("explorer", "Family explorer", 1)]
+         ("drifters", "Drifters", 1), ("posterior", "Posterior", 1), ("explorer", "Family explorer", 1)]
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 SETTLED = """(n) => !document.querySelector('[data-testid="stStatusWidget"]')

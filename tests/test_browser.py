@@ -35,7 +35,7 @@ PAGES = [
     ("", "lab", 1),
     ("evolution", "evolution", 2),
     ("split_gains", "split_gains", 1),
-    ("drifters", "drifters", 2),
+    ("drifters", "drifters", 1),
     ("posterior", "posterior", 1),
     ("explorer", "explorer", 1),
 ]

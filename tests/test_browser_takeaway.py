@@ -37,7 +37,7 @@ def _outside(urls):
 
 
 def test_drifters_map_starts_above_the_fold(server, browser):
-    ctx, page, requests = _open(browser, f"{server}/drifters", 2)
+    ctx, page, requests = _open(browser, f"{server}/drifters", 1)
     try:
         top = page.evaluate("() => document.querySelector('.js-plotly-plot').getBoundingClientRect().top")
         assert top < 720 - 150, f"the map starts at {top:.0f} px, below a 1280x720 screen's fold"

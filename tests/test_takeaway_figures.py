@@ -57,7 +57,7 @@ def test_report_inlines_plotly_once_and_nothing_from_outside():
 
 
 def test_pages_charts_carry_the_export_config_and_the_view_records_them():
-    at = open_page("app_pages/drifters.py", {})
+    at = open_page("app_pages/drifters.py", {"traj": "true"})   # with the trajectory view open
     assert not at.exception
     charts = at.get("plotly_chart")
     assert len(charts) == 2

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from tests.apptest_pages import address, open_page, page
+from tests.apptest_pages import address, open_page
 
 # widget state that is a per-person preference, not part of the view (the figure export format)
 NOT_VIEW = {"app.imgfmt"}
@@ -25,7 +25,7 @@ CASES = {
     "explorer": ("app_pages/explorer.py", {},
                  [("selectbox", "family", "gamma")]),
     "posterior": ("app_pages/posterior.py", {}, [("slider", "pdepth", 2)]),
-    "drifters": ("app_pages/drifters.py", {}, [("radio", "map", "rho"), ("selectbox", "drifter", None)]),
+    "drifters": ("app_pages/drifters.py", {"traj": "true"}, [("radio", "map", "rho"), ("selectbox", "drifter", None)]),
 }
 
 
@@ -51,7 +51,7 @@ def _charts(at) -> list:
 def test_address_reproduces_the_view(name):
     """Change widgets, then open the resulting URL in a new session: same widgets, same chart data."""
     path, query, moves = CASES[name]
-    at = page(path, **query)
+    at = open_page(path, query)   # opened at the page's address, as a browser does
     assert not at.exception
     for kind, key, value in moves:
         w = getattr(at, kind)(key=key)

@@ -87,7 +87,7 @@ PAGES = {
     "lab": ("Lab", _LAB),
     "evolution": ("Evolution", _LAB + ["view", "round", "x0"]),
     "split_gains": ("Split gains & entropy", _SPLIT + ["view", "round", "tdepth"]),
-    "drifters": ("Drifters", ["source", "drounds", "dlr", "train", "nn", "region", "map", "drifter"]),
+    "drifters": ("Drifters", ["source", "drounds", "dlr", "train", "nn", "region", "map", "traj", "drifter"]),
     "posterior": ("Posterior regression", ["section", "pdata", "method", "prounds", "pdepth", "view", "cmp_rounds",
                                            "ood_rounds"]),
     "explorer": ("Family explorer", None),   # filled lazily (_explorer_params)

@@ -47,8 +47,9 @@ Cholesky-of-precision chart); **Indep NGB** predicts u and v with two independen
 regions. **Pool** and **Mix** rows average the two models (log-linear pool and mixture, one global weight or
 one per region). The **maps** bin the test rows on a lon/lat grid: number of points, the mean NLL
 difference NGB − Indep NGB (blue: NGB better), NGB's predicted correlation ρ and the mean predicted
-currents. The **trajectory** view shows one held-out drifter with both models' 70% ellipses of the
-one-day displacement. Maps are drawn offline from vendored Natural Earth coastlines.
+currents. The **trajectory** view (folded below the table; it is drawn when you open it) shows one held-out
+drifter with both models' 70% ellipses of the one-day displacement. Maps are drawn offline from vendored Natural
+Earth coastlines.
 """)
 
 st.sidebar.header("Drifter data")
@@ -146,13 +147,20 @@ if res is not None:
         st.info(SYNTHETIC_FINDING + " " + REAL_FINDING, icon=":material/compare_arrows:")
     with user_errors():
         drifter_checks_panel(res)
-    pred = res.predictions
-    ids = [int(i) for i in np.unique(pred["id"].values)]
-    default_id = maps.pick_trajectory(pred)[0]
-    did = st.selectbox("Held-out drifter for the trajectory view", ids,
-                       index=ids.index(default_id) if default_id in ids else 0, **bound("drifter"),
-                       help="Default: the held-out window with the fastest mean speed.")
-    with user_errors():
-        show_figure(trajectory_figure(res, did), key="drift.trajfig")
+    # the trajectory view (the paper's Figure 5) is folded: it runs and draws only while open, so the page's first
+    # paint holds one chart (?traj=true opens it, as a lesson's link does)
+    traj = st.expander("Trajectory of one held-out drifter: both models' 70% prediction regions (paper Figure 5)",
+                       icon=":material/route:", on_change="rerun", **bound("traj"))
+    did = None
+    if traj.open:
+        with traj:
+            pred = res.predictions
+            ids = [int(i) for i in np.unique(pred["id"].values)]
+            default_id = maps.pick_trajectory(pred)[0]
+            did = st.selectbox("Held-out drifter for the trajectory view", ids,
+                               index=ids.index(default_id) if default_id in ids else 0, **bound("drifter"),
+                               help="Default: the held-out window with the fastest mean speed.")
+            with user_errors():
+                show_figure(trajectory_figure(res, did), key="drift.trajfig")
     prediction_downloads(res)
     publication_downloads(res, did)
