@@ -46,7 +46,7 @@ def test_drifters_map_starts_above_the_fold(server, browser):
         # widget -> URL, and a refused value (not finite) shows the default
         for query, shown in (("dbin=4", "4.00"), ("dbin=inf", "2.00")):
             page.goto(f"{server}/drifters?{query}", wait_until="domcontentloaded")
-            page.wait_for_function(SETTLED, arg=2, timeout=120000, polling=200)
+            page.wait_for_function(SETTLED, arg=1, timeout=120000, polling=200)
             page.get_by_text("Map box and bin size").click()
             box = page.locator('input[aria-label="Bin size (°)"]')
             # the box is a popover: its inputs mount when it opens, and a number input shows its default for a
