@@ -167,7 +167,7 @@ def test_study_runs_on_the_shipped_sample_from_another_folder(installed):
 
 def test_app_serves_a_chart_from_another_folder(installed, request):
     """`distviz app` of the installed package: health endpoint, loopback URL only, and the Drifters page draws its
-    two charts from the shipped precomputed comparison in Chromium, with no exception and no request leaving
+    map from the shipped precomputed comparison in Chromium, with no exception and no request leaving
     127.0.0.1 (screenshot: .screenshots/wheel_drifters.png); the Family explorer draws its chart too."""
     with serving([installed["bin"] / "distviz"], installed["elsewhere"], env=_env(), start_s=120) as url:
         with urllib.request.urlopen(url + "/_stcore/health", timeout=10) as r:
@@ -177,7 +177,7 @@ def test_app_serves_a_chart_from_another_folder(installed, request):
         if CHROMIUM is None:
             pytest.skip("Debian's chromium is not installed (apt-get install -y chromium): the health check passed, "
                         "the chart was not checked")
-        seen = open_page(request.getfixturevalue("browser"), f"{url}/drifters", 2, SHOTS / "wheel_drifters.png")
+        seen = open_page(request.getfixturevalue("browser"), f"{url}/drifters", 1, SHOTS / "wheel_drifters.png")
         # a page whose chart is a shared figure with no fit behind it (distviz.ui.figures.shared_figures), at the
         # floor versions of the dependencies: plotly 5.20 once made every shared chart raise
         explorer = open_page(request.getfixturevalue("browser"), f"{url}/explorer", 1, SHOTS / "wheel_explorer.png")
