@@ -6,7 +6,7 @@ import pytest
 st_testing = pytest.importorskip("streamlit.testing.v1")
 AppTest = st_testing.AppTest
 
-from apptest_pages import APP, address, chart_specs, page  # noqa: E402  (tests/ is on sys.path)
+from apptest_pages import APP, address, chart_specs, open_page, page  # noqa: E402  (tests/ is on sys.path)
 
 
 def specs(at):
@@ -208,7 +208,10 @@ def test_split_gains_round_and_family_change_the_tree():
 
 # ------------------------------------------------------------------------------------------- drifters
 def test_drifters_page_maps_table_and_trajectory():
-    at = page("app_pages/drifters.py")
+    folded = page("app_pages/drifters.py")
+    assert not folded.exception and len(specs(folded)) == 1, "the trajectory view is folded: the map only"
+    assert "drifter" not in [s.key for s in folded.selectbox], "its drifter select is drawn only when it is open"
+    at = open_page("app_pages/drifters.py", {"traj": "true"})   # the trajectory view open, as a lesson link has it
     assert not at.exception and not at.error
     assert at.sidebar.selectbox(key="source").value == "sample", "the synthetic sample is the default"
     assert any("Synthetic data" in el.value for el in at.info), "the page says the sample is synthetic"
@@ -233,7 +236,7 @@ def test_drifters_real_subset_fits_when_present():
 
     if shared_data_path(*REAL_SUBSET) is None:
         pytest.skip("the real GDP subset is not in ../shared/data")
-    at = page("app_pages/drifters.py")
+    at = open_page("app_pages/drifters.py", {"traj": "true"})
     at.sidebar.selectbox(key="source").set_value("real").run()
     assert not at.exception and not at.error
     assert not at.info and not any("Precomputed" in el.value for el in at.caption)

@@ -46,7 +46,7 @@ PAGES = {
                                [f"{SRC}/evolution.py", "distviz/ui/playback.py"]),
     "app_pages/split_gains.py": ([{}, {"view": "Standalone trees"}], [f"{SRC}/split_gains.py", "distviz/ui/playback.py"]),
     "app_pages/posterior.py": ([{}, {"section": "method comparison"}, {"section": "OOD demo"}], [f"{SRC}/posterior.py"]),
-    "app_pages/drifters.py": ([{}], [f"{SRC}/drifters.py"]),
+    "app_pages/drifters.py": ([{}, {"traj": "true"}], [f"{SRC}/drifters.py"]),
 }
 LITERAL = re.compile(r'(?:_par\(\s*|lazy_tabs\(\s*|bound\(\s*)"([^"]+)"')
 TEXT_KINDS = ["title", "header", "subheader", "markdown", "caption", "text", "error", "warning", "info", "success",
