@@ -132,8 +132,8 @@ def test_page_in_browser(server, browser, path, name, n_plots):
                if urlparse(u).scheme in ("http", "https", "ws", "wss") and urlparse(u).hostname != "127.0.0.1"]
     assert not outside, f"requests left 127.0.0.1: {outside[:5]}"
     assert not seen["exceptions"], f"page {name!r} shows an exception: {seen['exceptions'][0][:500]}"
-    # italic text in view makes the browser fetch a second 134 KiB font file before the page settles (issue 32,
-    # first paint): the pages name controls and views in bold
+    # italic text in view makes the browser fetch a second font file (134 KiB) on a first visit (issue 32, first
+    # paint): the pages name controls and views in bold
     italic = [u for u in seen["requests"] if "Italic" in urlparse(u).path]
     assert not italic, f"page {name!r} shows italic text at first paint, which loads {italic}"
 
