@@ -25,19 +25,18 @@ def is_wide(fig) -> bool:
     return isinstance(meta, dict) and bool(meta.get("wide"))
 
 
-def lab_row(res) -> tuple[list, tuple[str, tuple]]:
-    """The Lab's figures drawn side by side (all but the wide ones) and the (name, key) of their combined chart
-    (`distviz.ui.figures.show_row`)."""
-    return [f for f in lab_figures(res) if not is_wide(f)], ("lab.row", (res.config.key(),))
+def lab_row(res) -> tuple[list, list, tuple[str, tuple]]:
+    """The Lab's figures that span the page, those drawn side by side (the others) and the (name, key) of the
+    chart that combines the latter (`distviz.ui.figures.show_row`)."""
+    figs = lab_figures(res)
+    return [f for f in figs if is_wide(f)], [f for f in figs if not is_wide(f)], ("lab.row", (res.config.key(),))
 
 
-def evolution_row(res, r: int) -> tuple[list, tuple[str, tuple]] | None:
-    """The Evolution figures of round r drawn side by side (the fit and the NLL) and the (name, key) of their
-    combined chart; None where the fit has more than one figure (they fill two columns) or particles."""
-    if res.algo.has_particles:
-        return None
-    figs = evolution_round_figures(res, r)
-    if len(figs["fit"]) != 1:
+def evolution_row(res, r: int, figs: dict) -> tuple[list, tuple[str, tuple]] | None:
+    """The Evolution figures of round r (`figs`, from `evolution_round_figures`) drawn side by side (the fit and
+    the NLL) and the (name, key) of their combined chart; None where the fit has more than one figure (they fill
+    two columns) or particles."""
+    if res.algo.has_particles or len(figs["fit"]) != 1:
         return None
     return [figs["fit"][0], figs["nll"]], ("evolution.row", (res.config.key(), r, res.config.algorithm))
 
@@ -82,18 +81,16 @@ def warm_figures(lab=None, split=None, *, stop: threading.Event | None = None) -
 
     done = 0
     if lab is not None:
-        figs, shared = lab_row(lab)
-        combined_figure(*shared, figs)
+        _, row, shared = lab_row(lab)
+        combined_figure(*shared, row)
         done += 1
         if lab.algo.traces_rounds and getattr(lab.model, "trace_", None) is not None:
             for r in range(vr.trace_rounds(lab.model.trace_) + 1):
                 if stop is not None and stop.is_set():
                     return done
-                row = evolution_row(lab, r)
-                if row is None:
-                    evolution_round_figures(lab, r)
-                else:
-                    combined_figure(*row[1], row[0])
+                pair = evolution_row(lab, r, evolution_round_figures(lab, r))
+                if pair is not None:
+                    combined_figure(*pair[1], pair[0])
                 done += 1
     if split is not None and split.algo.offers_split_gains:
         for r in range(1, vr.trace_rounds(split.model.trace_) + 1):

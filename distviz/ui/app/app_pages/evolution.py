@@ -119,7 +119,7 @@ def draw(r):
     if tabs["Fit, NLL and iterates"].open:
         with tabs["Fit, NLL and iterates"]:
             figs = _round_figures(r)
-            row = evolution_row(res, r)   # the fit and the NLL: one chart of two panels where they allow it
+            row = evolution_row(res, r, figs)   # the fit and the NLL: one chart of two panels where they allow it
             if row is not None and not presenting():
                 show_row(row[0], key="evo.row", shared=row[1])
             else:

@@ -5,7 +5,7 @@ import streamlit as st
 from distviz.ui.common import explainer, fit_or_last, fit_summary
 from distviz.ui.figures import charts, show_row
 from distviz.ui.lab import settings
-from distviz.ui.shared_views import is_wide, lab_figures, lab_row
+from distviz.ui.shared_views import lab_row
 
 LAB_TEXT = """
 Pick an output **family**, a **data set** and an **algorithm** in the sidebar (rows, rounds, learning
@@ -31,10 +31,11 @@ res = fit_or_last(cfg, upload)
 if res is None:
     st.stop()
 fit_summary(res)
-# one build per fit, shared by the class's sessions; several panels (categorical WGBoost) span the page
-for i, fig in enumerate(f for f in lab_figures(res) if is_wide(f)):
+# one build per fit, shared by the class's sessions; several panels (categorical WGBoost) span the page, the others
+# stand side by side: one chart of two panels where they allow it
+wide, row, shared = lab_row(res)
+for i, fig in enumerate(wide):
     charts().plotly_chart(fig, key=f"lab.wide{i}")
-row, shared = lab_row(res)   # the others side by side: one chart of two panels where they allow it
 show_row(row, key="lab.fig", shared=shared)
 from distviz.ui.checks import TEST_FRACTION, checks_expander, lab_checks  # noqa: E402 (after the fit is drawn)
 
