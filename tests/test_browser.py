@@ -116,13 +116,17 @@ def open_page(browser, url: str, n_plots: int, shot: Path, timeout_ms: int = 120
     first_paint = time.perf_counter() - t0
     page.wait_for_timeout(1000)  # a rerun may start right after the first paint: wait for it to settle too
     page.wait_for_function(settled, arg=n_plots, timeout=timeout_ms, polling=200)
+    # each chart's margins as given and as plotly laid it out: it grows a margin (and lays the chart out again)
+    # when a label, legend or colour bar does not fit (distviz.viz.margins)
+    margins = page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')].map(d => ({
+        given: d.layout.margin || {}, final: d._fullLayout._size}))""")
     shot.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(shot), full_page=True)
     n_exc = page.locator('[data-testid="stException"]').count()
     exc_text = page.locator('[data-testid="stException"]').all_inner_texts() if n_exc else []
     text = page.inner_text("body")
     ctx.close()
-    return {"requests": requests, "exceptions": exc_text, "first_paint": first_paint, "text": text}
+    return {"requests": requests, "exceptions": exc_text, "first_paint": first_paint, "text": text, "margins": margins}
 
 
 @pytest.mark.parametrize("path,name,n_plots", PAGES, ids=[p[1] for p in PAGES])
@@ -136,6 +140,11 @@ def test_page_in_browser(server, browser, path, name, n_plots):
     # paint): the pages name controls and views in bold
     italic = [u for u in seen["requests"] if "Italic" in urlparse(u).path]
     assert not italic, f"page {name!r} shows italic text at first paint, which loads {italic}"
+    # every chart is laid out once: its margins already hold its labels, legends and colour bars, so plotly keeps
+    # them instead of growing them and drawing the chart a second time (issue 32, first paint)
+    grown = [(i, m["given"], {k: m["final"][k] for k in "lrtb"}) for i, m in enumerate(seen["margins"])
+             if any(m["final"][k] > (m["given"].get(k) if m["given"].get(k) is not None else 80) for k in "lrtb")]
+    assert not grown, f"page {name!r}: plotly grew the margins of charts (index, given, final): {grown}"
 
 
 #: (url path, tab label, number of plotly charts in that tab, name of the screenshot)

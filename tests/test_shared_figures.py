@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from distviz.ui import figures, layout
+from distviz.viz.margins import with_reserved_margins
 
 
 def test_one_build_per_key_and_presenter_mode_builds_its_own(monkeypatch):
@@ -138,7 +139,8 @@ def test_the_drifter_pages_figures_are_shared_per_comparison_and_view():
     fig = ud.map_figure(res, True, box, size, "nll_diff")
     assert ud.map_figure(res, True, box, size, "nll_diff") is fig, "one build for every session of this view"
     direct = figures.compact(maps.map_figure_plotly(ud.map_binned(res, True, box, size), "nll_diff", scale="110m"))
-    assert fig.to_json() == direct.to_json(), "the shared map is the one the page drew before"
+    # the shared map is the one the page drew before, with margins that hold its labels and colour bar
+    assert fig.to_json() == with_reserved_margins(direct).to_json(), "the shared map is the page's map"
     assert ud.map_figure(res, True, box, size, "rho") is not fig
     assert ud.map_figure(res, False, box, size, "nll_diff") is not fig   # the Gulf Stream zoom
     refit = copy.copy(res)   # another result object with the same settings, as *Refit now* makes
@@ -151,4 +153,4 @@ def test_the_drifter_pages_figures_are_shared_per_comparison_and_view():
     traj = ud.trajectory_figure(res, did)
     assert ud.trajectory_figure(res, did) is traj
     direct = figures.compact(maps.trajectory_ellipses_plotly(res.predictions, did))
-    assert traj.to_json() == direct.to_json()
+    assert traj.to_json() == with_reserved_margins(direct).to_json()

@@ -121,7 +121,9 @@ def show_figure(fig, *, key: str | None = None, box=None, name: str | None = Non
     cap = chart_height_cap()   # a presenter's step view: every chart fits on the screen beside the step's text
     if cap is not None and (fig.layout.height or 450) > cap:
         d = fig.to_dict()    # the figure may be cached and shared (its dict too): a copy gets the smaller height
-        fig = {**d, "layout": {**d["layout"], "height": cap}}
+        fig = _reserve({"data": d["data"], "layout": {**d["layout"], "height": cap}})
+    elif type(fig).__name__ == "Figure":   # built for this run (a shared one got its margins when it was built)
+        fig = _reserve(fig)
     return box.plotly_chart(fig, key=key, config=chart_config(title), theme=None, **kwargs)
 
 
@@ -253,9 +255,23 @@ def _frozen(fig):
     return fig
 
 
+def _reserve(fig):
+    """`fig` (or each figure of a dict / list) with margins that hold its labels and legends (distviz.viz.margins),
+    so the browser lays it out once."""
+    if isinstance(fig, dict) and "layout" not in fig:
+        return {k: _reserve(v) for k, v in fig.items()}
+    if isinstance(fig, (list, tuple)):
+        return type(fig)(_reserve(v) for v in fig)
+    if not (isinstance(fig, dict) or hasattr(fig, "layout")):
+        return fig   # not a figure (None, a number kept beside the figures)
+    from distviz.viz.margins import with_reserved_margins
+
+    return with_reserved_margins(fig)
+
+
 @st.cache_resource(max_entries=256, show_spinner=False)
 def _shared(name: str, key: str, _build):
-    return _frozen(compact(_build()))
+    return _frozen(compact(_reserve(_build())))
 
 
 def _key_text(key) -> str:
