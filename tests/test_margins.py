@@ -76,3 +76,11 @@ def test_with_reserved_margins_on_a_figure_and_on_its_dict_agree_and_is_idempote
     once = fig.layout.margin.to_plotly_json()
     with_reserved_margins(fig)
     assert fig.layout.margin.to_plotly_json() == once
+
+
+def test_the_app_draws_a_figure_it_cannot_estimate_as_it_was_built():
+    from distviz.ui import figures
+
+    odd = {"layout": {"height": 400, "yaxis": {"domain": "bad"}}, "data": [{"type": "scatter", "y": [1, 2]}]}
+    assert figures._reserve(odd) is odd and "margin" not in odd["layout"]
+    assert figures._reserve({"a": None, "b": 3}) == {"a": None, "b": 3}   # not figures: as they are

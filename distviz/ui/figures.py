@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import logging
 import re
 from urllib.parse import urlencode
 
@@ -266,7 +267,11 @@ def _reserve(fig):
         return fig   # not a figure (None, a number kept beside the figures)
     from distviz.viz.margins import with_reserved_margins
 
-    return with_reserved_margins(fig)
+    try:
+        return with_reserved_margins(fig)
+    except Exception:  # noqa: BLE001 - the margins are an estimate: a figure it cannot read is drawn as it was built
+        logging.getLogger("distviz.ui").debug("margins of a figure not estimated", exc_info=True)
+        return fig
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
