@@ -84,3 +84,12 @@ def test_the_app_draws_a_figure_it_cannot_estimate_as_it_was_built():
     odd = {"layout": {"height": 400, "yaxis": {"domain": "bad"}}, "data": [{"type": "scatter", "y": [1, 2]}]}
     assert figures._reserve(odd) is odd and "margin" not in odd["layout"]
     assert figures._reserve({"a": None, "b": 3}) == {"a": None, "b": 3}   # not figures: as they are
+
+
+def test_a_log_axis_is_labelled_by_powers_of_ten_of_its_data():
+    from distviz.viz.margins import _label_texts
+
+    data = [{"type": "scatter", "x": [1.0, 2.0], "y": np.array([1.0, 1000.0])}]
+    labels = _label_texts({"yaxis": {"type": "log"}}, data, "y", 400.0)
+    assert labels == ["0.1", "1", "10", "100", "1000", "10000"]
+    assert _label_texts({"yaxis": {"type": "log", "range": [0, 2]}}, data, "y", 400.0) == ["1", "10", "100"]

@@ -122,7 +122,7 @@ def show_figure(fig, *, key: str | None = None, box=None, name: str | None = Non
     cap = chart_height_cap()   # a presenter's step view: every chart fits on the screen beside the step's text
     if cap is not None and (fig.layout.height or 450) > cap:
         d = fig.to_dict()    # the figure may be cached and shared (its dict too): a copy gets the smaller height
-        fig = _reserve({"data": d["data"], "layout": {**d["layout"], "height": cap}})
+        fig = _reserve({**d, "layout": {**d["layout"], "height": cap}})
     elif type(fig).__name__ == "Figure":   # built for this run (a shared one got its margins when it was built)
         fig = _reserve(fig)
     return box.plotly_chart(fig, key=key, config=chart_config(title), theme=None, **kwargs)

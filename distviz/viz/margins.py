@@ -162,6 +162,10 @@ def _label_texts(layout: dict, data: list, axis_id: str, length: float) -> list[
                 lo, hi = min(lo, r[0]), max(hi, r[1])
         if lo > hi:
             return ["0.00"]   # no data plotly's range could come from here (a histogram's counts): a typical label
+        if ax.get("type") == "log":   # a log axis's range is in powers of ten (of its positive values)
+            if hi <= 0:
+                return ["1"]
+            lo, hi = math.log10(lo) if lo > 0 else math.log10(hi) - 3.0, math.log10(hi)
         pad = 0.06 * (hi - lo)   # autorange pads markers and lines a little
         span = (lo - pad, hi + pad)
     if ax.get("type") == "log":
