@@ -123,7 +123,7 @@ def show_figure(fig, *, key: str | None = None, box=None, name: str | None = Non
     if cap is not None and (fig.layout.height or 450) > cap:
         d = fig.to_dict()    # the figure may be cached and shared (its dict too): a copy gets the smaller height
         fig = _reserve({**d, "layout": {**d["layout"], "height": cap}})
-    elif type(fig).__name__ == "Figure":   # built for this run (a shared one got its margins when it was built)
+    elif type(fig) is _plotly_figure():   # built for this run (a shared one got its margins when it was built)
         fig = _reserve(fig)
     return box.plotly_chart(fig, key=key, config=chart_config(title), theme=None, **kwargs)
 
@@ -254,6 +254,13 @@ def _frozen(fig):
     if type(fig) is go.Figure:
         fig.__class__ = _frozen_class()
     return fig
+
+
+def _plotly_figure():
+    """plotly's Figure class (imported on first use: a page may draw no chart)."""
+    import plotly.graph_objects as go
+
+    return go.Figure
 
 
 def _reserve(fig):

@@ -18,6 +18,8 @@ import re
 
 import numpy as np
 
+from .theme import LIGHT
+
 __all__ = ["reserve_margins", "with_reserved_margins"]
 
 #: advance widths of Source Sans (Streamlit's font) in em, measured in Chromium; other characters: _EM_DEFAULT
@@ -27,8 +29,10 @@ _EM_UPPER = 0.66
 _EM_DEFAULT = 0.56
 #: plotly's line height as a multiple of the font size
 _LINE = 1.3
-#: the app template's defaults (distviz.viz.theme.LIGHT): font sizes and title standoffs
-_TICK_SIZE, _TITLE_SIZE, _LEGEND_SIZE = 12.0, 14.0, 12.0
+#: the app template's font sizes of tick labels, axis titles and legends (distviz.viz.theme.LIGHT)
+_TICK_SIZE = float(LIGHT["layout"]["yaxis"]["tickfont"]["size"])
+_TITLE_SIZE = float(LIGHT["layout"]["yaxis"]["title"]["font"]["size"])
+_LEGEND_SIZE = float(LIGHT["layout"]["legend"]["font"]["size"])
 #: pixels around tick labels and axis titles beyond the texts themselves (margin.pad, label and title standoffs),
 #: and per legend entry and legend (plotly's item gaps), calibrated against the margins plotly settles on
 _Y_EXTRA, _Y_TITLE_EXTRA = 14.0, 30.0
@@ -53,20 +57,15 @@ def _text_width(text: str, size: float) -> float:
     return w * size
 
 
-def _lines(text) -> list[str]:
-    return [ln for ln in str(text or "").split("<br>")]
+def _font_size(font, default: float) -> float:
+    """The size of a ``font`` dict, or `default`."""
+    size = font.get("size") if isinstance(font, dict) else None
+    return float(size) if size else default
 
 
 def _size(obj, default: float) -> float:
-    """The font size of a ``font`` dict inside `obj`, or `default`."""
-    font = (obj or {}).get("font") if isinstance(obj, dict) else None
-    size = (font or {}).get("size") if isinstance(font, dict) else None
-    return float(size) if size else default
-
-
-def _font_size(font, default: float) -> float:
-    size = font.get("size") if isinstance(font, dict) else None
-    return float(size) if size else default
+    """The font size of the ``font`` dict inside `obj` (a title, a legend), or `default`."""
+    return _font_size(obj.get("font") if isinstance(obj, dict) else None, default)
 
 
 def _tick_labels(lo: float, hi: float, length: float, is_y: bool) -> list[str]:
@@ -177,7 +176,7 @@ def _label_texts(layout: dict, data: list, axis_id: str, length: float) -> list[
 def _title_lines(ax: dict) -> list[str]:
     title = ax.get("title")
     text = title.get("text") if isinstance(title, dict) else title
-    return _lines(text) if text else []
+    return str(text).split("<br>") if text else []
 
 
 def _legends(layout: dict, data: list) -> dict[str, list[str]]:
