@@ -93,3 +93,10 @@ def test_a_log_axis_is_labelled_by_powers_of_ten_of_its_data():
     labels = _label_texts({"yaxis": {"type": "log"}}, data, "y", 400.0)
     assert labels == ["0.1", "1", "10", "100", "1000", "10000"]
     assert _label_texts({"yaxis": {"type": "log", "range": [0, 2]}}, data, "y", 400.0) == ["1", "10", "100"]
+
+
+def test_an_absurd_log_range_is_bounded_work():
+    from distviz.viz.margins import _label_texts
+
+    labels = _label_texts({"yaxis": {"type": "log", "range": [0, 1e12]}}, [], "y", 400.0)
+    assert len(labels) == 12 and labels[0] == "1"

@@ -169,7 +169,7 @@ def _label_texts(layout: dict, data: list, axis_id: str, length: float) -> list[
         span = (lo - pad, hi + pad)
     if ax.get("type") == "log":
         e0, e1 = math.floor(span[0]), math.ceil(span[1])
-        return [f"{10.0 ** e:g}" for e in range(e0, e1 + 1)][:12] or ["1"]
+        return [f"{10.0 ** e:g}" for e in range(max(e0, -300), min(e1, e0 + 11, 300) + 1)] or ["1"]
     return _tick_labels(span[0], span[1], length, letter == "y")
 
 
