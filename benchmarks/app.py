@@ -126,19 +126,49 @@ FIRST_PAINT_RATIO = 1.2
 FIRST = "() => document.querySelectorAll('.js-plotly-plot').length >= 1"
 
 
-def _paint(browser, url: str, n: int, ctx=None) -> tuple[float, float, float]:
-    """(seconds to the first chart, seconds to the page settled with all n charts, seconds of the renderer's main
-    thread until then) of one page load.
+def _renderers() -> dict[int, float]:
+    """CPU seconds (user + system, all threads) of every Chromium renderer process; empty where /proc is absent."""
+    out: dict[int, float] = {}
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return out
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"--type=renderer" not in f.read():
+                    continue
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[int(pid)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return out
+
+
+#: the frontend's chunk that holds plotly.js (Streamlit loads it when the page's first chart arrives)
+PLOTLY_CHUNK = "/PlotlyChart."
+
+
+def _paint(browser, url: str, n: int, ctx=None) -> dict:
+    """One page load: seconds to the first chart ("first"), to the page settled with all n charts ("settled"), of
+    the renderer's main thread until then ("main"), of all the renderer's threads ("renderer", NaN without /proc or
+    for a returning visitor) and until the frontend asked for plotly.js ("plotly req": it does when it has drawn the
+    elements that came before the first chart).
 
     A fresh browser context (empty cache: a first visit) unless `ctx` is given (a returning visitor).  The main
     thread's time is Chromium's own count (DevTools ``Performance.getMetrics``, ``TaskDuration``): the work the
-    page cost the browser, which other processes on the machine change less than they change the wall time.
+    page cost the browser, which other processes on the machine change less than they change the wall time; the
+    renderer's CPU adds its other threads (script compilation, raster).
     """
     own = ctx is None
+    before = _renderers() if own else None
     ctx = ctx or browser.new_context(viewport={"width": 1400, "height": 1600})
     page = ctx.new_page()
     cdp = ctx.new_cdp_session(page)
     cdp.send("Performance.enable")
+    asked: list[float] = []
+    page.on("request", lambda r: asked.append(time.perf_counter()) if PLOTLY_CHUNK in r.url else None)
     t0 = time.perf_counter()
     page.goto(url, wait_until="domcontentloaded")
     page.wait_for_function(FIRST, timeout=600_000, polling=50)
@@ -146,10 +176,15 @@ def _paint(browser, url: str, n: int, ctx=None) -> tuple[float, float, float]:
     page.wait_for_function(SETTLED, arg=n, timeout=600_000, polling=50)
     dt = time.perf_counter() - t0
     task = next(m["value"] for m in cdp.send("Performance.getMetrics")["metrics"] if m["name"] == "TaskDuration")
+    renderer = float("nan")
+    if before is not None:
+        new = {pid: cpu for pid, cpu in _renderers().items() if pid not in before}
+        renderer = sum(new.values()) if new else float("nan")
     page.close()
     if own:
         ctx.close()
-    return first, dt, task
+    return {"first": first, "settled": dt, "main": task, "renderer": renderer,
+            "plotly req": asked[0] - t0 if asked else float("nan")}
 
 
 #: per chart on the page: the margins it was given and those plotly laid it out in (plotly grows a margin that does
@@ -185,13 +220,13 @@ def _measure(browser, targets: dict, repeats: int) -> dict:
     for name, (url, n) in targets.items():
         ctx = browser.new_context(viewport={"width": 1400, "height": 1600})
         _paint(browser, url, n, ctx)
-        back = [_paint(browser, url, n, ctx)[1] for _ in range(3)]
+        back = [_paint(browser, url, n, ctx)["settled"] for _ in range(3)]
         ctx.close()
         f = fresh[name]
-        out[name] = {"first chart": statistics.median(a for a, _, _ in f),
-                     "settled": statistics.median(d for _, d, _ in f), "worst": max(d for _, d, _ in f),
-                     "main thread": statistics.median(t for _, _, t in f), "returning": statistics.median(back),
-                     "relaid": relaid[name]}
+        med = {k: statistics.median(d[k] for d in f) for k in ("first", "settled", "main", "renderer", "plotly req")}
+        out[name] = {"first chart": med["first"], "settled": med["settled"], "worst": max(d["settled"] for d in f),
+                     "main thread": med["main"], "renderer": med["renderer"], "plotly req": med["plotly req"],
+                     "returning": statistics.median(back), "relaid": relaid[name]}
     return out
 
 
@@ -246,17 +281,20 @@ def main():
         print(f"== first paint in headless Chromium, warm server, median of {a.repeats} first visits (goal <= 4 s; "
               f"issue 32: <= {FIRST_PAINT_RATIO}x the baseline page, loaded in turn with the pages)")
         print(f"  {'page (charts of its default view)':42s} {'1st chart':>9s} {'all drawn':>9s} {'worst':>6s} "
-              f"{'returning':>9s} {'main thread':>11s} {'relaid':>6s}  ratios to the baseline: all drawn, main thread")
+              f"{'returning':>9s} {'main thread':>11s} {'renderer':>8s} {'plotly req':>10s} {'relaid':>6s}  "
+              "ratios to the baseline: all drawn, main thread")
         res = first_paint(a.repeats)
         base = res.get(BASELINE_NAME)
         for k, v in res.items():
             line = (f"  {k:42s} {v['first chart']:8.2f}s {v['settled']:8.2f}s {v['worst']:5.2f}s {v['returning']:8.2f}s"
-                    f" {v['main thread']:10.2f}s {v['relaid']:6d}")
+                    f" {v['main thread']:10.2f}s {v['renderer']:7.2f}s {v['plotly req']:9.2f}s {v['relaid']:6d}")
             if base and k != BASELINE_NAME:
                 ratio = v["settled"] / base["settled"]
                 line += (f"  {'ok' if v['settled'] <= 4 else 'SLOW'}  {ratio:4.2f}x "
                          f"{'ok' if ratio <= FIRST_PAINT_RATIO else 'OVER'}  {v['main thread'] / base['main thread']:4.2f}x")
             print(line)
+        print("  renderer: CPU of all the page's renderer threads (main, script compilation, raster); plotly req: when "
+              "the frontend asked for plotly.js, having drawn the elements before the first chart")
         print("  relaid: charts whose margins plotly grew on a load, so it laid them out twice (0: each laid out once)")
         print(f"  load average (1 min) after the loads: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores (with this "
               "benchmark's servers and browser)")
