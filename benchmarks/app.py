@@ -2,8 +2,10 @@
 
 Goals (issue 8): first paint <= 4 s per page with a warm server on the default data; a slider rerun in
 AppTest <= 0.2 s; default fits <= 5 s.  Issue 32: every page's first paint <= 1.2x that of a one-chart Streamlit
-page, which is served beside the app and loaded in turn with its pages; the renderer's main-thread time of each
-load is printed beside it (a figure that other load on the machine changes less than the wall time).
+page, which is served beside the app and loaded in turn with its pages; printed beside each: the renderer's
+main-thread time (a figure that other load on the machine changes less than the wall time), the CPU of all its
+threads, and when the frontend asked for plotly.js (after the script's elements arrived and those before the
+first chart were rendered: the part of the wall time spent before plotly.js could load).
 Run: .venv/bin/python benchmarks/app.py [--skip-browser]
 Chromium is Debian's (/usr/bin/chromium); the browser part is skipped with a message when it is absent.
 """
@@ -153,8 +155,8 @@ PLOTLY_CHUNK = "/PlotlyChart."
 def _paint(browser, url: str, n: int, ctx=None) -> dict:
     """One page load: seconds to the first chart ("first"), to the page settled with all n charts ("settled"), of
     the renderer's main thread until then ("main"), of all the renderer's threads ("renderer", NaN without /proc or
-    for a returning visitor) and until the frontend asked for plotly.js ("plotly req": it does when it has drawn the
-    elements that came before the first chart).
+    for a returning visitor) and until the frontend asked for plotly.js ("plotly req": once the script's elements
+    arrived and those before the first chart were rendered).
 
     A fresh browser context (empty cache: a first visit) unless `ctx` is given (a returning visitor).  The main
     thread's time is Chromium's own count (DevTools ``Performance.getMetrics``, ``TaskDuration``): the work the
@@ -294,7 +296,7 @@ def main():
                          f"{'ok' if ratio <= FIRST_PAINT_RATIO else 'OVER'}  {v['main thread'] / base['main thread']:4.2f}x")
             print(line)
         print("  renderer: CPU of all the page's renderer threads (main, script compilation, raster); plotly req: when "
-              "the frontend asked for plotly.js, having drawn the elements before the first chart")
+              "the frontend asked for plotly.js (the elements before the first chart arrived and rendered)")
         print("  relaid: charts whose margins plotly grew on a load, so it laid them out twice (0: each laid out once)")
         print(f"  load average (1 min) after the loads: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores (with this "
               "benchmark's servers and browser)")
