@@ -18,6 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from distviz.errors import ConfigError, DistvizError
+from distviz.viz.typed_arrays import decode_typed_array, is_typed_array
 
 from .claims import Claim, Quantity
 
@@ -70,13 +71,11 @@ def _round(q: Quantity, model, trace) -> int:
 def _plotly_values(v) -> np.ndarray:
     """The numbers of a plotly data array of a figure distviz drew: a list, an array or plotly's typed-array form
     {"dtype", "bdata" (base64), "shape"}, flattened; only numeric dtypes are read."""
-    if isinstance(v, dict) and "bdata" in v:
-        import base64
-
+    if is_typed_array(v):
         dtype = np.dtype(str(v.get("dtype", "")))
         if dtype.kind not in "iuf":
             raise _Unavailable(f"The figure holds a {dtype} array, not numbers.")
-        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=dtype).astype(float)
+        return decode_typed_array(v, dtype).astype(float).reshape(-1)
     return np.asarray(v, dtype=float).reshape(-1)
 
 

@@ -12,13 +12,13 @@ horizontal legend into more rows) still gets the margin it needs: plotly grows i
 
 from __future__ import annotations
 
-import base64
 import math
 import re
 
 import numpy as np
 
 from .theme import LIGHT
+from .typed_arrays import decode_typed_array, is_typed_array
 
 __all__ = ["reserve_margins", "with_reserved_margins"]
 
@@ -100,12 +100,8 @@ def _tick_labels(lo: float, hi: float, length: float, is_y: bool) -> list[str]:
 
 
 def _array(values):
-    """`values` as an array: a numpy array or list as it is, plotly's typed-array spec ({dtype, bdata}) decoded."""
-    if isinstance(values, dict) and "bdata" in values:
-        a = np.frombuffer(base64.b64decode(values["bdata"]), dtype=np.dtype(values.get("dtype", "f8")))
-        shape = values.get("shape")
-        return a.reshape([int(v) for v in str(shape).split(",")]) if shape else a
-    return values
+    """`values` as an array: a numpy array or list as it is, plotly's typed-array form decoded."""
+    return decode_typed_array(values) if is_typed_array(values) else values
 
 
 def _finite_range(values) -> tuple[float, float] | None:
